@@ -1,0 +1,11 @@
+"""The exact prover: canonical forms, block structure, and witnesses."""
+
+from ._prove import PROVED, REFUTED, TACTICS, UNKNOWN, Step, Verdict, prove_equal
+from ._trigpoly import TrigPolynomial, to_trig_polynomial
+from ._witness import candidates_for, evaluate_at, find_witness, format_witness, is_certainly_nonzero
+
+__all__ = [
+    "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "Step", "Verdict", "prove_equal",
+    "TrigPolynomial", "to_trig_polynomial",
+    "candidates_for", "evaluate_at", "find_witness", "format_witness", "is_certainly_nonzero",
+]

@@ -1,0 +1,357 @@
+"""``prove_equal``: decide ``lhs = rhs`` exactly, or exhibit a witness.
+
+The tactics run cheapest first and are named, so a verdict says which one
+decided it:
+
+``structural``
+    the two sides are the same SymPy tree (SymPy keeps sums and products in a
+    canonical order, so expressions built the same way compare equal);
+``summand-first``
+    sums over a (possibly symbolic) range: the summand is reduced to its
+    canonical form first, then ``Sum.doit`` evaluates the now simple sum;
+``trig-polynomial``
+    the decision procedure of :mod:`._trigpoly`;
+``blockwise``
+    block-diagonal matrices are compared block by block, and blocks that are
+    the same statement up to renaming their block-local symbols (one generic
+    block with a symbolic frequency) are proved once;
+``witness``
+    a false statement is refuted by a simplest exact point where the two
+    sides are defined and certifiably differ.
+
+When no tactic decides, the verdict is ``unknown``; it is never ``proved``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import sympy as sp
+from sympy.matrices import MatrixBase
+from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixExpr, Transpose
+
+from .._errors import InvalidInputError, UndefinedExpressionError
+from ._trigpoly import to_trig_polynomial
+from ._witness import evaluate_at, find_witness, format_witness
+
+__all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS"]
+
+PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
+
+#: the tactics, in the order they are tried
+TACTICS = ("structural", "summand-first", "trig-polynomial", "blockwise", "witness")
+
+_REDUCE_RULE = "cos/sin of atoms -> polynomial in (c_u, s_u), reduce mod c_u^2 + s_u^2 - 1"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One recorded rewrite: ``rule`` turned ``before`` into ``after``."""
+
+    rule: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`prove_equal`."""
+
+    status: str
+    method: str
+    lhs: Any
+    rhs: Any
+    steps: tuple = ()
+    witness: Mapping | None = None
+    #: ``lhs - rhs`` evaluated exactly at the witness
+    residual: Any = None
+    #: why the verdict is ``unknown``, or where the refutation is (a matrix entry)
+    reason: str = ""
+    details: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def proved(self) -> bool:
+        return self.status == PROVED
+
+    @property
+    def refuted(self) -> bool:
+        return self.status == REFUTED
+
+    def __bool__(self) -> bool:
+        return self.proved
+
+    def witness_text(self) -> str | None:
+        return None if self.witness is None else format_witness(self.witness)
+
+    def __str__(self) -> str:
+        text = f"{self.status} by {self.method}"
+        if self.witness is not None:
+            text += f" at {self.witness_text()} (lhs - rhs = {self.residual})"
+        if self.reason:
+            text += f": {self.reason}"
+        return text
+
+
+# -- input checking -----------------------------------------------------------------------------
+
+
+def _as_sympy(value, name: str):
+    if isinstance(value, (MatrixBase, MatrixExpr)):
+        return value
+    if isinstance(value, sp.Basic):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kind = type(value).__name__
+        raise InvalidInputError(
+            f"{name} must be a SymPy expression or matrix (or a Python number), got {kind} {value!r}",
+            expected="sympy.Expr, sympy.Matrix or a BlockDiagMatrix",
+        )
+    return sp.sympify(value)
+
+
+def _check_defined(expr, name: str) -> None:
+    if isinstance(expr, MatrixExpr) and not isinstance(expr, MatrixBase):
+        return
+    if expr.has(sp.nan) or expr.has(sp.zoo):
+        raise UndefinedExpressionError(
+            f"{name} is undefined (it contains nan or zoo, e.g. a division by zero): {expr}",
+            side=name,
+        )
+
+
+def _is_matrix(x) -> bool:
+    return isinstance(x, (MatrixBase, MatrixExpr))
+
+
+# -- scalar tactics ----------------------------------------------------------------------------
+
+
+def _reduce_sums(expr, steps):
+    """Tactic ``summand-first``: canonicalise each summand, then evaluate the sum."""
+    if not expr.has(sp.Sum):
+        return expr
+    replacement = {}
+    for s in expr.atoms(sp.Sum):
+        summand = to_trig_polynomial(s.function)
+        simpler = sp.factor_terms(summand.as_trig()) if not summand.had_denominator else s.function
+        evaluated = sp.Sum(simpler, *s.limits).doit()
+        steps.append(Step("reduce the summand, then evaluate the sum", s, evaluated))
+        replacement[s] = evaluated
+    return expr.xreplace(replacement)
+
+
+def _prove_scalar(lhs, rhs, *, search: bool = True) -> Verdict:
+    if lhs == rhs:
+        return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),))
+    steps: list = []
+    method = "trig-polynomial"
+    if lhs.has(sp.Sum) or rhs.has(sp.Sum):
+        lhs_r, rhs_r = _reduce_sums(lhs, steps), _reduce_sums(rhs, steps)
+        method = "summand-first"
+        if lhs_r == rhs_r:
+            return Verdict(PROVED, method, lhs, rhs, tuple(steps))
+    else:
+        lhs_r, rhs_r = lhs, rhs
+    diff = lhs_r - rhs_r
+    canonical = to_trig_polynomial(diff)
+    steps.append(Step(_REDUCE_RULE, diff, canonical.as_trig()))
+    if canonical.is_zero:
+        return Verdict(PROVED, method, lhs, rhs, tuple(steps))
+    if not search:
+        return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason="canonical form is non-zero")
+    witness = find_witness(lhs, rhs)
+    if witness is not None:
+        residual = _residual(lhs, rhs, witness)
+        steps.append(Step(f"evaluate at {format_witness(witness)}", diff, residual))
+        return Verdict(REFUTED, "witness", lhs, rhs, tuple(steps), witness=witness, residual=residual)
+    why = (
+        "canonical form is non-zero but no witness was found among simple exact points"
+        if canonical.in_decidable_class
+        else "outside the decidable class (canonical form is non-zero) and no witness was found"
+    )
+    return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason=why)
+
+
+def _residual(lhs, rhs, witness):
+    return evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
+
+
+# -- matrices ------------------------------------------------------------------------------------
+
+
+def _block_terms(m):
+    """Per diagonal block, an unevaluated matrix expression, or ``None``.
+
+    Products, sums, transposes and scalar multiples of block-diagonal matrices
+    with matching block sizes act block by block; nothing is multiplied out
+    here, so that identical blocks can be recognised before any work is done.
+    """
+    if isinstance(m, BlockDiagMatrix):
+        return [b if isinstance(b, MatrixBase) else sp.ImmutableMatrix(b) for b in m.diag]
+    if isinstance(m, MatrixBase):
+        return None
+    if isinstance(m, Transpose):
+        inner = _block_terms(m.arg)
+        return None if inner is None else [Transpose(b) for b in inner]
+    if isinstance(m, (MatMul, MatAdd)):
+        scalars = [a for a in m.args if not isinstance(a, (MatrixBase, MatrixExpr))]
+        parts = [_block_terms(a) for a in m.args if isinstance(a, (MatrixBase, MatrixExpr))]
+        if any(p is None for p in parts) or len({len(p) for p in parts}) != 1:
+            return None
+        shapes = [[b.shape for b in p] for p in parts]
+        op = MatMul if isinstance(m, MatMul) else MatAdd
+        if op is MatAdd and any(s != shapes[0] for s in shapes):
+            return None
+        if op is MatMul and any(
+            left[1] != right[0] for p, q in zip(shapes, shapes[1:]) for left, right in zip(p, q)
+        ):
+            return None
+        return [op(*scalars, *blocks) for blocks in zip(*parts)]
+    return None
+
+
+def _explicit(m):
+    if isinstance(m, MatrixBase):
+        return m
+    return sp.ImmutableMatrix(m.doit().as_explicit())
+
+
+def _shape(m):
+    return tuple(m.shape)
+
+
+def _prove_matrix(lhs, rhs) -> Verdict:
+    if _shape(lhs) != _shape(rhs):
+        raise InvalidInputError(
+            f"cannot compare matrices of different shapes {_shape(lhs)} and {_shape(rhs)}",
+            lhs_shape=_shape(lhs), rhs_shape=_shape(rhs),
+        )
+    left_blocks, right_blocks = _block_terms(lhs), _block_terms(rhs)
+    if (
+        left_blocks is not None
+        and right_blocks is not None
+        and [b.shape for b in left_blocks] == [b.shape for b in right_blocks]
+    ):
+        return _prove_blockwise(lhs, rhs, left_blocks, right_blocks)
+    return _prove_entrywise(lhs, rhs, _explicit(lhs), _explicit(rhs))
+
+
+def _prove_entrywise(lhs, rhs, left, right, *, offset=(0, 0)) -> Verdict:
+    steps, methods, unknown = [], Counter(), []
+    for i in range(left.rows):
+        for j in range(left.cols):
+            a, b = left[i, j], right[i, j]
+            if a == b:
+                continue
+            verdict = _prove_scalar(a, b)
+            methods[verdict.method] += 1
+            where = f"entry ({i + offset[0]}, {j + offset[1]})"
+            steps.extend(Step(f"{where}: {s.rule}", s.before, s.after) for s in verdict.steps)
+            if verdict.refuted:
+                return Verdict(REFUTED, "witness", lhs, rhs, tuple(steps), witness=verdict.witness,
+                               residual=verdict.residual, reason=f"{where} differs")
+            if not verdict.proved:
+                unknown.append(f"{where}: {verdict.reason}")
+    method = "entrywise" + (f" ({', '.join(sorted(methods))})" if methods else " (structural)")
+    if unknown:
+        return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason="; ".join(unknown[:3]))
+    return Verdict(PROVED, method, lhs, rhs, tuple(steps))
+
+
+def _signature(node, order: dict):
+    """A hashable picture of ``node`` with each symbol replaced by its index of first appearance."""
+    if isinstance(node, sp.Symbol):
+        return ("symbol", order.setdefault(node, len(order)))
+    if isinstance(node, MatrixBase):
+        return ("matrix", node.shape, tuple(_signature(e, order) for e in node))
+    if not node.args:
+        return node
+    return (node.func, tuple(_signature(a, order) for a in node.args))
+
+
+def _assumption_key(symbol):
+    return ("local", tuple(sorted(symbol.assumptions0.items())))
+
+
+def _generic_keys(pairs):
+    """One key per block statement, equal for blocks equal up to renaming their local symbols.
+
+    A symbol is local when it occurs in one block only.  Two blocks share a key
+    only if one is the other with its local symbols renamed, position by
+    position, to local symbols with the same assumptions (shared symbols stay
+    put): a proof of one block is then a proof of the other.
+    """
+    pictures = []
+    for pair in pairs:
+        order: dict = {}
+        picture = tuple(_signature(m, order) for m in pair)
+        pictures.append((picture, list(order)))
+    occurrences = Counter(s for _, symbols in pictures for s in symbols)
+    return [
+        (picture, tuple(_assumption_key(s) if occurrences[s] == 1 else s for s in symbols))
+        for picture, symbols in pictures
+    ]
+
+
+def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
+    pairs = list(zip(left_blocks, right_blocks))
+    generic: dict = {}
+    order = []
+    for k, key in enumerate(_generic_keys(pairs)):
+        if key not in generic:
+            generic[key] = k
+            order.append(key)
+    steps = [Step(
+        f"block-diagonal: compare {len(pairs)} blocks; {len(order)} distinct up to renaming "
+        "block-local symbols, each proved once as a generic block",
+        lhs, rhs,
+    )]
+    offsets, row = [], 0
+    for a, _ in pairs:
+        offsets.append(row)
+        row += a.rows
+    for key in order:
+        k = generic[key]
+        a, b = (_explicit(m) for m in pairs[k])
+        verdict = _prove_entrywise(a, b, a, b, offset=(offsets[k], offsets[k]))
+        steps.extend(Step(f"block {k}: {s.rule}", s.before, s.after) for s in verdict.steps)
+        if not verdict.proved:
+            return Verdict(verdict.status, "blockwise", lhs, rhs, tuple(steps), witness=verdict.witness,
+                           residual=verdict.residual, reason=f"block {k}: {verdict.reason}")
+    return Verdict(PROVED, "blockwise", lhs, rhs, tuple(steps),
+                   details={"blocks": len(pairs), "generic_blocks": len(order)})
+
+
+# -- the public entry point ---------------------------------------------------------------------
+
+
+def prove_equal(lhs, rhs) -> Verdict:
+    """Decide whether ``lhs`` and ``rhs`` are equal for every value of their symbols.
+
+    Both sides are SymPy expressions, or matrices of the same shape (explicit
+    matrices or block-diagonal matrix expressions).  Symbols carry their
+    assumptions the SymPy way (``real=True``, ``integer=True``...), and the
+    verdict honours them: an identity that needs ``n`` to be an integer is
+    proved for an integer symbol and refuted for a real one.
+
+    Returns a :class:`Verdict` whose ``status`` is ``"proved"`` (an exact
+    canonical-form argument), ``"refuted"`` (``witness`` maps each free symbol
+    to an exact value where the sides certifiably differ) or ``"unknown"``.
+
+    Raises :class:`InvalidInputError` for non-SymPy input or mismatched shapes
+    and :class:`UndefinedExpressionError` for undefined expressions.
+    """
+    lhs, rhs = _as_sympy(lhs, "lhs"), _as_sympy(rhs, "rhs")
+    _check_defined(lhs, "lhs")
+    _check_defined(rhs, "rhs")
+    if _is_matrix(lhs) != _is_matrix(rhs):
+        shape = _shape(lhs) if _is_matrix(lhs) else _shape(rhs)
+        raise InvalidInputError(
+            f"cannot compare a matrix of shape {shape} with a scalar",
+            lhs=type(lhs).__name__, rhs=type(rhs).__name__,
+        )
+    if _is_matrix(lhs):
+        return _prove_matrix(lhs, rhs)
+    return _prove_scalar(lhs, rhs)
