@@ -1,0 +1,27 @@
+"""symproof: machine-checked mathematics of position in transformers.
+
+The public surface is re-exported here; everything else lives in private
+modules and may change.
+"""
+
+from ._errors import (
+    InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError, UndefinedExpressionError,
+    VariantFileError,
+)
+from .claims import Claim, ClaimResult, Proof, claim, load_claims, run_claim, run_claims, select_claims
+from .encodings import (
+    frequencies, frequency, pairing_permutation, rope_matrix, rotation, sin_shift, sin_shift_matrix,
+    sinusoidal_vector,
+)
+from .prover import Step, Verdict, find_witness, prove_equal
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SymproofError", "InvalidInputError", "UndefinedExpressionError", "PositionOutOfRangeError",
+    "MaskedRowError", "VariantFileError",
+    "prove_equal", "Verdict", "Step", "find_witness",
+    "claim", "Claim", "Proof", "ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims",
+    "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",
+    "frequency", "pairing_permutation",
+]

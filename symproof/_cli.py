@@ -1,0 +1,125 @@
+"""The ``symproof`` command: verify, report, export, check."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from ._errors import SymproofError
+
+__all__ = ["main"]
+
+
+def _progress_printer(stream):
+    if not stream.isatty():
+        return None
+
+    def show(k, total, claim):
+        stream.write(f"\r\033[K[{k + 1}/{total}] {claim.id} ...")
+        stream.flush()
+
+    return show
+
+
+def format_table(results, total_seconds: float) -> str:
+    """The verdict table printed by ``symproof verify``."""
+    width = max([len(r.id) for r in results] + [5])
+    lines = [f"{'claim':<{width}}  {'verdict':<8}  {'seconds':>7}  method"]
+    for r in results:
+        lines.append(f"{r.id:<{width}}  {r.status:<8}  {r.seconds:7.3f}  {r.method}")
+        if r.status != "proved" and r.reason:
+            lines.append(f"{'':<{width}}    -> {r.reason}")
+    counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
+    lines.append(
+        f"{len(results)} claims: {counts['proved']} proved, {counts['refuted']} refuted, "
+        f"{counts['unknown']} unknown in {total_seconds:.2f} s"
+    )
+    return "\n".join(lines)
+
+
+def run_verify(patterns, *, stream=sys.stderr):
+    """Load, select and run claims; returns ``(results, seconds)``."""
+    from .claims import load_claims, run_claims, select_claims
+
+    start = time.perf_counter()
+    chosen = select_claims(load_claims(), patterns)
+    progress = _progress_printer(stream)
+    results = run_claims(chosen, progress)
+    if progress:
+        stream.write("\r\033[K")
+    return results, time.perf_counter() - start
+
+
+def _cmd_verify(args) -> int:
+    results, seconds = run_verify(args.ids)
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        print(format_table(results, seconds))
+    return 0 if results and all(r.status == "proved" for r in results) else 1
+
+
+def _cmd_report(args) -> int:
+    from .report import main_report
+
+    return main_report(args)
+
+
+def _cmd_export(args) -> int:
+    from .kernels import main_export
+
+    return main_export(args)
+
+
+def _cmd_check(args) -> int:
+    from .variants import main_check
+
+    return main_check(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="symproof",
+        description="Machine-checked mathematics of position in transformers.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    verify = sub.add_parser("verify", help="run the chapter's claims and print their verdicts")
+    verify.add_argument("ids", nargs="*", metavar="ID_OR_GLOB", help="claim IDs or globs (default: all)")
+    verify.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
+    verify.set_defaults(func=_cmd_verify)
+
+    report = sub.add_parser("report", help="write the HTML and LaTeX reports")
+    report.add_argument("--out", default="reports", help="output folder (default: reports/)")
+    report.add_argument("--only", nargs="*", default=None, metavar="ID_OR_GLOB", help="claims to include")
+    report.set_defaults(func=_cmd_report)
+
+    export = sub.add_parser("export", help="write a generated kernel as standalone source")
+    export.add_argument("kernel", help="kernel name (e.g. rope, sinusoidal)")
+    export.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
+    export.add_argument("--out", required=True, help="output folder")
+    export.add_argument("--pairing", choices=("adjacent", "half"), default="adjacent")
+    export.add_argument("--rotary-dim", type=int, default=None)
+    export.add_argument("--head-dim", type=int, default=None)
+    export.add_argument("--base", type=float, default=10000.0)
+    export.set_defaults(func=_cmd_export)
+
+    check = sub.add_parser("check", help="check which of the chapter's properties a variant keeps")
+    check.add_argument("file", help="a variant description (TOML)")
+    check.add_argument("--json", action="store_true")
+    check.add_argument("--report", default=None, metavar="DIR")
+    check.add_argument("--export", default=None, metavar="DIR")
+    check.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
+    check.set_defaults(func=_cmd_check)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SymproofError as err:
+        print(f"symproof {args.command}: error: {err}", file=sys.stderr)
+        return 2

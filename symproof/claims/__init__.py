@@ -1,0 +1,9 @@
+"""Claims of the chapter, the proof records of their derivations, and the runner."""
+
+from ._claim import KINDS, Chain, Claim, Part, Proof, claim, registered_claims
+from ._runner import DERIVATIONS_PACKAGE, ClaimResult, load_claims, run_claim, run_claims, select_claims
+
+__all__ = [
+    "KINDS", "Chain", "Claim", "Part", "Proof", "claim", "registered_claims",
+    "DERIVATIONS_PACKAGE", "ClaimResult", "load_claims", "run_claim", "run_claims", "select_claims",
+]

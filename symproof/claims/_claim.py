@@ -1,0 +1,279 @@
+"""Claims, and the proof records their derivations write.
+
+A claim is a statement of the chapter with a stable ID.  Its derivation is a
+plain function that receives a :class:`Proof` and records *parts*: chains of
+equalities whose every step is checked by :func:`prove_equal`, exact
+witnesses for "not in general" statements, sign facts, numeric examples
+compared to the printed digits, and computed checks backed by the kernels.
+The claim is proved exactly when every part is.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import sympy as sp
+
+from .._errors import InvalidInputError, SymproofError
+from ..prover import PROVED, REFUTED, UNKNOWN, evaluate_at, find_witness, format_witness
+from ..prover import candidates_for, is_certainly_nonzero, prove_equal
+
+__all__ = ["KINDS", "Claim", "Part", "Proof", "Chain", "claim", "registered_claims"]
+
+#: what a claim says: an identity, a "not in general" warning (proved by a
+#: witness), a numeric example (exact value against printed digits), or a
+#: measured property of finite-precision kernels
+KINDS = ("identity", "not-in-general", "numeric", "measured")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    section: str
+    title: str
+    statement: str
+    kind: str
+    derive: Callable[["Proof"], None]
+    assumptions: tuple = ()
+    equations: tuple = ()
+    name: str = ""
+
+    @property
+    def module(self) -> str:
+        return self.derive.__module__
+
+
+_REGISTRY: dict = {}
+
+
+def claim(id: str, *, section: str, title: str, statement: str, kind: str = "identity",
+          assumptions=(), equations=()):
+    """Register the decorated function as the derivation of claim ``id``."""
+    if kind not in KINDS:
+        raise InvalidInputError(f"claim {id!r}: kind must be one of {KINDS}, got {kind!r}")
+
+    def register(func):
+        if id in _REGISTRY and _REGISTRY[id].derive.__qualname__ != func.__qualname__:
+            raise InvalidInputError(f"claim ID {id!r} is registered twice "
+                                    f"({_REGISTRY[id].module} and {func.__module__})")
+        _REGISTRY[id] = Claim(id=id, section=section, title=title, statement=statement, kind=kind,
+                              derive=func, assumptions=tuple(assumptions), equations=tuple(equations),
+                              name=func.__name__)
+        return func
+
+    return register
+
+
+def registered_claims() -> dict:
+    return dict(_REGISTRY)
+
+
+@dataclass
+class Part:
+    """One checked piece of a derivation."""
+
+    kind: str  # "equal", "differ", "holds", "digits", "check", "raises"
+    rule: str
+    before: Any = None
+    after: Any = None
+    status: str = UNKNOWN
+    method: str = ""
+    seconds: float = 0.0
+    witness: Mapping | None = None
+    residual: Any = None
+    detail: str = ""
+    verdict: Any = None
+    data: Any = None
+    chain: int | None = None
+
+    @property
+    def witness_text(self) -> str | None:
+        return None if self.witness is None else format_witness(self.witness)
+
+
+class Chain:
+    """``lhs = e1 = e2 = ... = rhs``, each ``=`` checked by the prover."""
+
+    def __init__(self, proof: "Proof", index: int, lhs, rhs, label: str):
+        self._proof, self.index, self.lhs, self.rhs, self.label = proof, index, lhs, rhs, label
+        self.current = lhs
+
+    def step(self, rule: str, expr) -> "Chain":
+        """Rewrite the current expression into ``expr`` by ``rule``; the prover checks it."""
+        part = self._proof._equal(rule, self.current, expr, chain=self.index)
+        if part.status == PROVED:
+            self.current = expr
+        return self
+
+    @property
+    def closed(self) -> bool:
+        return _same(self.current, self.rhs)
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except TypeError:
+        return False
+
+
+class Proof:
+    """The record a derivation writes; see the module docstring."""
+
+    def __init__(self, claim: Claim):
+        self.claim = claim
+        self.parts: list = []
+        self.chains: list = []
+        self.notes: list = []
+        self.tables: list = []
+
+    # -- recording ----------------------------------------------------------------------------
+    def note(self, text: str) -> None:
+        """Prose between steps, shown in reports."""
+        self.notes.append((len(self.parts), text))
+
+    def table(self, title: str, header, rows) -> None:
+        """A table of values (a measured table, an example's numbers) for the report."""
+        self.tables.append({"title": title, "header": list(header), "rows": [list(r) for r in rows],
+                            "after_part": len(self.parts)})
+
+    def _add(self, part: Part) -> Part:
+        self.parts.append(part)
+        return part
+
+    def _equal(self, rule, lhs, rhs, chain=None) -> Part:
+        start = time.perf_counter()
+        try:
+            verdict = prove_equal(lhs, rhs)
+        except SymproofError as err:
+            raise err.with_context(claim=self.claim.id, step=rule)
+        return self._add(Part("equal", rule, lhs, rhs, verdict.status, verdict.method,
+                              time.perf_counter() - start, verdict.witness, verdict.residual,
+                              verdict.reason, verdict, chain=chain))
+
+    # -- the statements a derivation can make ----------------------------------------------------
+    def chain(self, lhs, rhs, label: str = "") -> Chain:
+        """Open a chain of equalities from ``lhs`` that must end at ``rhs``."""
+        chain = Chain(self, len(self.chains), lhs, rhs, label)
+        self.chains.append(chain)
+        return chain
+
+    def equal(self, rule: str, lhs, rhs) -> Part:
+        """A one-step identity ``lhs = rhs``."""
+        return self._equal(rule, lhs, rhs)
+
+    def differ(self, rule: str, lhs, rhs, *, witness: Mapping | None = None,
+               fixed: Mapping | None = None) -> Part:
+        """``lhs != rhs`` in general: an exact witness, given or searched, re-checked exactly.
+
+        ``witness`` pins every free symbol; ``fixed`` pins some and searches the rest.
+        """
+        start = time.perf_counter()
+        lhs_s, rhs_s = _sympify_pair(lhs, rhs)
+        if witness is None:
+            witness = _search(lhs_s, rhs_s, fixed)
+        status, residual, detail = UNKNOWN, None, "no witness found"
+        if witness is not None:
+            missing = _free(lhs_s, rhs_s) - set(witness)
+            if missing:
+                detail = f"witness leaves {sorted(map(str, missing))} unbound"
+            else:
+                residual = _residual(lhs_s, rhs_s, witness)
+                ok = is_certainly_nonzero(residual)
+                status = PROVED if ok else UNKNOWN
+                detail = "" if ok else f"the two sides are not shown to differ at {format_witness(witness)}"
+        return self._add(Part("differ", rule, lhs_s, rhs_s, status, "witness",
+                              time.perf_counter() - start, witness, residual, detail))
+
+    def holds(self, rule: str, condition) -> Part:
+        """A sign or order fact (``expr > 0``...) decided by SymPy's assumption system."""
+        start = time.perf_counter()
+        decided = _decide(condition)
+        status = PROVED if decided is True else (REFUTED if decided is False else UNKNOWN)
+        return self._add(Part("holds", rule, condition, decided, status, "assumptions",
+                              time.perf_counter() - start))
+
+    def digits(self, rule: str, exact, printed: str) -> Part:
+        """An exact value against digits printed in the chapter (rounded to their last place)."""
+        start = time.perf_counter()
+        exact = sp.sympify(exact)
+        if "." in printed:
+            places = len(printed.split(".")[1])
+            target = sp.Rational(printed)
+            gap = abs(exact - target)
+            half = sp.Rational(1, 2 * 10**places)
+            margin = (half - gap).evalf(places + 20, strict=True)
+            status = PROVED if margin > 0 else REFUTED
+            detail = f"|exact - {printed}| = {gap.evalf(5)} (must be < {half})"
+        else:
+            same = prove_equal(exact, sp.Integer(printed))
+            status, detail = same.status, str(same)
+        return self._add(Part("digits", rule, exact, printed, status, "exact evaluation",
+                              time.perf_counter() - start, detail=detail))
+
+    def check(self, rule: str, passed: bool, detail: str = "", *, data=None,
+              witness: Mapping | None = None) -> Part:
+        """A computed check (kernels, exact rational arithmetic) with its evidence."""
+        return self._add(Part("check", rule, status=PROVED if passed else REFUTED, method="computed",
+                              detail=detail, data=data, witness=witness))
+
+    def raises(self, rule: str, error: type, func: Callable, *args, **kwargs) -> Part:
+        """``func(*args)`` must refuse with ``error`` (an all-masked row, a position past a table)."""
+        start = time.perf_counter()
+        try:
+            func(*args, **kwargs)
+        except error as err:
+            return self._add(Part("raises", rule, status=PROVED, method="raises",
+                                  seconds=time.perf_counter() - start,
+                                  detail=f"{type(err).__name__}: {err}"))
+        return self._add(Part("raises", rule, status=REFUTED, method="raises",
+                              seconds=time.perf_counter() - start,
+                              detail=f"expected {error.__name__}, nothing was raised"))
+
+
+def _sympify_pair(lhs, rhs):
+    return sp.sympify(lhs), sp.sympify(rhs)
+
+
+def _free(*exprs):
+    out = set()
+    for e in exprs:
+        out |= e.free_symbols
+    return out
+
+
+def _search(lhs, rhs, fixed):
+    if isinstance(lhs, sp.MatrixBase):
+        for a, b in zip(lhs, rhs):
+            if a != b:
+                found = find_witness(a, b, fixed=fixed)
+                if found is not None:
+                    rest = {s: candidates_for(s)[0] for s in _free(lhs, rhs) - set(found)}
+                    return {**rest, **found}
+        return None
+    return find_witness(lhs, rhs, fixed=fixed)
+
+
+def _residual(lhs, rhs, witness):
+    if isinstance(lhs, sp.MatrixBase):
+        diff = (evaluate_at(lhs, witness) - evaluate_at(rhs, witness))
+        nonzero = [e for e in diff if is_certainly_nonzero(e)]
+        return nonzero[0] if nonzero else diff[0]
+    return evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
+
+
+def _decide(condition):
+    condition = sp.sympify(condition)
+    if condition in (sp.true, sp.false):
+        return bool(condition)
+    if isinstance(condition, sp.core.relational.Relational):
+        diff = condition.lhs - condition.rhs
+        query = {
+            sp.StrictLessThan: "is_negative", sp.LessThan: "is_nonpositive",
+            sp.StrictGreaterThan: "is_positive", sp.GreaterThan: "is_nonnegative",
+            sp.Equality: "is_zero", sp.Unequality: "is_nonzero",
+        }[type(condition)]
+        return getattr(diff, query)
+    return None

@@ -1,0 +1,143 @@
+"""Discover the chapter's claims and run their derivations."""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import pkgutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from .._errors import InvalidInputError, SymproofError
+from ..prover import PROVED, REFUTED, UNKNOWN
+from ._claim import Claim, Proof, registered_claims
+
+__all__ = ["ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims", "DERIVATIONS_PACKAGE"]
+
+#: the package whose modules hold the chapter's derivations (one per section)
+DERIVATIONS_PACKAGE = "derivations"
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    status: str
+    seconds: float
+    proof: Proof
+    reason: str = ""
+    methods: tuple = ()
+    witnesses: list = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.claim.id
+
+    @property
+    def method(self) -> str:
+        return ", ".join(self.methods)
+
+    @property
+    def witness_text(self) -> str | None:
+        return "; ".join(self.witnesses) if self.witnesses else None
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "section": self.claim.section,
+            "kind": self.claim.kind,
+            "verdict": self.status,
+            "method": self.method,
+            "seconds": round(self.seconds, 4),
+            "witness": self.witness_text,
+            "reason": self.reason or None,
+            "steps": len(self.proof.parts),
+        }
+
+
+def load_claims(package: str = DERIVATIONS_PACKAGE) -> dict:
+    """Import every module of ``package`` (which registers its claims); return them by ID."""
+    root = importlib.import_module(package)
+    for info in pkgutil.iter_modules(root.__path__):
+        if not info.ispkg and not info.name.startswith("_"):
+            importlib.import_module(f"{package}.{info.name}")
+    return dict(sorted(registered_claims().items(), key=lambda kv: _order(kv[1])))
+
+
+def _order(claim: Claim):
+    return (tuple(int(x) for x in claim.section.split(".") if x.isdigit()), claim.module, _position(claim))
+
+
+def _position(claim: Claim) -> int:
+    code = getattr(claim.derive, "__code__", None)
+    return code.co_firstlineno if code else 0
+
+
+def select_claims(claims: dict, patterns: Iterable[str] | None) -> list:
+    """Claims whose ID matches any pattern (exact ID or glob); all claims when none is given."""
+    patterns = list(patterns or [])
+    if not patterns:
+        return list(claims.values())
+    chosen, seen = [], set()
+    for pattern in patterns:
+        matches = [c for cid, c in claims.items() if fnmatch.fnmatchcase(cid, pattern)]
+        if not matches:
+            raise InvalidInputError(
+                f"no claim matches {pattern!r}; known IDs start with "
+                f"{sorted({cid.split('.')[0] + '.*' for cid in claims})}",
+                pattern=pattern,
+            )
+        for c in matches:
+            if c.id not in seen:
+                seen.add(c.id)
+                chosen.append(c)
+    return chosen
+
+
+def run_claim(claim: Claim) -> ClaimResult:
+    """Run one derivation and turn its parts into a verdict."""
+    proof = Proof(claim)
+    start = time.perf_counter()
+    error = ""
+    try:
+        claim.derive(proof)
+    except SymproofError as err:
+        error = f"{type(err).__name__}: {err.with_context(claim=claim.id)}"
+    except Exception as err:  # a bug in a derivation must show up as a verdict, not a crash
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        error = f"{type(err).__name__} in {frame.filename}:{frame.lineno}: {err}"
+    seconds = time.perf_counter() - start
+    status, reason = _verdict(proof, error)
+    methods = tuple(dict.fromkeys(p.method.split(" (")[0] for p in proof.parts if p.method))
+    witnesses = [p.witness_text for p in proof.parts if p.witness is not None]
+    return ClaimResult(claim, status, seconds, proof, reason, methods, witnesses)
+
+
+def _verdict(proof: Proof, error: str):
+    if error:
+        return UNKNOWN, error
+    if not proof.parts:
+        return UNKNOWN, "the derivation recorded no checked step"
+    refuted = [p for p in proof.parts if p.status == REFUTED]
+    if refuted:
+        first = refuted[0]
+        return REFUTED, f"step '{first.rule}' is false" + (f": {first.detail}" if first.detail else "")
+    open_parts = [p for p in proof.parts if p.status != PROVED]
+    if open_parts:
+        first = open_parts[0]
+        return UNKNOWN, f"step '{first.rule}' is not decided" + (f": {first.detail}" if first.detail else "")
+    unclosed = [c for c in proof.chains if not c.closed]
+    if unclosed:
+        return UNKNOWN, f"chain {unclosed[0].label or unclosed[0].index} stops before reaching its right-hand side"
+    return PROVED, ""
+
+
+def run_claims(claims: Iterable[Claim], progress: Callable[[int, int, Claim], None] | None = None) -> list:
+    claims = list(claims)
+    results = []
+    for k, c in enumerate(claims):
+        if progress:
+            progress(k, len(claims), c)
+        results.append(run_claim(c))
+    return results

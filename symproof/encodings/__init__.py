@@ -1,0 +1,11 @@
+"""Symbolic definitions of the position encodings (one source for proofs and kernels)."""
+
+from ._definitions import (
+    DEFAULT_BASE, PAIRINGS, check_width, frequencies, frequency, pair_indices, pairing_permutation,
+    rope_matrix, rotation, sin_shift, sin_shift_matrix, sinusoidal_vector,
+)
+
+__all__ = [
+    "DEFAULT_BASE", "PAIRINGS", "check_width", "frequencies", "frequency", "pair_indices",
+    "pairing_permutation", "rope_matrix", "rotation", "sin_shift", "sin_shift_matrix", "sinusoidal_vector",
+]
