@@ -1,0 +1,97 @@
+"""The configuration that defines a position function, saved and reloaded as JSON.
+
+A position function is fully determined by these fields; a saved
+configuration reloaded anywhere gives bit-identical outputs.  Every field is
+explicit — in particular the frequency ``denominator`` for partial rotation is
+stated, never guessed from ``rotary_dim`` or ``head_dim``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, fields
+
+from .._errors import InvalidInputError
+from ..encodings import PAIRINGS, check_width
+
+__all__ = ["RopeConfig", "save_config", "load_config", "atomic_write_text"]
+
+_DTYPES = ("float64", "float32")
+
+
+@dataclass(frozen=True)
+class RopeConfig:
+    """RoPE as the chapter defines it, with every convention a field."""
+
+    head_dim: int
+    rotary_dim: int | None = None  # defaults to head_dim
+    base: float = 10000.0
+    denominator: int | None = None  # width in the frequency exponent; defaults to rotary_dim
+    pairing: str = "adjacent"
+    index_origin: int = 0  # positions are counted from this value
+    position_scale: float = 1.0  # m -> m / position_scale (linear interpolation)
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        check_width(self.head_dim, "head_dim")
+        rotary = self.head_dim if self.rotary_dim is None else self.rotary_dim
+        check_width(rotary, "rotary_dim")
+        if rotary > self.head_dim:
+            raise InvalidInputError(
+                f"rotary_dim must be <= head_dim, got rotary_dim={rotary} > head_dim={self.head_dim}")
+        object.__setattr__(self, "rotary_dim", rotary)
+        if self.denominator is None:
+            object.__setattr__(self, "denominator", rotary)
+        check_width(self.denominator, "denominator")
+        if self.pairing not in PAIRINGS:
+            raise InvalidInputError(f"unknown pairing {self.pairing!r}; expected one of {PAIRINGS}")
+        if not self.base > 1:
+            raise InvalidInputError(f"base must be > 1, got {self.base!r}")
+        if not self.position_scale > 0:
+            raise InvalidInputError(f"position_scale must be > 0, got {self.position_scale!r}")
+        if self.dtype not in _DTYPES:
+            raise InvalidInputError(f"dtype must be one of {_DTYPES}, got {self.dtype!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "RopeConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidInputError(f"unknown RopeConfig field(s) {unknown}; expected some of {sorted(known)}")
+        return cls(**data)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_config(config: RopeConfig, path) -> None:
+    atomic_write_text(path, json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def load_config(path) -> RopeConfig:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except json.JSONDecodeError as err:
+        raise InvalidInputError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{path}: expected a JSON object of RopeConfig fields")
+    return RopeConfig.from_dict(data)
