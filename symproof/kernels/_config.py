@@ -28,7 +28,7 @@ class RopeConfig:
     head_dim: int
     rotary_dim: int | None = None  # defaults to head_dim
     base: float = 10000.0
-    denominator: int | None = None  # width in the frequency exponent; defaults to rotary_dim
+    denominator: int | None = None  # width in the frequency exponent; required for partial rotation
     pairing: str = "adjacent"
     index_origin: int = 0  # positions are counted from this value
     position_scale: float = 1.0  # m -> m / position_scale (linear interpolation)
@@ -43,6 +43,12 @@ class RopeConfig:
                 f"rotary_dim must be <= head_dim, got rotary_dim={rotary} > head_dim={self.head_dim}")
         object.__setattr__(self, "rotary_dim", rotary)
         if self.denominator is None:
+            if rotary != self.head_dim:
+                raise InvalidInputError(
+                    "partial rotation needs an explicit frequency denominator: "
+                    f"denominator={rotary} (rotary_dim) or denominator={self.head_dim} (head_dim); "
+                    "the two give different frequencies with identical shapes",
+                    head_dim=self.head_dim, rotary_dim=rotary)
             object.__setattr__(self, "denominator", rotary)
         check_width(self.denominator, "denominator")
         if self.pairing not in PAIRINGS:
