@@ -1,0 +1,319 @@
+"""Which of the chapter's properties a variant keeps: proved, or refuted with a witness.
+
+Each property is a :class:`~symproof.claims.Claim` built here from the
+description and run by :func:`~symproof.claims.run_claim`, so a variant's
+verdicts are recorded exactly like the chapter's.
+
+Proof strategy (``proof-strategies.md``): a rotary or additive scheme acts
+pair by pair, so every property is first stated for ONE generic pair, with a
+symbolic frequency ``omega`` (real) and a symbolic pair index ``r`` (a
+non-negative integer).  A proof there covers every concrete pair; the concrete
+frequency list is then checked to be an instance (every frequency real).  When
+the generic statement is not proved, the concrete pairs are tried one by one:
+a refutation there carries an exact witness *of the described scheme*, never
+of some other frequency.
+
+A property that does not hold is information, not an error: its claim is
+``refuted`` with the witness, exactly as a false chapter statement would be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy as sp
+
+from ..claims import Claim, Part, Proof, run_claim
+from ..encodings import sin_shift
+from ..prover import PROVED, REFUTED, UNKNOWN, prove_equal
+from ._spec import Variant
+
+__all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]
+
+q0, q1, k0, k1 = sp.symbols("q0 q1 k0 k1", real=True)
+i, j, c, D = sp.symbols("i j c D", integer=True)
+t = sp.Symbol("t", integer=True)
+m = sp.Symbol("m", integer=True)
+omega = sp.Symbol("omega", real=True)
+r_sym = sp.Symbol("r", integer=True, nonnegative=True)
+slope_sym = sp.Symbol("slope", real=True)
+
+#: concrete pairs tried, at most, when the generic pair does not decide a property
+MAX_CONCRETE_PAIRS = 4
+
+PROPERTY_TITLES = {
+    "norm": "norm preservation: ||T_m q|| = ||q||",
+    "relative": "the score depends only on the offset j - i",
+    "shift": "invariance under a common shift of both positions",
+    "direction": "direction sensitivity: offsets D and -D score differently",
+    "plain_at_zero": "at offset 0 the score is the plain product q^T k",
+    "constant_norm": "constant position-vector norm ||p_t||^2 = d/2",
+    "shift_structure": "linear shift structure p_{t+D} = A_D p_t, A_D independent of t",
+    "equivalence": "equivalence to a named scheme",
+    "kernel": "the generated kernel computes the definition",
+}
+
+
+def generic_symbols() -> dict:
+    """The symbols of the generic statements, by name (for tests and reports)."""
+    return {s.name: s for s in (q0, q1, k0, k1, i, j, c, D, t, m, omega, r_sym, slope_sym)}
+
+
+@dataclass(frozen=True)
+class Property:
+    """One property to decide for a variant."""
+
+    key: str
+    statement: str
+    kind: str  # "identity": holds = lhs == rhs; "sensitivity": holds = lhs != rhs somewhere
+    sides: Callable | None = None  # (omega, r) -> (lhs, rhs); None for computed checks
+    derive: Callable | None = None  # a full derivation, for properties that are not pairwise
+
+
+# -- the pairwise objects ------------------------------------------------------------------------
+
+
+def _pair_map(variant: Variant, side: str, position, w, r):
+    """The 2x2 map applied to a query (or key) pair at ``position``."""
+    angle = variant.angle_position(position) * w
+    return variant.scale(side, position, r) * variant.block_at(angle)
+
+
+def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
+    q, k = sp.Matrix([q0, q1]), sp.Matrix([k0, k1])
+    return sp.expand(((_pair_map(variant, "query", pos_q, w, r) * q).T
+                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0])
+
+
+def _sin_pair(variant: Variant, position, w):
+    angle = variant.angle_position(position) * w
+    return sp.ImmutableMatrix([sp.sin(angle), sp.cos(angle)])
+
+
+def _additive_product(variant: Variant, a, b, w):
+    return (_sin_pair(variant, a, w).T * _sin_pair(variant, b, w))[0]
+
+
+def _rotary_properties(variant: Variant) -> list:
+    qn2 = q0**2 + q1**2
+    kn2 = k0**2 + k1**2
+
+    def norm_sides(w, r):
+        qm = _pair_map(variant, "query", m, w, r) * sp.Matrix([q0, q1])
+        km = _pair_map(variant, "key", m, w, r) * sp.Matrix([k0, k1])
+        return (sp.ImmutableMatrix([sp.expand((qm.T * qm)[0]), sp.expand((km.T * km)[0])]),
+                sp.ImmutableMatrix([qn2, kn2]))
+
+    props = [
+        Property("norm", "||M_q(m) q||^2 = ||q||^2 and ||M_k(m) k||^2 = ||k||^2 for every position m",
+                 "identity", norm_sides),
+        Property("relative", "s(i, j) = s(0, j - i): the score depends only on the offset", "identity",
+                 lambda w, r: (_rotary_score(variant, i, j, w, r), _rotary_score(variant, 0, j - i, w, r))),
+        Property("shift", "s(i + c, j + c) = s(i, j) for every common shift c", "identity",
+                 lambda w, r: (_rotary_score(variant, i + c, j + c, w, r), _rotary_score(variant, i, j, w, r))),
+        Property("direction", "s(0, D) != s(0, -D) in general: the sign of the offset is visible", "sensitivity",
+                 lambda w, r: (_rotary_score(variant, 0, D, w, r), _rotary_score(variant, 0, -D, w, r))),
+        Property("plain_at_zero", "s(i, i) = q^T k: at offset 0 the score is the plain product", "identity",
+                 lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
+    ]
+    if variant.equivalent_frequencies is not None:
+        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}",
+                              "identity", derive=_equivalence_rotary))
+    return props
+
+
+def _additive_properties(variant: Variant) -> list:
+    def shift_sides(w, r):
+        step = variant.angle_position(D) - variant.angle_position(0)
+        return _sin_pair(variant, t + D, w), sin_shift(step * w) * _sin_pair(variant, t, w)
+
+    props = [
+        Property("constant_norm", f"||p_t||^2 = d/2 = {variant.n_pairs} for every position t", "identity",
+                 lambda w, r: (sp.expand((_sin_pair(variant, t, w).T * _sin_pair(variant, t, w))[0]), sp.Integer(1))),
+        Property("shift_structure", "p_{t+D} = A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
+                                    "independent of t (g = position transform)", "identity", shift_sides),
+        Property("relative", "p_i^T p_j = p_0^T p_{j-i}: the product depends only on the offset", "identity",
+                 lambda w, r: (_additive_product(variant, i, j, w), _additive_product(variant, 0, j - i, w))),
+        Property("shift", "p_{i+c}^T p_{j+c} = p_i^T p_j for every common shift c", "identity",
+                 lambda w, r: (_additive_product(variant, i + c, j + c, w), _additive_product(variant, i, j, w))),
+        Property("direction", "p_0^T p_D != p_0^T p_{-D} in general: the sign of the offset is visible",
+                 "sensitivity",
+                 lambda w, r: (_additive_product(variant, 0, D, w), _additive_product(variant, 0, -D, w))),
+    ]
+    if variant.equivalent_frequencies is not None:
+        props.append(Property("equivalence", f"p_t equals the table of {variant.equivalent_name}",
+                              "identity", derive=_equivalence_additive))
+    return props
+
+
+def _bias_properties(variant: Variant) -> list:
+    def bias(a, b):
+        return variant.bias_at(a, b, slope_sym)
+
+    return [
+        Property("relative", "b(i, j) = b(0, j - i): the bias depends only on the offset", "identity",
+                 lambda w, r: (bias(i, j), bias(0, j - i))),
+        Property("shift", "b(i + c, j + c) = b(i, j) for every common shift c", "identity",
+                 lambda w, r: (bias(i + c, j + c), bias(i, j))),
+        Property("direction", "b(0, D) != b(0, -D) in general: the sign of the offset is visible", "sensitivity",
+                 lambda w, r: (bias(0, D), bias(0, -D))),
+        Property("plain_at_zero", "b(i, i) = 0: at offset 0 the score is the plain content product", "identity",
+                 lambda w, r: (bias(i, i), sp.Integer(0))),
+    ]
+
+
+def properties_of(variant: Variant) -> list:
+    """The properties that apply to ``variant``'s kind, in report order."""
+    builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
+    props = builders[variant.kind](variant)
+    from ._kernel import kernel_property
+
+    props.append(kernel_property(variant))
+    return props
+
+
+# -- deciding one property -----------------------------------------------------------------------
+
+
+def _instances(variant: Variant) -> list:
+    """The concrete ``(value, index)`` pairs the generic symbol stands for."""
+    if variant.kind == "bias":
+        return [(s, h) for h, s in enumerate(variant.slopes())]
+    return [(w, r) for r, w in enumerate(variant.frequencies())]
+
+
+def _generic(variant: Variant):
+    return (slope_sym, None) if variant.kind == "bias" else (omega, r_sym)
+
+
+def _name(variant: Variant) -> str:
+    return "head h" if variant.kind == "bias" else "pair r"
+
+
+def _substituted(expr, value, index, variant):
+    sym, idx = _generic(variant)
+    mapping = {sym: value}
+    if idx is not None:
+        mapping[idx] = sp.Integer(index)
+    return expr.xreplace(mapping)
+
+
+def _record(proof: Proof, rule: str, verdict, lhs, rhs, seconds=0.0) -> Part:
+    part = Part("equal", rule, lhs, rhs, verdict.status, verdict.method, seconds, verdict.witness,
+                verdict.residual, verdict.reason, verdict)
+    proof.parts.append(part)
+    return part
+
+
+def _spread(items: list) -> list:
+    """First, last and middle items first: a failure at one end of the spectrum shows up early."""
+    if len(items) <= MAX_CONCRETE_PAIRS:
+        return items
+    picks = [0, len(items) - 1, len(items) // 2, len(items) // 4]
+    return [items[k] for k in dict.fromkeys(picks)][:MAX_CONCRETE_PAIRS]
+
+
+def _derive_identity(variant: Variant, prop: Property):
+    def derive(proof: Proof):
+        sym, _ = _generic(variant)
+        lhs, rhs = prop.sides(*_generic(variant))
+        generic = prove_equal(lhs, rhs)
+        if generic.proved:
+            _record(proof, f"generic {_name(variant)} (symbolic {sym})", generic, lhs, rhs)
+            instances = _instances(variant)
+            real = [v for v, _ in instances if v.is_extended_real is True and v.is_finite]
+            proof.check(f"every concrete {sym} is a finite real number: each {_name(variant)} is an instance",
+                        len(real) == len(instances), f"{len(real)} of {len(instances)} values checked",
+                        data=[str(v) for v, _ in instances[:8]])
+            return
+        proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
+                   "trying the concrete values.")
+        instances = _instances(variant)
+        tried = _spread(instances) if len(instances) > MAX_CONCRETE_PAIRS else instances
+        for value, index in tried:
+            lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+            part = proof.equal(f"{_name(variant)} = {index} ({sym} = {value})",
+                               lhs_c, rhs_c)
+            if part.status != PROVED:
+                return
+        if len(tried) < len(instances):
+            proof.parts.append(Part("check", f"the other {len(instances) - len(tried)} concrete values",
+                                    status=UNKNOWN, method="not tried",
+                                    detail="the generic statement is not proved and only "
+                                           f"{len(tried)} concrete values were checked"))
+    return derive
+
+
+def _derive_sensitivity(variant: Variant, prop: Property):
+    def derive(proof: Proof):
+        sym, _ = _generic(variant)
+        lhs, rhs = prop.sides(*_generic(variant))
+        generic = prove_equal(lhs, rhs)
+        if generic.proved:
+            _record(proof, f"the two sides are identical for the generic {_name(variant)} (symbolic {sym})",
+                    generic, lhs, rhs)
+            proof.check("the sign of the offset is visible", False,
+                        "both offsets give the same value for every input, so the direction is invisible")
+            return
+        for value, index in _spread(_instances(variant)):
+            lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+            part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})",
+                                lhs_c, rhs_c)
+            if part.status == PROVED:
+                return
+            proof.parts.pop()
+        proof.parts.append(Part("differ", "a witness of different scores", status=UNKNOWN, method="witness",
+                                detail="no witness found among simple exact points"))
+    return derive
+
+
+def _equivalence_rotary(variant: Variant, proof: Proof):
+    from sympy.matrices.expressions import BlockDiagMatrix
+
+    ours = variant.frequencies()
+    target = variant.equivalent_frequencies_exact()
+    proof.note(f"Every pair of the variant against R(m omega'_r), omega' the frequencies of "
+               f"{variant.equivalent_name}.")
+    lhs = BlockDiagMatrix(*[_pair_map(variant, "query", m, w, r) for r, w in enumerate(ours)])
+    rhs = BlockDiagMatrix(*[variant.block_at(m * w) for w in target])
+    proof.equal("queries: every block", lhs, rhs)
+    lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", m, w, r) for r, w in enumerate(ours)])
+    proof.equal("keys: every block", lhs_k, rhs)
+
+
+def _equivalence_additive(variant: Variant, proof: Proof):
+    ours = variant.frequencies()
+    target = variant.equivalent_frequencies_exact()
+    lhs = sp.ImmutableMatrix([e for w in ours for e in _sin_pair(variant, t, w)])
+    rhs = sp.ImmutableMatrix([e for w in target for e in (sp.sin(t * w), sp.cos(t * w))])
+    proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
+
+
+def _claim_for(variant: Variant, prop: Property) -> Claim:
+    if prop.derive is not None:
+        def derive(proof, _derive=prop.derive):
+            _derive(variant, proof)
+        kind = "measured" if prop.key == "kernel" else "identity"
+    elif prop.kind == "identity":
+        derive, kind = _derive_identity(variant, prop), "identity"
+    else:
+        derive, kind = _derive_sensitivity(variant, prop), "not-in-general"
+    return Claim(id=f"{variant.name}.{prop.key}", section="variant",
+                 title=PROPERTY_TITLES.get(prop.key, prop.key), statement=prop.statement, kind=kind,
+                 derive=derive, name=prop.key)
+
+
+def check_variant(variant: Variant, only=None) -> list:
+    """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
+
+    ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
+    exact witness where there is one) when it does not, ``"unknown"`` when
+    neither could be shown.  ``only`` restricts to some property keys.
+    """
+    results = []
+    for prop in properties_of(variant):
+        if only and prop.key not in only:
+            continue
+        results.append(run_claim(_claim_for(variant, prop)))
+    return results

@@ -1,0 +1,3 @@
+"""Placeholder replaced below."""
+def export_variant(variant, folder, target):
+    raise NotImplementedError

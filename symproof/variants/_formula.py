@@ -1,0 +1,313 @@
+"""Formulas in variant files, parsed as data: never evaluated as Python.
+
+Description files travel between people, so a formula such as ``m / s`` or
+``10000 * s**(d/(d-2))`` must not be able to run code.  SymPy's ``sympify``
+and ``parse_expr`` call ``eval``; this module does not.  The text is parsed by
+``ast.parse(..., mode="eval")`` and the tree is walked with a whitelist:
+
+- numbers (integers and decimals, turned into exact rationals; no ``1j``, no
+  booleans, no strings), bounded in magnitude;
+- names from the context's whitelist (``r``, ``m``, parameters...) and the
+  constants ``pi`` and ``E``;
+- ``+ - * / **`` and unary ``-``/``+``;
+- calls of whitelisted functions by name, positional arguments only.
+
+Anything else (attribute access, subscripts, lambdas, comprehensions,
+keyword arguments, comparisons, ``^``...) is refused with an error that
+names the offending construct.  Exhausting memory is refused too: the text
+length, the number of nodes, literal sizes and every power (``base**exp``
+with numeric operands, checked with the *actual* values each time the
+formula is built, so that ``10**(10**r)`` cannot explode when ``r`` becomes
+concrete) are bounded.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import sympy as sp
+
+from .._errors import VariantFileError
+
+__all__ = [
+    "Formula", "parse_formula", "FUNCTIONS", "CONSTANTS", "clip", "ramp",
+    "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS",
+]
+
+#: longest accepted formula text
+MAX_FORMULA_CHARS = 400
+#: most syntax-tree nodes in one formula
+MAX_NODES = 160
+#: largest magnitude of a literal number (and of the inverse of a small one)
+MAX_LITERAL = 10**30
+#: largest magnitude of a numeric exponent
+MAX_EXPONENT = 256
+#: largest size, in bits, of an exact number a power may produce
+MAX_POWER_BITS = 8192
+
+
+def clip(x, low, high):
+    """``x`` limited to ``[low, high]`` (``Min(Max(x, low), high)``)."""
+    return sp.Min(sp.Max(x, low), high)
+
+
+def ramp(x, low, high):
+    """0 below ``low``, 1 above ``high``, linear in between (YaRN's and Llama-3's blend)."""
+    return clip((x - low) / (high - low), 0, 1)
+
+
+def _log(x, base=None):
+    return sp.log(x) if base is None else sp.log(x, base)
+
+
+def _bounded_integer_part(func):
+    """``floor``/``ceiling`` evaluate their argument's digits: refuse astronomically large ones."""
+
+    def build(x):
+        if x.is_number:
+            try:
+                size = abs(float(sp.N(x, 15)))
+            except (TypeError, ValueError, OverflowError):
+                size = math.inf
+            if not math.isfinite(size):
+                raise _Refused(f"takes {func.__name__} of a number too large to evaluate exactly")
+        return func(x)
+
+    return build
+
+
+#: name -> (SymPy builder, smallest and largest number of arguments)
+FUNCTIONS: dict = {
+    "sin": (sp.sin, 1, 1), "cos": (sp.cos, 1, 1), "tan": (sp.tan, 1, 1),
+    "exp": (sp.exp, 1, 1), "log": (_log, 1, 2), "sqrt": (sp.sqrt, 1, 1),
+    "floor": (_bounded_integer_part(sp.floor), 1, 1),
+    "ceiling": (_bounded_integer_part(sp.ceiling), 1, 1), "abs": (sp.Abs, 1, 1),
+    "Min": (sp.Min, 2, 8), "Max": (sp.Max, 2, 8), "min": (sp.Min, 2, 8), "max": (sp.Max, 2, 8),
+    "clip": (clip, 3, 3), "ramp": (ramp, 3, 3),
+}
+
+CONSTANTS: dict = {"pi": sp.pi, "E": sp.E}
+
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_HINTS = {
+    ast.BitXor: "uses '^', which is not a power here: write '**'",
+    ast.FloorDiv: "uses '//', which is not supported: write floor(a / b)",
+    ast.Mod: "uses '%', which is not supported",
+    ast.MatMult: "uses '@', which is not supported",
+}
+
+
+class _Refused(Exception):
+    """Internal: why a formula is refused (turned into a VariantFileError at the boundary)."""
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A parsed formula: its text, the names it uses, and a builder of SymPy values."""
+
+    text: str
+    names: frozenset
+    _tree: ast.expr
+    where: str = ""
+
+    def build(self, env: Mapping[str, object]) -> sp.Expr:
+        """The formula as a SymPy expression with ``env`` bound to its names.
+
+        Every power is checked against the bounds with the values it actually
+        gets, so a formula that only explodes for concrete values is refused
+        here with a :class:`VariantFileError`.
+        """
+        missing = sorted(self.names - set(env) - set(CONSTANTS))
+        if missing:
+            raise _error(self.where, self.text, f"uses {missing}, which have no value here")
+        try:
+            value = _Builder(env).visit(self._tree)
+        except _Refused as why:
+            raise _error(self.where, self.text, str(why)) from None
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError, RecursionError) as err:
+            raise _error(self.where, self.text, f"cannot be evaluated ({type(err).__name__}: {err})") from None
+        if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise _error(self.where, self.text,
+                         f"is undefined for {_bindings(env, self.names)} (a division by zero or an infinity)")
+        return value
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _bindings(env, names) -> str:
+    return "{" + ", ".join(f"{n}={env[n]}" for n in sorted(names) if n in env) + "}"
+
+
+def _error(where: str, text: str, why: str) -> VariantFileError:
+    place = f"{where}: " if where else ""
+    return VariantFileError(f"{place}formula {text!r} {why}")
+
+
+def parse_formula(text, *, names, where: str = "") -> Formula:
+    """Parse ``text`` into a :class:`Formula` that may use only ``names`` (plus ``pi``, ``E``).
+
+    ``where`` locates the formula for error messages (``file.toml: key
+    'position.transform'``).  Raises :class:`VariantFileError` for anything
+    outside the whitelist described in the module docstring.
+    """
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise _error(where, repr(text), "must be a string or a number")
+    if not isinstance(text, str):
+        text = repr(text)
+    if len(text) > MAX_FORMULA_CHARS:
+        raise VariantFileError(
+            f"{where + ': ' if where else ''}formula is {len(text)} characters long; "
+            f"at most {MAX_FORMULA_CHARS} are accepted")
+    if not text.strip():
+        raise _error(where, text, "is empty")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as err:
+        raise _error(where, text, f"is not a formula ({err.msg})") from None
+    except (ValueError, RecursionError, MemoryError) as err:
+        raise _error(where, text, f"is not a formula ({type(err).__name__})") from None
+    allowed = frozenset(names)
+    try:
+        used = _Checker(allowed).check(tree.body)
+    except _Refused as why:
+        raise _error(where, text, str(why)) from None
+    return Formula(text=text, names=frozenset(used), _tree=tree.body, where=where)
+
+
+def _literal(value) -> sp.Rational:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kind = "a string" if isinstance(value, (str, bytes)) else type(value).__name__
+        raise _Refused(f"contains {kind} ({value!r}); only numbers are allowed")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _Refused(f"contains the non-finite number {value!r}")
+        exact = sp.Rational(repr(value))
+    else:
+        exact = sp.Integer(value)
+    if abs(exact.p) > MAX_LITERAL or exact.q > MAX_LITERAL:
+        raise _Refused(f"contains the number {value!r}, outside the accepted range "
+                       f"(magnitude between 1e-30 and 1e30)")
+    return exact
+
+
+class _Checker:
+    """Walk the tree once, refusing every construct outside the whitelist."""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+        self.used: set = set()
+        self.count = 0
+
+    def check(self, node):
+        self._visit(node, 0)
+        return self.used
+
+    def _visit(self, node, depth):
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise _Refused(f"is too large (more than {MAX_NODES} syntax nodes)")
+        if isinstance(node, ast.Constant):
+            _literal(node.value)
+        elif isinstance(node, ast.Name):
+            if node.id in CONSTANTS:
+                return
+            if node.id in FUNCTIONS:
+                raise _Refused(f"uses the function {node.id!r} without calling it")
+            if node.id not in self.allowed:
+                known = sorted(self.allowed | set(CONSTANTS))
+                raise _Refused(f"uses the unknown name {node.id!r}; the names allowed here are {known}")
+            self.used.add(node.id)
+        elif isinstance(node, ast.BinOp):
+            if type(node.op) not in _BINARY:
+                raise _Refused(_HINTS.get(type(node.op), f"uses the operator {type(node.op).__name__}, "
+                                                         "which is not one of + - * / **"))
+            self._visit(node.left, depth + 1)
+            self._visit(node.right, depth + 1)
+        elif isinstance(node, ast.UnaryOp):
+            if not isinstance(node.op, (ast.USub, ast.UAdd)):
+                raise _Refused(f"uses the unary operator {type(node.op).__name__}; only - and + are allowed")
+            self._visit(node.operand, depth + 1)
+        elif isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name):
+                raise _Refused("calls something that is not a plain function name "
+                               f"(allowed functions: {sorted(FUNCTIONS)})")
+            name = node.func.id
+            if name not in FUNCTIONS:
+                raise _Refused(f"calls {name!r}, which is not an allowed function "
+                               f"(allowed: {sorted(FUNCTIONS)})")
+            if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                raise _Refused(f"passes keyword or starred arguments to {name!r}; only positional ones are allowed")
+            _, low, high = FUNCTIONS[name]
+            if not low <= len(node.args) <= high:
+                count = str(low) if low == high else f"{low} to {high}"
+                raise _Refused(f"calls {name!r} with {len(node.args)} argument(s); it takes {count}")
+            for arg in node.args:
+                self._visit(arg, depth + 1)
+        else:
+            raise _Refused(f"contains an expression of type {type(node).__name__}, which is not allowed "
+                           "(only numbers, names, + - * / **, and calls of allowed functions)")
+
+
+def _bits(value) -> float:
+    """log2 of the larger of numerator and denominator of a rational (0 for tiny ones)."""
+    return max(abs(int(value.p)).bit_length(), int(value.q).bit_length())
+
+
+def _check_power(base, exponent) -> None:
+    if not exponent.is_number:
+        return
+    if exponent.is_Rational:
+        if abs(exponent) > MAX_EXPONENT:
+            raise _Refused(f"raises to the power {exponent}, beyond the accepted |exponent| <= {MAX_EXPONENT}")
+        if base.is_Rational and float(abs(exponent)) * _bits(base) > MAX_POWER_BITS:
+            raise _Refused(f"computes {base}**{exponent}, an exact number of more than {MAX_POWER_BITS} bits")
+    elif base.is_number:
+        try:
+            size = abs(float(exponent)) * abs(math.log2(abs(float(base)))) if base != 0 else 0.0
+        except (TypeError, ValueError, OverflowError):
+            size = math.inf
+        if size > MAX_POWER_BITS:
+            raise _Refused(f"computes {base}**{exponent}, a number of more than {MAX_POWER_BITS} bits")
+
+
+class _Builder:
+    """Build the SymPy value of a checked tree with names bound to values."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def visit(self, node):
+        if isinstance(node, ast.Constant):
+            return _literal(node.value)
+        if isinstance(node, ast.Name):
+            if node.id in CONSTANTS:
+                return CONSTANTS[node.id]
+            return sp.sympify(self.env[node.id])
+        if isinstance(node, ast.UnaryOp):
+            value = self.visit(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.BinOp):
+            left, right = self.visit(node.left), self.visit(node.right)
+            op = type(node.op)
+            if op is ast.Add:
+                return left + right
+            if op is ast.Sub:
+                return left - right
+            if op is ast.Mult:
+                return left * right
+            if op is ast.Div:
+                if right == 0:
+                    raise _Refused("divides by zero")
+                return left / right
+            _check_power(left, right)
+            if left == 0 and right.is_number and right.is_negative:
+                raise _Refused("raises 0 to a negative power")
+            return sp.Pow(left, right)
+        if isinstance(node, ast.Call):
+            func: Callable = FUNCTIONS[node.func.id][0]
+            return func(*[self.visit(a) for a in node.args])
+        raise _Refused(f"contains a {type(node).__name__} expression")  # unreachable after _Checker

@@ -1,0 +1,255 @@
+"""The numeric kernel of a variant, generated from its exact definition, and its check.
+
+The kernel is ``lambdify``-ed from the same SymPy expressions the proofs use
+(the expressions come from the whitelisted formula parser, so the generated
+code contains nothing a description file could smuggle in).  It is checked
+twice: against the exact definition evaluated to 30 digits at a few
+positions, and — when the variant is plain RoPE with a linear position
+transform, or a plain sinusoidal table — against the hand-written kernels of
+:mod:`symproof.kernels` (``rope_apply(..., freqs=...)``, ``sinusoidal_table``),
+when those are available.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+
+from .._errors import InvalidInputError
+from ._spec import Variant
+
+__all__ = ["VariantKernel", "build_kernel", "kernel_property", "linear_position_factor", "TOLERANCE"]
+
+#: relative agreement demanded of float64 kernels against the exact values
+TOLERANCE = 1e-12
+_PROBE_POSITIONS = (0, 1, 7, 4097)
+_MAX_PROBED_PAIRS = 8
+
+_m = sp.Symbol("m", real=True)
+_r = sp.Symbol("r", integer=True, nonnegative=True)
+_x = sp.Symbol("x", real=True)
+
+
+def _numeric(expr, *args) -> Callable:
+    return sp.lambdify(args, expr, modules="numpy")
+
+
+def _float(value) -> float:
+    return float(sp.N(value, 30))
+
+
+@dataclass
+class VariantKernel:
+    """NumPy functions of a variant: ``apply`` (rotary), ``table`` (additive) or ``bias`` (bias)."""
+
+    variant: Variant
+    frequencies: np.ndarray  # float64 per pair (rotary, additive) or slopes per head (bias)
+
+    def __post_init__(self):
+        v = self.variant
+        self._transform = None if v.kind == "bias" else _numeric(v.angle_position(_m), _m)
+        if v.kind == "rotary":
+            self._block = [[_numeric(e, _x) for e in row] for row in v.block_at(_x).tolist()]
+            self._scales = {side: [_numeric(v.scale(side, _m, r), _m) for r in range(v.n_pairs)]
+                            for side in ("query", "key")}
+            self._axis = [v.axis_of(r) for r in range(v.n_pairs)]
+
+    # -- rotary --------------------------------------------------------------------------------
+    def apply(self, x, positions, side: str = "query") -> np.ndarray:
+        """Rotate (and scale) ``x`` of shape ``(..., T, width)`` at integer ``positions``.
+
+        ``positions`` has shape ``x.shape[:-1]`` for one axis, or ``x.shape[:-1] + (axes,)``.
+        """
+        v = self.variant
+        if v.kind != "rotary":
+            raise InvalidInputError(f"variant {v.name!r} is {v.kind}; apply() is for rotary variants")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape[-1] != v.width:
+            raise InvalidInputError(f"x must have last dimension {v.width} (width), got shape {x.shape}")
+        pos = np.asarray(positions, dtype=np.float64)
+        if len(v.axes) == 1:
+            pos = np.broadcast_to(pos, x.shape[:-1])[..., None]
+        elif pos.shape[-1] != len(v.axes):
+            raise InvalidInputError(f"positions must end with {len(v.axes)} coordinates {list(v.axes)}, "
+                                    f"got shape {pos.shape}")
+        if side not in ("query", "key"):
+            raise InvalidInputError(f"side must be 'query' or 'key', got {side!r}")
+        out = x.copy()
+        half = v.rotated_width // 2
+        block = self._block
+        for r in range(half):
+            a, b = (2 * r, 2 * r + 1) if v.pairing == "adjacent" else (r, r + half)
+            coord = pos[..., self._axis[r]]
+            angle = np.broadcast_to(self._transform(coord), coord.shape) * self.frequencies[r]
+            scale = np.broadcast_to(self._scales[side][r](coord), coord.shape)
+            za, zb = x[..., a], x[..., b]
+            b00, b01, b10, b11 = (np.broadcast_to(f(angle), angle.shape) for row in block for f in row)
+            out[..., a] = scale * (b00 * za + b01 * zb)
+            out[..., b] = scale * (b10 * za + b11 * zb)
+        return out
+
+    # -- additive ------------------------------------------------------------------------------
+    def table(self, positions) -> np.ndarray:
+        """``p_t`` for each position: shape ``(len(positions), width)``, in the described layout."""
+        v = self.variant
+        if v.kind != "additive":
+            raise InvalidInputError(f"variant {v.name!r} is {v.kind}; table() is for additive variants")
+        pos = np.asarray(positions, dtype=np.float64)
+        angle = np.broadcast_to(self._transform(pos), pos.shape)[:, None] * self.frequencies[None, :]
+        sin, cos = np.sin(angle), np.cos(angle)
+        if v.pairing == "concatenated":
+            return np.concatenate([sin, cos], axis=-1)
+        out = np.empty((pos.shape[0], v.width))
+        out[:, 0::2], out[:, 1::2] = sin, cos
+        return out
+
+    # -- bias ----------------------------------------------------------------------------------
+    def bias(self, n_queries: int, n_keys: int | None = None) -> np.ndarray:
+        """``b[h, i, j]`` for query positions ``0..n_queries-1`` and key positions ``0..n_keys-1``."""
+        v = self.variant
+        if v.kind != "bias":
+            raise InvalidInputError(f"variant {v.name!r} is {v.kind}; bias() is for bias variants")
+        n_keys = n_queries if n_keys is None else n_keys
+        si, sj, ss = sp.symbols("i j slope", real=True)
+        func = _numeric(v.bias_at(si, sj, ss), si, sj, ss)
+        ii = np.arange(n_queries, dtype=np.float64)[None, :, None]
+        jj = np.arange(n_keys, dtype=np.float64)[None, None, :]
+        slopes = self.frequencies[:, None, None]
+        return np.broadcast_to(func(ii, jj, slopes), (len(self.frequencies), n_queries, n_keys)).copy()
+
+
+def build_kernel(variant: Variant) -> VariantKernel:
+    """The float64 kernel of ``variant``."""
+    values = variant.slopes() if variant.kind == "bias" else variant.frequencies()
+    return VariantKernel(variant, np.array([_float(w) for w in values], dtype=np.float64))
+
+
+def linear_position_factor(variant: Variant):
+    """``a`` when the position transform is ``m -> a m`` (so the scheme is RoPE at frequencies ``a omega``)."""
+    image = variant.angle_position(_m)
+    a = sp.expand(image / _m) if image != 0 else sp.Integer(0)
+    if a.has(_m) or not a.is_number:
+        return None
+    return a
+
+
+# -- the check ----------------------------------------------------------------------------------
+
+
+def _probe_pairs(n: int) -> list:
+    if n <= _MAX_PROBED_PAIRS:
+        return list(range(n))
+    return sorted({0, 1, n // 4, n // 2, 3 * n // 4, n - 2, n - 1})
+
+
+def _exact_rotary(variant: Variant, vector, position, side, freqs):
+    """The exact image of ``vector`` at ``position`` on the probed pairs."""
+    half = variant.rotated_width // 2
+    out = {}
+    for r in _probe_pairs(half):
+        a, b = (2 * r, 2 * r + 1) if variant.pairing == "adjacent" else (r, r + half)
+        coord = position[variant.axis_of(r)]
+        matrix = variant.scale(side, coord, r) * variant.block_at(variant.angle_position(coord) * freqs[r])
+        pair = matrix * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
+        out[a], out[b] = _float(pair[0]), _float(pair[1])
+    return out
+
+
+def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
+    rng = np.random.default_rng(0)
+    vector = np.round(rng.standard_normal(variant.width), 6)
+    axes = len(variant.axes)
+    worst = 0.0
+    freqs = variant.frequencies()
+    for side in ("query", "key"):
+        for p in _PROBE_POSITIONS:
+            position = tuple(p + 3 * a for a in range(axes))
+            got = kernel.apply(vector[None, :], np.array([position]) if axes > 1 else np.array([p]), side)[0]
+            for index, value in _exact_rotary(variant, vector, position, side, freqs).items():
+                worst = max(worst, abs(got[index] - value) / (1 + abs(value)))
+            passthrough = np.array_equal(got[variant.rotated_width:], vector[variant.rotated_width:])
+            if not passthrough:
+                worst = np.inf
+    proof.check("generated kernel = exact definition (30 digits) at positions "
+                f"{list(_PROBE_POSITIONS)}, queries and keys", worst <= TOLERANCE,
+                f"largest relative difference {worst:.2e} (must be <= {TOLERANCE:g})", data={"max_rel": worst})
+    a = linear_position_factor(variant)
+    plain = (variant.standard_block and variant.query_scale is None and variant.key_scale is None
+             and variant.factor is None and axes == 1 and a is not None)
+    if not plain:
+        proof.note("Not plain RoPE (scale, factor, custom block, several axes or a non-linear transform): "
+                   "no hand-written reference kernel applies.")
+        return
+    try:
+        from ..kernels import rope_apply
+    except ImportError:
+        proof.note("symproof.kernels.rope_apply is not available: the comparison with the hand-written "
+                   "RoPE kernel was skipped.")
+        return
+    x = rng.standard_normal((2, 5, variant.width))
+    positions = np.array([[0, 1, 2, 50, 3000], [7, 8, 9, 10, 11]])
+    ours = kernel.apply(x, positions)
+    theirs = rope_apply(x, positions, head_dim=variant.width, rotary_dim=variant.rotated_width,
+                        denominator=variant.freq_denominator, pairing=variant.pairing,
+                        freqs=kernel.frequencies * float(a))
+    gap = float(np.max(np.abs(ours - theirs)))
+    proof.check("generated kernel = symproof.kernels.rope_apply(freqs = a * omega) for the plain-RoPE form",
+                gap <= TOLERANCE * 10, f"largest difference {gap:.2e}", data={"max_abs": gap})
+
+
+def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
+    freqs = variant.frequencies()
+    got = kernel.table(np.array(_PROBE_POSITIONS))
+    n = variant.n_pairs
+    worst = 0.0
+    for row, p in enumerate(_PROBE_POSITIONS):
+        for r in _probe_pairs(n):
+            angle = variant.angle_position(p) * freqs[r]
+            s_index, c_index = (2 * r, 2 * r + 1) if variant.pairing == "adjacent" else (r, r + n)
+            for index, exact in ((s_index, sp.sin(angle)), (c_index, sp.cos(angle))):
+                value = _float(exact)
+                worst = max(worst, abs(got[row, index] - value) / (1 + abs(value)))
+    proof.check(f"generated table = exact definition (30 digits) at positions {list(_PROBE_POSITIONS)}",
+                worst <= TOLERANCE, f"largest relative difference {worst:.2e}", data={"max_rel": worst})
+    plain = variant.rule == "geometric" and variant.transform is None and variant.freq_denominator == variant.width
+    if not plain:
+        return
+    try:
+        from ..kernels import sinusoidal_table
+    except ImportError:
+        proof.note("symproof.kernels.sinusoidal_table is not available: comparison skipped.")
+        return
+    base = _float(variant.base.build(variant.width_env()))
+    layout = "interleaved" if variant.pairing == "adjacent" else "concatenated"
+    theirs = sinusoidal_table(max(_PROBE_POSITIONS) + 1, variant.width, base=base, layout=layout)
+    gap = float(np.max(np.abs(got - theirs[list(_PROBE_POSITIONS)])))
+    proof.check("generated table = symproof.kernels.sinusoidal_table", gap <= TOLERANCE * 100,
+                f"largest difference {gap:.2e}", data={"max_abs": gap})
+
+
+def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
+    slopes = variant.slopes()
+    got = kernel.bias(6, 9)
+    worst = 0.0
+    for h in _probe_pairs(len(slopes)):
+        for a in range(6):
+            for b in range(9):
+                value = _float(variant.bias_at(a, b, slopes[h]))
+                worst = max(worst, abs(got[h, a, b] - value) / (1 + abs(value)))
+    proof.check("generated bias = exact definition (30 digits) for 6 query and 9 key positions",
+                worst <= TOLERANCE, f"largest relative difference {worst:.2e}", data={"max_rel": worst})
+
+
+def kernel_property(variant: Variant):
+    from ._check import Property
+
+    def derive(variant: Variant, proof) -> None:
+        kernel = build_kernel(variant)
+        {"rotary": _check_rotary, "additive": _check_additive, "bias": _check_bias}[variant.kind](
+            variant, kernel, proof)
+
+    return Property("kernel", "the float64 kernel generated from the definition agrees with it",
+                    "identity", derive=derive)

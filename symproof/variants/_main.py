@@ -1,0 +1,126 @@
+"""``symproof check FILE``: the verdict of every property a variant description keeps.
+
+Exit codes:
+
+- ``0`` — the check ran and decided every property; a property that does not
+  hold is an answer (``refuted``, with its witness), not a failure;
+- ``1`` — the check ran but some property stayed ``unknown``, or the kernel
+  generated from the definition disagrees with it (a bug to report);
+- ``2`` — the description (or an option) is invalid: the error names the
+  file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from importlib import resources
+
+from .._errors import InvalidInputError
+from ..prover import PROVED, REFUTED, UNKNOWN
+from ._check import PROPERTY_TITLES, check_variant
+from ._spec import Variant, load_variant
+
+__all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
+
+_HOLDS = {PROVED: "yes", REFUTED: "no", UNKNOWN: "?"}
+
+
+def shipped_variants() -> dict:
+    """The example descriptions shipped in ``derivations/variants``: name -> path."""
+    folder = resources.files("derivations") / "variants"
+    return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name)
+            if p.name.endswith(".toml")}
+
+
+def _property_key(result) -> str:
+    return result.claim.name or result.id.rsplit(".", 1)[-1]
+
+
+def results_as_dict(variant: Variant, results, seconds: float | None = None) -> dict:
+    """The JSON document ``symproof check --json`` prints."""
+    props = []
+    for r in results:
+        entry = r.as_dict()
+        key = _property_key(r)
+        props.append({
+            "property": key,
+            "id": r.id,
+            "title": PROPERTY_TITLES.get(key, key),
+            "statement": r.claim.statement,
+            "holds": {PROVED: True, REFUTED: False}.get(r.status),
+            "verdict": r.status,
+            "method": entry["method"],
+            "witness": entry["witness"],
+            "reason": entry["reason"],
+            "seconds": entry["seconds"],
+        })
+    out = {"variant": variant.describe(), "properties": props, "exit_code": exit_code(results)}
+    if seconds is not None:
+        out["seconds"] = round(seconds, 4)
+    return out
+
+
+def exit_code(results) -> int:
+    undecided = any(r.status == UNKNOWN for r in results)
+    kernel_wrong = any(_property_key(r) == "kernel" and r.status != PROVED for r in results)
+    return 1 if undecided or kernel_wrong else 0
+
+
+def format_results(variant: Variant, results, seconds: float) -> str:
+    """The table printed by ``symproof check`` without ``--json``."""
+    width = max([len(_property_key(r)) for r in results] + [8])
+    lines = [f"{variant.title} ({variant.kind}; {variant.source})",
+             f"{'property':<{width}}  holds  {'verdict':<8}  {'seconds':>7}  detail"]
+    for r in results:
+        key = _property_key(r)
+        detail = r.method
+        if r.witness_text and r.status != PROVED or (r.status == PROVED and r.claim.kind == "not-in-general"):
+            detail = f"witness {r.witness_text}" if r.witness_text else detail
+        lines.append(f"{key:<{width}}  {_HOLDS[r.status]:<5}  {r.status:<8}  {r.seconds:7.3f}  {detail}")
+        if r.status != PROVED and r.reason:
+            lines.append(f"{'':<{width}}    -> {r.reason}")
+    kept = [_property_key(r) for r in results if r.status == PROVED]
+    lost = [_property_key(r) for r in results if r.status == REFUTED]
+    lines.append(f"keeps: {', '.join(kept) or '-'}; loses: {', '.join(lost) or '-'} ({seconds:.2f} s)")
+    return "\n".join(lines)
+
+
+def main_check(args) -> int:
+    """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
+    start = time.perf_counter()
+    variant = load_variant(args.file)
+    results = check_variant(variant)
+    seconds = time.perf_counter() - start
+    if getattr(args, "json", False):
+        print(json.dumps(results_as_dict(variant, results, seconds), indent=2))
+    else:
+        print(format_results(variant, results, seconds))
+    export_dir = getattr(args, "export", None)
+    if export_dir:
+        from ._export import export_variant
+
+        path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
+        print(f"kernel written to {path}", file=_stderr())
+    report_dir = getattr(args, "report", None)
+    if report_dir:
+        _write_report(variant, results, report_dir)
+    return exit_code(results)
+
+
+def _stderr():
+    import sys
+
+    return sys.stderr
+
+
+def _write_report(variant: Variant, results, folder) -> None:
+    try:
+        from ..report import render_report
+    except ImportError as err:
+        raise InvalidInputError(f"--report needs symproof.report.render_report, which is not available ({err})",
+                                option="--report") from None
+    os.makedirs(folder, exist_ok=True)
+    paths = render_report(results, folder, title=f"Variant check: {variant.title}")
+    print(f"report written to {paths}", file=_stderr())

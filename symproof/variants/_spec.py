@@ -1,0 +1,536 @@
+"""The description of a position-encoding variant: a TOML file or a :class:`Variant`.
+
+A file states what a scheme *is*, never how to prove anything about it::
+
+    name = "linear-interpolation"
+    title = "Linear position interpolation, scale 4"
+    kind = "rotary"               # additive | rotary | bias
+    width = 8                     # head width d_k (rotary) or model width d (additive)
+    rotated_width = 8             # optional, rotary only; defaults to width
+    pairing = "adjacent"          # adjacent | half (rotary); adjacent | concatenated (additive)
+
+    [params]                      # exact numbers, or formulas in earlier params
+    s = 4
+
+    [frequencies]
+    rule = "geometric"            # geometric (base, denominator) | formula | list
+    base = 10000                  # a number or a formula (NTK: "10000 * s**(d/(d-2))")
+    denominator = 8               # required when rotated_width < width
+
+    [position]
+    transform = "m / s"           # the position actually rotated by, a formula in m
+    axes = ["m"]                  # 2-D: ["row", "col"], with axis = formula in r, n
+
+    [scale]                       # per-position scale (xPos), formulas in m, r, d, n
+    query = "zeta**(m/B)"
+    key = "zeta**(-m/B)"
+
+    [attention]
+    factor = "0.1*log(s) + 1"     # multiplies the rotated queries and keys (scores by factor**2)
+
+    [rotation]                    # the 2x2 block as formulas in x (default: the rotation R(x))
+    block = [["cos(x)", "-sin(x)"], ["sin(x)", "cos(x)"]]
+
+    [bias]                        # kind = "bias" (ALiBi)
+    formula = "-slope * abs(j - i)"
+    heads = 8
+    slope = "2**(-8*(h + 1)/heads)"
+
+    [equivalent]                  # optional: the named scheme this one should equal
+    name = "RoPE with every frequency divided by s"
+    frequencies = "10000**(-2*r/d) / s"
+
+Every formula is parsed by :mod:`._formula` (data, never code).  Names
+available in frequency formulas: ``r`` (pair index), ``d`` (the denominator
+width), ``n`` (number of frequency pairs), ``width``, ``rotated_width``, the
+params and the ``[frequencies.let]`` definitions, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import sympy as sp
+
+from .._errors import VariantFileError
+from ._formula import CONSTANTS, FUNCTIONS, Formula, parse_formula
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Variant", "load_variant", "parse_variant", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS"]
+
+KINDS = ("additive", "rotary", "bias")
+RULES = ("geometric", "formula", "list")
+#: pairings per kind; "concatenated" is the [sin | cos] table layout
+PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenated"), "bias": ()}
+MAX_WIDTH = 8192
+MAX_HEADS = 1024
+MAX_AXES = 4
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+#: names with a fixed meaning in some formula; parameters may not shadow them
+RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", "rotated_width", "slope",
+                      "omega"}) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
+
+_TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
+        "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
+        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict}
+_TABLES = {
+    "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
+                    "values": list, "let": dict},
+    "position": {"transform": (str, int, float), "axes": list, "axis": (str, int)},
+    "scale": {"query": (str, int, float), "key": (str, int, float)},
+    "attention": {"factor": (str, int, float)},
+    "rotation": {"block": list},
+    "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float)},
+    "equivalent": {"name": str, "frequencies": (str, int, float)},
+}
+_EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
+             (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
+             (str, int): "a formula string or an integer"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A parsed, validated variant description (see the module docstring for the fields)."""
+
+    name: str
+    kind: str
+    title: str = ""
+    description: str = ""
+    width: int | None = None
+    rotated_width: int | None = None
+    pairing: str = "adjacent"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    rule: str = "geometric"
+    base: Formula | None = None
+    denominator: int | None = None
+    frequency_formula: Formula | None = None
+    frequency_values: tuple = ()
+    let: tuple = ()  # ((name, Formula), ...)
+    transform: Formula | None = None
+    axes: tuple = ("m",)
+    axis: Formula | None = None
+    query_scale: Formula | None = None
+    key_scale: Formula | None = None
+    factor: Formula | None = None
+    block: tuple | None = None  # ((Formula, Formula), (Formula, Formula)) in x
+    bias: Formula | None = None
+    heads: int | None = None
+    slope: Formula | None = None
+    equivalent_name: str | None = None
+    equivalent_frequencies: Formula | None = None
+    source: str = "<dict>"
+
+    @classmethod
+    def from_dict(cls, data: Mapping, source: str = "<dict>") -> "Variant":
+        """Validate a description given as a mapping (the TOML document's shape)."""
+        return parse_variant(data, source)
+
+    # -- exact values --------------------------------------------------------------------------
+    @property
+    def n_pairs(self) -> int:
+        """Number of frequency pairs (rotated pairs, or pairs of the additive table)."""
+        if self.kind == "rotary":
+            return self.rotated_width // 2
+        if self.kind == "additive":
+            return self.width // 2
+        return 0
+
+    @property
+    def freq_denominator(self) -> int | None:
+        if self.kind == "bias":
+            return None
+        if self.denominator is not None:
+            return self.denominator
+        return self.rotated_width if self.kind == "rotary" else self.width
+
+    def width_env(self) -> dict:
+        """Names every formula may use besides its own: widths and params."""
+        env = {"d": self.freq_denominator, "n": self.n_pairs, "width": self.width,
+               "rotated_width": self.rotated_width}
+        env = {k: sp.Integer(v) for k, v in env.items() if v is not None}
+        env.update(self.params)
+        return env
+
+    def frequency_at(self, r) -> sp.Expr:
+        """The exact frequency of pair ``r`` (an integer or a symbol)."""
+        env = self.width_env()
+        env["r"] = sp.sympify(r)
+        if self.rule == "list":
+            return self.frequency_values[int(r)]
+        for name, formula in self.let:
+            env[name] = formula.build(env)
+        if self.rule == "geometric":
+            base = self.base.build(env)
+            return sp.Pow(base, -2 * env["r"] / env["d"])
+        return self.frequency_formula.build(env)
+
+    def frequencies(self) -> list:
+        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1``."""
+        return [self.frequency_at(r) for r in range(self.n_pairs)]
+
+    def axis_of(self, r: int) -> int:
+        """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
+        if self.axis is None:
+            return 0
+        value = self.axis.build({**self.width_env(), "r": sp.Integer(r)})
+        if not (value.is_Integer and 0 <= int(value) < len(self.axes)):
+            raise VariantFileError(f"{self.source}: key 'position.axis' gives {value} for pair r={r}; "
+                                   f"expected an integer axis index in 0..{len(self.axes) - 1}")
+        return int(value)
+
+    def angle_position(self, m) -> sp.Expr:
+        """The position a pair is rotated by, for position (coordinate) ``m``."""
+        if self.transform is None:
+            return sp.sympify(m)
+        return self.transform.build({**self.params, "m": sp.sympify(m)})
+
+    def scale(self, side: str, m, r) -> sp.Expr:
+        """The per-position scale of queries (``side='query'``) or keys, times the attention factor."""
+        formula = self.query_scale if side == "query" else self.key_scale
+        env = {**self.width_env(), "m": sp.sympify(m), "r": sp.sympify(r)}
+        value = sp.Integer(1) if formula is None else formula.build(env)
+        if self.factor is not None:
+            value = value * self.factor.build(self.width_env())
+        return value
+
+    def block_at(self, x) -> sp.ImmutableMatrix:
+        """The 2x2 block at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise)."""
+        if self.block is None:
+            c, s = sp.cos(x), sp.sin(x)
+            return sp.ImmutableMatrix([[c, -s], [s, c]])
+        env = {"x": sp.sympify(x), **self.params}
+        return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
+
+    def slopes(self) -> list:
+        """The exact bias slope of every head."""
+        env = {**self.params, "heads": sp.Integer(self.heads)}
+        return [self.slope.build({**env, "h": sp.Integer(h)}) for h in range(self.heads)]
+
+    def bias_at(self, i, j, slope) -> sp.Expr:
+        return self.bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": slope})
+
+    def equivalent_frequencies_exact(self) -> list:
+        env = self.width_env()
+        return [self.equivalent_frequencies.build({**env, "r": sp.Integer(r)}) for r in range(self.n_pairs)]
+
+    @property
+    def standard_block(self) -> bool:
+        return self.block is None
+
+    def describe(self) -> dict:
+        """A JSON-ready summary of the definition (formulas as their text)."""
+        out = {"name": self.name, "title": self.title, "kind": self.kind, "source": self.source}
+        if self.kind != "bias":
+            out.update(width=self.width, pairing=self.pairing, frequency_rule=self.rule,
+                       denominator=self.freq_denominator)
+        if self.kind == "rotary":
+            out["rotated_width"] = self.rotated_width
+        for key in ("transform", "query_scale", "key_scale", "factor", "bias", "slope"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value.text
+        if self.params:
+            out["params"] = {k: str(v) for k, v in self.params.items()}
+        return out
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def load_variant(path) -> Variant:
+    """Read and validate a variant description file (TOML)."""
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise VariantFileError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise VariantFileError(f"{source}: is a folder, expected a TOML file") from None
+    except tomllib.TOMLDecodeError as err:
+        raise VariantFileError(f"{source}: not valid TOML ({err})") from None
+    except UnicodeDecodeError as err:
+        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
+    return parse_variant(data, source)
+
+
+class _Reader:
+    """Typed access to the document that names the file and key in every error."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, message: str) -> VariantFileError:
+        return VariantFileError(f"{self.source}: key '{key}': {message}", file=self.source, key=key)
+
+    def check_keys(self, table: Mapping, schema: Mapping, prefix: str) -> None:
+        for key, value in table.items():
+            full = f"{prefix}{key}"
+            if key not in schema:
+                raise VariantFileError(
+                    f"{self.source}: unknown key '{full}'; expected one of {sorted(schema)}",
+                    file=self.source, key=full)
+            wanted = schema[key]
+            types = wanted if isinstance(wanted, tuple) else (wanted,)
+            if isinstance(value, bool) or not isinstance(value, types):
+                raise self.fail(full, f"expected {_EXPECTED.get(wanted, wanted)}, "
+                                      f"got {_toml_type(value)} {value!r}"[:300])
+
+    def formula(self, value, key: str, names) -> Formula:
+        return parse_formula(value, names=names, where=f"{self.source}: key '{key}'")
+
+
+def _toml_type(value) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _even_width(reader: _Reader, value, key: str) -> int:
+    if value < 2 or value % 2 or value > MAX_WIDTH:
+        raise reader.fail(key, f"expected an even integer between 2 and {MAX_WIDTH} "
+                               f"(dimensions are used in pairs), got {value}")
+    return value
+
+
+def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
+    """Validate ``data`` (a parsed TOML document) into a :class:`Variant`."""
+    reader = _Reader(source)
+    if not isinstance(data, Mapping):
+        raise VariantFileError(f"{source}: expected a table of keys, got {_toml_type(data)}")
+    reader.check_keys(data, _TOP, "")
+    for table, schema in _TABLES.items():
+        if table in data:
+            reader.check_keys(data[table], schema, f"{table}.")
+
+    for key in ("name", "kind"):
+        if key not in data:
+            raise reader.fail(key, "is required")
+    name, kind = data["name"], data["kind"]
+    if not _NAME.match(name):
+        raise reader.fail("name", f"expected lower-case letters, digits, '-' or '_' (it becomes part of "
+                                  f"the property IDs), got {name!r}")
+    if kind not in KINDS:
+        raise reader.fail("kind", f"expected one of {list(KINDS)}, got {kind!r}")
+
+    fields: dict = {"name": name, "kind": kind, "title": data.get("title", name),
+                    "description": data.get("description", ""), "source": source}
+    allowed_tables = {"additive": {"frequencies", "position", "equivalent", "params"},
+                      "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent",
+                                 "params"},
+                      "bias": {"bias", "params"}}[kind]
+    for table in _TABLES:
+        if table in data and table not in allowed_tables:
+            raise reader.fail(table, f"does not apply to kind = {kind!r} (it applies to "
+                                     f"{[k for k, t in _allowed_kinds().items() if table in t]})")
+    for key in ("width", "rotated_width", "pairing"):
+        if key in data and kind == "bias":
+            raise reader.fail(key, "does not apply to kind = 'bias'")
+    if "rotated_width" in data and kind != "rotary":
+        raise reader.fail("rotated_width", f"applies to kind = 'rotary' only, not {kind!r}")
+
+    params = _parse_params(reader, data.get("params", {}))
+    fields["params"] = params
+
+    if kind == "bias":
+        _parse_bias(reader, data, fields)
+        return Variant(**fields)
+
+    if "width" not in data:
+        raise reader.fail("width", f"is required for kind = {kind!r}")
+    width = _even_width(reader, data["width"], "width")
+    rotated = _even_width(reader, data.get("rotated_width", width), "rotated_width") if kind == "rotary" else None
+    if rotated is not None and rotated > width:
+        raise reader.fail("rotated_width", f"must be <= width ({width}), got {rotated}")
+    pairing = data.get("pairing", "adjacent")
+    if pairing not in PAIRINGS[kind]:
+        raise reader.fail("pairing", f"expected one of {list(PAIRINGS[kind])} for kind = {kind!r}, got {pairing!r}")
+    fields.update(width=width, rotated_width=rotated, pairing=pairing)
+
+    _parse_frequencies(reader, data, fields)
+    _parse_position(reader, data.get("position", {}), fields)
+    if kind == "rotary":
+        _parse_rotary_extras(reader, data, fields)
+    if "equivalent" in data:
+        eq = data["equivalent"]
+        if "frequencies" not in eq:
+            raise reader.fail("equivalent.frequencies", "is required (the named scheme's frequencies)")
+        fields["equivalent_name"] = eq.get("name", "the stated frequencies")
+        fields["equivalent_frequencies"] = reader.formula(
+            eq["frequencies"], "equivalent.frequencies", _width_names(params) | {"r"})
+    variant = Variant(**fields)
+    _validate_values(reader, variant)
+    return variant
+
+
+def _allowed_kinds():
+    return {"additive": {"frequencies", "position", "equivalent", "params"},
+            "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params"},
+            "bias": {"bias", "params"}}
+
+
+def _width_names(params) -> set:
+    return {"d", "n", "width", "rotated_width"} | set(params)
+
+
+def _parse_params(reader: _Reader, table: Mapping) -> dict:
+    params: dict = {}
+    for key, value in table.items():
+        full = f"params.{key}"
+        if not _IDENT.match(key):
+            raise reader.fail(full, "a parameter name must be a letter followed by letters, digits or '_'")
+        if key in RESERVED:
+            raise reader.fail(full, f"{key!r} has a fixed meaning in formulas; choose another parameter name")
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise reader.fail(full, f"expected a number or a formula string, got {_toml_type(value)}")
+        formula = reader.formula(value, full, set(params))
+        params[key] = formula.build(params)
+        if not params[key].is_number:
+            raise reader.fail(full, f"expected a number, got {params[key]}")
+    return params
+
+
+def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
+    if "frequencies" not in data:
+        raise reader.fail("frequencies", f"is required for kind = {data['kind']!r}")
+    table = data["frequencies"]
+    rule = table.get("rule", "geometric")
+    if rule not in RULES:
+        raise reader.fail("frequencies.rule", f"expected one of {list(RULES)}, got {rule!r}")
+    fields["rule"] = rule
+    names = _width_names(fields["params"])
+    needs = {"geometric": {"base"}, "formula": {"formula"}, "list": {"values"}}[rule]
+    for key in needs:
+        if key not in table:
+            raise reader.fail(f"frequencies.{key}", f"is required when rule = {rule!r}")
+    foreign = {"geometric": {"formula", "values"}, "formula": {"values", "base", "denominator"},
+               "list": {"formula", "base", "denominator", "let"}}[rule]
+    for key in sorted(foreign & set(table)):
+        raise reader.fail(f"frequencies.{key}", f"does not apply when rule = {rule!r}")
+
+    let, known = [], names | {"r"}
+    for key, value in table.get("let", {}).items():
+        full = f"frequencies.let.{key}"
+        if not _IDENT.match(key) or key in RESERVED or key in fields["params"]:
+            raise reader.fail(full, "expected a new name (not a parameter or a reserved name)")
+        let.append((key, reader.formula(value, full, known)))
+        known = known | {key}
+    fields["let"] = tuple(let)
+
+    rotated = fields["rotated_width"]
+    if rule == "geometric":
+        fields["base"] = reader.formula(table["base"], "frequencies.base", known)
+        if "denominator" in table:
+            fields["denominator"] = _even_width(reader, table["denominator"], "frequencies.denominator")
+        elif rotated is not None and rotated != fields["width"]:
+            raise reader.fail("frequencies.denominator",
+                              f"is required for partial rotation (rotated_width {rotated} < width "
+                              f"{fields['width']}): state {rotated} or {fields['width']}; the two give "
+                              "different frequencies with identical shapes")
+    elif rule == "formula":
+        fields["frequency_formula"] = reader.formula(table["formula"], "frequencies.formula", known)
+    else:
+        values = table["values"]
+        pairs = (rotated if rotated is not None else fields["width"]) // 2
+        if len(values) != pairs:
+            raise reader.fail("frequencies.values", f"expected {pairs} values (one per pair), got {len(values)}")
+        exact = []
+        for k, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise reader.fail(f"frequencies.values[{k}]", f"expected a number or a formula string, "
+                                                             f"got {_toml_type(value)}")
+            exact.append(reader.formula(value, f"frequencies.values[{k}]", names).build(
+                {**fields["params"], **_width_values(fields)}))
+        fields["frequency_values"] = tuple(exact)
+
+
+def _width_values(fields) -> dict:
+    pairs = (fields["rotated_width"] or fields["width"]) // 2
+    denominator = fields.get("denominator") or fields["rotated_width"] or fields["width"]
+    out = {"d": denominator, "n": pairs, "width": fields["width"], "rotated_width": fields["rotated_width"]}
+    return {k: sp.Integer(v) for k, v in out.items() if v is not None}
+
+
+def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
+    params = fields["params"]
+    if "transform" in table:
+        fields["transform"] = reader.formula(table["transform"], "position.transform", {"m"} | set(params))
+    axes = table.get("axes", ["m"])
+    if not axes or len(axes) > MAX_AXES or not all(isinstance(a, str) and _IDENT.match(a) for a in axes):
+        raise reader.fail("position.axes", f"expected 1 to {MAX_AXES} coordinate names, got {axes!r}")
+    if len(set(axes)) != len(axes):
+        raise reader.fail("position.axes", f"names must differ, got {axes!r}")
+    fields["axes"] = tuple(axes)
+    if len(axes) > 1:
+        if "axis" not in table:
+            raise reader.fail("position.axis", "is required with several axes: a formula in r and n giving "
+                                               "the coordinate each pair rotates with")
+        fields["axis"] = reader.formula(table["axis"], "position.axis", {"r"} | _width_names(params))
+    elif "axis" in table:
+        raise reader.fail("position.axis", "applies only when position.axes has several names")
+
+
+def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
+    params = fields["params"]
+    scale = data.get("scale", {})
+    names = {"m", "r"} | _width_names(params)
+    if "query" in scale:
+        fields["query_scale"] = reader.formula(scale["query"], "scale.query", names)
+    if "key" in scale:
+        fields["key_scale"] = reader.formula(scale["key"], "scale.key", names)
+    if "factor" in data.get("attention", {}):
+        fields["factor"] = reader.formula(data["attention"]["factor"], "attention.factor", _width_names(params))
+    if "rotation" in data:
+        block = data["rotation"].get("block")
+        if (not isinstance(block, list) or len(block) != 2
+                or not all(isinstance(row, list) and len(row) == 2 for row in block)):
+            raise reader.fail("rotation.block", "expected a 2x2 array of formulas in x, "
+                                                "e.g. [[\"cos(x)\", \"-sin(x)\"], [\"sin(x)\", \"cos(x)\"]]")
+        fields["block"] = tuple(
+            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", {"x"} | set(params))
+                  for b, entry in enumerate(row))
+            for a, row in enumerate(block))
+
+
+def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
+    if "bias" not in data:
+        raise reader.fail("bias", "is required for kind = 'bias'")
+    table = data["bias"]
+    for key in ("formula", "heads", "slope"):
+        if key not in table:
+            raise reader.fail(f"bias.{key}", "is required")
+    heads = table["heads"]
+    if not 1 <= heads <= MAX_HEADS:
+        raise reader.fail("bias.heads", f"expected a head count between 1 and {MAX_HEADS}, got {heads}")
+    params = set(fields["params"])
+    fields["bias"] = reader.formula(table["formula"], "bias.formula", {"i", "j", "slope"} | params)
+    fields["heads"] = heads
+    fields["slope"] = reader.formula(table["slope"], "bias.slope", {"h", "heads"} | params)
+    variant = Variant(**fields)
+    for h, value in enumerate(variant.slopes()):
+        if value.is_extended_real is not True:
+            raise reader.fail("bias.slope", f"gives {value} for head h={h}; expected a real number")
+
+
+def _validate_values(reader: _Reader, variant: Variant) -> None:
+    """Evaluate every concrete value once, so a bad formula fails at load time, with its key."""
+    key = {"geometric": "frequencies.base", "formula": "frequencies.formula", "list": "frequencies.values"}
+    for r, value in enumerate(variant.frequencies()):
+        if value.is_extended_real is not True or not value.is_finite:
+            raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}; expected a finite real frequency")
+    for r in range(variant.n_pairs):
+        variant.axis_of(r)
+    if variant.equivalent_frequencies is not None:
+        variant.equivalent_frequencies_exact()
+    if variant.factor is not None:
+        factor = variant.factor.build(variant.width_env())
+        if factor.is_extended_real is not True:
+            raise reader.fail("attention.factor", f"gives {factor}; expected a real number")
