@@ -76,8 +76,7 @@ MAX_AXES = 4
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 #: names with a fixed meaning in some formula; parameters may not shadow them
-RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", "rotated_width", "slope",
-                      "omega"}) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
+RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", "rotated_width", "slope"}) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
 
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
@@ -174,8 +173,22 @@ class Variant:
         return self.frequency_formula.build(env)
 
     def frequencies(self) -> list:
-        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1``."""
-        return [self.frequency_at(r) for r in range(self.n_pairs)]
+        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1`` (computed once)."""
+        cached = self.__dict__.get("_frequencies")
+        if cached is None:
+            cached = [self.frequency_at(r) for r in range(self.n_pairs)]
+            self.__dict__["_frequencies"] = cached
+        return list(cached)
+
+    def frequencies_digits(self, digits: int = 40) -> list:
+        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once)."""
+        key = f"_digits_{digits}"
+        cached = self.__dict__.get(key)
+        if cached is None:
+            values = self.slopes() if self.kind == "bias" else self.frequencies()
+            cached = [sp.N(w, digits) for w in values]
+            self.__dict__[key] = cached
+        return list(cached)
 
     def axis_of(self, r: int) -> int:
         """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
