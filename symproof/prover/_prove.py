@@ -24,8 +24,9 @@ When no tactic decides, the verdict is ``unknown``; it is never ``proved``.
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import sympy as sp
@@ -34,7 +35,7 @@ from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixEx
 
 from .._errors import InvalidInputError, UndefinedExpressionError
 from ._trigpoly import to_trig_polynomial
-from ._witness import evaluate_at, find_witness, format_witness
+from ._witness import candidates_for, evaluate_at, find_witness, format_witness
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS"]
 
@@ -97,18 +98,42 @@ class Verdict:
 # -- input checking -----------------------------------------------------------------------------
 
 
+_EXPECTED = "a SymPy expression, a SymPy matrix or a block-diagonal matrix expression"
+
+
 def _as_sympy(value, name: str):
     if isinstance(value, (MatrixBase, MatrixExpr)):
-        return value
+        return _exact_floats(value)
     if isinstance(value, sp.Basic):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not isinstance(value, sp.Expr):
+            kind = type(value).__name__
+            hint = (" (pass the two sides of a relation separately)"
+                    if isinstance(value, (sp.core.relational.Relational, sp.logic.boolalg.Boolean)) else "")
+            raise InvalidInputError(
+                f"{name} must be {_EXPECTED}, got {kind} {value}{hint}", expected=_EXPECTED,
+            )
+        return _exact_floats(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
         kind = type(value).__name__
+        hint = " (convert it with sympy.Matrix(...))" if hasattr(value, "shape") or isinstance(
+            value, (list, tuple)) else ""
         raise InvalidInputError(
-            f"{name} must be a SymPy expression or matrix (or a Python number), got {kind} {value!r}",
-            expected="sympy.Expr, sympy.Matrix or a BlockDiagMatrix",
-        )
-    return sp.sympify(value)
+            f"{name} must be {_EXPECTED} (or a Python number), got {kind} {_short(value)}{hint}")
+    return _exact_floats(sp.sympify(value))
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _exact_floats(expr):
+    """Floats read as the exact binary rationals they store: every later step is exact."""
+    if not expr.has(sp.Float):
+        return expr
+    if isinstance(expr, MatrixBase):
+        return expr.applyfunc(_exact_floats)
+    return expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)})
 
 
 def _check_defined(expr, name: str) -> None:
@@ -156,6 +181,12 @@ def _prove_scalar(lhs, rhs, *, search: bool = True) -> Verdict:
         lhs_r, rhs_r = lhs, rhs
     diff = lhs_r - rhs_r
     canonical = to_trig_polynomial(diff)
+    if canonical.denominator_vanishes:
+        raise UndefinedExpressionError(
+            f"lhs - rhs is undefined everywhere: a denominator of {diff} is identically zero "
+            "(after cos^2 + sin^2 = 1)",
+            lhs=lhs, rhs=rhs,
+        )
     steps.append(Step(_REDUCE_RULE, diff, canonical.as_trig()))
     if canonical.is_zero:
         return Verdict(PROVED, method, lhs, rhs, tuple(steps))
@@ -213,9 +244,51 @@ def _block_terms(m):
 
 
 def _explicit(m):
+    """The explicit matrix of ``m``, multiplying explicit factors directly
+    (``as_explicit`` on a product goes through one ``Sum`` per entry: 100x slower)."""
     if isinstance(m, MatrixBase):
-        return m
+        return sp.ImmutableMatrix(m)
+    if isinstance(m, BlockDiagMatrix):
+        return sp.ImmutableMatrix(sp.diag(*[_explicit(b) for b in m.diag]))
+    if isinstance(m, Transpose):
+        return _explicit(m.arg).T
+    if isinstance(m, (MatMul, MatAdd)):
+        scalars = [a for a in m.args if not _is_matrix(a)]
+        factors = [_explicit(a) for a in m.args if _is_matrix(a)]
+        if isinstance(m, MatMul):
+            product = factors[0]
+            for f in factors[1:]:
+                product = product * f
+        else:
+            product = factors[0]
+            for f in factors[1:]:
+                product = product + f
+        return sp.ImmutableMatrix(sp.Mul(*scalars) * product if scalars else product)
     return sp.ImmutableMatrix(m.doit().as_explicit())
+
+
+def _split_explicit(m, shapes):
+    """Diagonal blocks of the explicit ``m`` along ``shapes``, or ``None`` if ``m`` has a
+    structurally non-zero entry off them (then the comparison is done entry by entry)."""
+    if not isinstance(m, MatrixBase):
+        return None
+    blocks, row, col = [], 0, 0
+    inside = set()
+    for rows, cols in shapes:
+        blocks.append(sp.ImmutableMatrix(m[row:row + rows, col:col + cols]))
+        inside.update((r, c) for r in range(row, row + rows) for c in range(col, col + cols))
+        row, col = row + rows, col + cols
+    if (row, col) != tuple(m.shape):
+        return None
+    if any(m[r, c] != 0 for r, c in _nonzero_positions(m) if (r, c) not in inside):
+        return None
+    return blocks
+
+
+def _nonzero_positions(m):
+    if hasattr(m, "todok"):
+        return m.todok().keys()
+    return [(r, c) for r in range(m.rows) for c in range(m.cols) if m[r, c] != 0]
 
 
 def _shape(m):
@@ -223,12 +296,25 @@ def _shape(m):
 
 
 def _prove_matrix(lhs, rhs) -> Verdict:
+    if lhs == rhs:
+        return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),))
+    for name, side in (("lhs", lhs), ("rhs", rhs)):
+        if not all(isinstance(n, (int, sp.Integer)) for n in _shape(side)):
+            raise InvalidInputError(
+                f"{name} has the symbolic shape {_shape(side)}; entries are compared one by one, "
+                "so give matrices a concrete shape",
+                shape=_shape(side),
+            )
     if _shape(lhs) != _shape(rhs):
         raise InvalidInputError(
             f"cannot compare matrices of different shapes {_shape(lhs)} and {_shape(rhs)}",
             lhs_shape=_shape(lhs), rhs_shape=_shape(rhs),
         )
     left_blocks, right_blocks = _block_terms(lhs), _block_terms(rhs)
+    if left_blocks is not None and right_blocks is None:
+        right_blocks = _split_explicit(rhs, [b.shape for b in left_blocks])
+    elif right_blocks is not None and left_blocks is None:
+        left_blocks = _split_explicit(lhs, [b.shape for b in right_blocks])
     if (
         left_blocks is not None
         and right_blocks is not None
@@ -353,5 +439,22 @@ def prove_equal(lhs, rhs) -> Verdict:
             lhs=type(lhs).__name__, rhs=type(rhs).__name__,
         )
     if _is_matrix(lhs):
-        return _prove_matrix(lhs, rhs)
+        return _complete_witness(_prove_matrix(lhs, rhs))
     return _prove_scalar(lhs, rhs)
+
+
+def _complete_witness(verdict: Verdict) -> Verdict:
+    """Bind every free symbol of a refuted matrix statement, not only those of the entry
+    that differs (the others get their simplest admissible value; they do not change it)."""
+    if verdict.witness is None:
+        return verdict
+    free = (verdict.lhs.free_symbols | verdict.rhs.free_symbols) - set(verdict.witness)
+    extra = {}
+    for symbol in sorted(free, key=lambda s: s.name):
+        pool = candidates_for(symbol)
+        if not pool:
+            return verdict
+        extra[symbol] = pool[0]
+    if not extra:
+        return verdict
+    return replace(verdict, witness={**verdict.witness, **extra})

@@ -50,6 +50,9 @@ class TrigPolynomial:
     #: True when the expression was entirely polynomial in the pair variables,
     #: the other free symbols and rational numbers (the decidable class)
     in_decidable_class: bool = True
+    #: True when a denominator is identically zero after the reduction: the
+    #: expression is undefined everywhere and its numerator proves nothing
+    denominator_vanishes: bool = False
 
     @property
     def is_zero(self) -> bool:
@@ -97,7 +100,8 @@ def _multiple(c, s, n, cache):
 
 
 def _is_opaque(arg) -> bool:
-    """Arguments that themselves contain trig functions are left as opaque atoms."""
+    """Arguments that themselves contain trig functions: atoms whose relation to the
+    inner functions is not modelled (sound, but outside the decidable class)."""
     return arg.has(sin, cos)
 
 
@@ -113,7 +117,8 @@ def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
         if expr.has(func):
             expr = expr.replace(func, rewrite)
 
-    applications = [f for f in expr.atoms(sin, cos) if not _is_opaque(f.args[0])]
+    applications = list(expr.atoms(sin, cos))
+    opaque = any(_is_opaque(f.args[0]) for f in applications)
     split = {f: _split_argument(f.args[0]) for f in applications}
 
     coefficients: dict = {}
@@ -133,12 +138,11 @@ def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
             if known:
                 constants[rest] = True
                 continue
-        real = bool((units[rest] * rest).is_extended_real)
-        name = f"{units[rest] * rest}"
-        pair_of[rest] = (Dummy(f"c[{name}]", real=real), Dummy(f"s[{name}]", real=real))
+        pair_of[rest] = _pair(units[rest] * rest)
 
     cache: dict = {}
     replacement = {}
+    large = False
     for f, terms in split.items():
         c_total, s_total = sp.S.One, sp.S.Zero
         for coeff, rest in terms:
@@ -146,38 +150,61 @@ def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
                 ct, st = cos(coeff * rest), sin(coeff * rest)
             else:
                 n = int(coeff / units[rest])
-                c, s = pair_of[rest]
                 if abs(n) > MAX_MULTIPLE:
-                    return TrigPolynomial(expr=sp.expand(expr), in_decidable_class=False)
-                ct, st = _multiple(c, s, n, cache)
+                    # its own atom: no Chebyshev expansion of a huge degree
+                    large = True
+                    key = (rest, n)
+                    if key not in pair_of:
+                        pair_of[key] = _pair(coeff * rest)
+                    ct, st = pair_of[key]
+                else:
+                    c, s = pair_of[rest]
+                    ct, st = _multiple(c, s, n, cache)
             c_total, s_total = (c_total * ct - s_total * st, s_total * ct + c_total * st)
         replacement[f] = c_total if isinstance(f, cos) else s_total
 
     rewritten = expr.xreplace(replacement)
     numer, denom = sp.fraction(sp.together(rewritten)) if _has_denominator(rewritten) else (rewritten, 1)
-    poly = sp.expand(numer)
-
-    reduce_map = {}
     s_vars = {s: c for c, s in pair_of.values()}
-    for p in poly.atoms(Pow):
-        if p.base in s_vars and p.exp.is_Integer and p.exp >= 2:
-            c = s_vars[p.base]
-            reduce_map[p] = p.base ** (p.exp % 2) * (1 - c**2) ** (p.exp // 2)
-    if reduce_map:
-        poly = sp.expand(poly.xreplace(reduce_map))
+    poly = _reduce(numer, s_vars)
+    denominator_vanishes = denom != 1 and _reduce(denom, s_vars) == 0
 
     back = {}
-    for rest, (c, s) in pair_of.items():
-        back[c] = cos(units[rest] * rest)
-        back[s] = sin(units[rest] * rest)
-    decidable = _in_decidable_class(poly, set(back))
+    for key, (c, s) in pair_of.items():
+        if isinstance(key, tuple):
+            rest, n = key
+            argument = n * units[rest] * rest
+        else:
+            argument = units[key] * key
+        back[c] = cos(argument)
+        back[s] = sin(argument)
+    decidable = not opaque and not large and _in_decidable_class(poly, set(back))
     return TrigPolynomial(
         expr=poly,
         back=back,
         pairs=tuple(pair_of.values()),
         had_denominator=denom != 1,
         in_decidable_class=decidable,
+        denominator_vanishes=denominator_vanishes,
     )
+
+
+def _pair(argument):
+    real = bool(argument.is_extended_real)
+    return Dummy(f"c[{argument}]", real=real), Dummy(f"s[{argument}]", real=real)
+
+
+def _reduce(expr, s_vars):
+    """Expand, then replace ``s_u**2`` by ``1 - c_u**2``: the canonical form."""
+    poly = sp.expand(expr)
+    reduce_map = {}
+    for p in poly.atoms(Pow):
+        if p.base in s_vars and p.exp.is_Integer and p.exp >= 2:
+            c = s_vars[p.base]
+            reduce_map[p] = p.base ** (p.exp % 2) * (1 - c**2) ** (p.exp // 2)
+    if reduce_map:
+        poly = sp.expand(poly.xreplace(reduce_map))
+    return poly
 
 
 def _has_denominator(expr) -> bool:

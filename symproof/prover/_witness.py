@@ -52,19 +52,44 @@ def candidates_for(symbol: sp.Symbol) -> list:
 
 
 def is_certainly_nonzero(value: sp.Expr) -> bool:
-    """True only when ``value`` is provably a non-zero finite number."""
+    """True only when ``value`` is provably a non-zero finite (possibly complex) number.
+
+    A rational is decided exactly.  Anything else is evaluated by SymPy's
+    ``evalf`` with ``strict=True`` (which raises instead of returning digits it
+    cannot vouch for) at two precisions, and must come out non-zero at both
+    with agreeing leading digits: functions that ``evalf`` hands to mpmath carry
+    no error bound, and a value that is really zero shows up there as noise
+    that changes with the precision.
+    """
     value = sp.sympify(value)
-    if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+    if not isinstance(value, sp.Expr) or value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         return False
     if value.is_Rational:
         return value != 0
     if not value.is_number:
         return False
-    try:
-        approx = value.evalf(CERTIFY_DIGITS, strict=True)
-    except (PrecisionExhausted, ValueError, TypeError):
+    low, high = _certified_parts(value, CERTIFY_DIGITS), _certified_parts(value, 2 * CERTIFY_DIGITS)
+    if low is None or high is None:
         return False
-    return approx.is_Number and approx != 0
+    size = max(abs(high[0]), abs(high[1]))
+    if size == 0:
+        return False
+    gap = max(abs(low[0] - high[0]), abs(low[1] - high[1]))
+    return gap <= size * sp.Float(10) ** (-(CERTIFY_DIGITS // 2))
+
+
+def _certified_parts(value, digits):
+    """``(re, im)`` of ``value`` to ``digits`` certified digits, or ``None``."""
+    try:
+        approx = value.evalf(digits, strict=True)
+    except (PrecisionExhausted, ValueError, TypeError, ArithmeticError):
+        return None
+    re, im = approx.as_real_imag()
+    if not (re.is_Number and im.is_Number):
+        return None
+    if re.has(sp.nan, sp.oo, -sp.oo, sp.zoo) or im.has(sp.nan, sp.oo, -sp.oo, sp.zoo):
+        return None
+    return re, im
 
 
 def _defined(value) -> bool:
@@ -82,7 +107,7 @@ def evaluate_at(expr, point: Mapping):
 def _is_witness(lhs, rhs, point) -> bool:
     try:
         left, right = evaluate_at(lhs, point), evaluate_at(rhs, point)
-    except (ZeroDivisionError, ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - a point SymPy cannot evaluate is simply not a witness
         return False
     if not (_defined(left) and _defined(right)):
         return False
