@@ -17,3 +17,16 @@ __all__ += [
     "learned_position_lookup", "embedding_lookup", "token_ids",
     "finite_precision_table", "round_to_bfloat16",
 ]
+
+# Generated kernels and their hand-written references (kernels engineer).
+from ._generate import (
+    alibi_bias, alibi_slopes, alibi_slopes_exact, relative_bias_scores, rope_apply, rope_backward, rope_kernel,
+    rope_score_frequency_gradient, rope_scores, rope_spec, sinusoidal_table,
+)
+from ._reference import ROPE_REFERENCES
+
+__all__ += [
+    "rope_apply", "rope_backward", "rope_scores", "rope_score_frequency_gradient", "sinusoidal_table",
+    "relative_bias_scores", "alibi_slopes", "alibi_slopes_exact", "alibi_bias", "rope_kernel", "rope_spec",
+    "ROPE_REFERENCES",
+]

@@ -1,0 +1,233 @@
+"""NumPy source for a RoPE kernel, printed from the symbolic definitions.
+
+The text this module returns is both what ``symproof export --target numpy``
+writes and what ``rope_apply`` executes (the way ``lambdify`` executes the
+source it prints), so the exported file is the tested kernel.
+
+Speed comes from the memory layout, not from the formula: with adjacent
+pairing a pair ``(x_2r, x_2r+1)`` is one complex number in memory, so the
+rotation is one in-place complex multiplication by a table of
+``cos + i sin`` (the complex form of ``R(theta)`` is checked exactly when the
+kernel is generated); with half pairing the two halves are contiguous and the
+update is ``x * [R00 | R11] + swap_halves(x) * [R01 | R10]`` (entries of the
+2x2 matrix, printed), run as ufuncs with ``out=`` on cache-sized blocks, so no
+temporary ever leaves the cache.
+"""
+
+from __future__ import annotations
+
+from sympy.printing.numpy import NumPyPrinter
+
+from ._symbolic import (
+    DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, position, rotation_form, sin_t,
+)
+
+__all__ = ["rope_numpy_source"]
+
+_NAMES = {cos_t: "cos_", sin_t: "sin_", position: "p", omega: "w"}
+
+
+class _KernelPrinter(NumPyPrinter):
+    """NumPy printer that writes the kernel's symbols under the names the template uses."""
+
+    def _print_Symbol(self, expr):
+        return _NAMES.get(expr, super()._print_Symbol(expr))
+
+
+def _print(expr) -> str:
+    return _KernelPrinter({"fully_qualified_modules": True}).doprint(expr)
+
+
+def _float_list(values, indent: str = "    ") -> str:
+    items = [repr(float(v)) for v in values]
+    rows = [", ".join(items[k:k + 4]) for k in range(0, len(items), 4)]
+    return "[\n" + "".join(f"{indent}{row},\n" for row in rows) + "]"
+
+
+_TEMPLATE = '''\
+{header}
+import numpy
+
+HEAD_DIM = {head_dim}
+ROTARY_DIM = {rotary_dim}
+PAIRING = {pairing!r}
+# {frequency_doc}; exact values rounded once to float64
+FREQUENCIES = numpy.array({frequencies}, dtype=numpy.float64)
+# rows of x handled per block on the half-pairing path (keeps scratch in cache)
+BLOCK_ELEMENTS = 1 << 16
+# largest span of position ids tabulated in one cached table (about 2^22 entries per table)
+TABLE_SPAN_LIMIT = max(1, (1 << 22) // len(FREQUENCIES))
+
+_cache = {{}}
+
+
+def angle_table(p, w):
+    """(cos theta, sin theta) of position id p at frequency w: the first column of R(theta)."""
+    return ({cos_code}, {sin_code})
+
+
+def _cos_sin(lo, hi):
+    """Float64 (cos, sin) tables for the position ids lo .. hi, cached and grown by doubling."""
+    held = _cache.get("range")
+    if held is None or held[0] > lo or held[1] < hi:
+        if held is not None:  # grow with head-room, so a decoding loop does not rebuild every step
+            lo, hi = min(lo, held[0]), max(hi, held[1])
+            span = hi - lo + 1
+            hi = lo + max(span, min(2 * span, TABLE_SPAN_LIMIT)) - 1
+        p = numpy.arange(lo, hi + 1, dtype=numpy.float64)[:, None]
+        cos_, sin_ = angle_table(p, FREQUENCIES[None, :])
+        _cache.clear()
+        _cache["range"] = (lo, hi, numpy.ascontiguousarray(cos_), numpy.ascontiguousarray(sin_))
+    return _cache["range"]
+
+
+def _tables(positions, direction, dtype):
+    """The per-position table, gathered at ``positions``: complex for adjacent pairing,
+    a (cos, sin) pair for half pairing."""
+    kind = "complex" if PAIRING == "adjacent" else "real"
+    lo, hi = int(positions.min()), int(positions.max())
+    if hi - lo + 1 <= max(TABLE_SPAN_LIMIT, 4 * positions.size):
+        first, _, cos_, sin_ = _cos_sin(lo, hi)
+        key = (direction, kind, numpy.dtype(dtype).str)
+        table = _cache.get(key)
+        if table is None:
+            table = _cache[key] = _combine(cos_, sin_, direction, kind, dtype)
+        index = positions - first
+    else:  # a sparse set of far-apart ids: tabulate just those
+        unique, index = numpy.unique(positions, return_inverse=True)
+        cos_, sin_ = angle_table(unique.astype(numpy.float64)[:, None], FREQUENCIES[None, :])
+        table = _combine(cos_, sin_, direction, kind, dtype)
+        index = index.reshape(positions.shape)
+    if kind == "complex":
+        return table[index]
+    return table[0][index], table[1][index]
+
+
+def _combine(cos_, sin_, direction, kind, dtype):
+    if kind == "real":  # out = x * diagonal + swap_halves(x) * off_diagonal, entries of the 2x2 matrix
+        if direction == "forward":
+            diagonal, off = ({forward_diagonal}), ({forward_off})
+        else:
+            diagonal, off = ({backward_diagonal}), ({backward_off})
+        return (numpy.concatenate(numpy.broadcast_arrays(*diagonal), axis=-1).astype(dtype),
+                numpy.concatenate(numpy.broadcast_arrays(*off), axis=-1).astype(dtype))
+    complex_dtype = numpy.result_type(dtype, numpy.complex64)
+    if direction == "forward":
+        return ({forward_complex}).astype(complex_dtype)
+    return ({backward_complex}).astype(complex_dtype)
+
+
+def _prepare(x, positions):
+    x = numpy.asarray(x)
+    if x.dtype not in (numpy.float32, numpy.float64):
+        x = x.astype(numpy.float64)
+    if x.ndim < 2 or x.shape[-1] != HEAD_DIM:
+        raise ValueError(f"x must have shape (..., T, {{HEAD_DIM}}), got {{x.shape}}")
+    positions = numpy.asarray(positions)
+    if positions.dtype.kind not in "iu":
+        raise ValueError(f"positions must be integers, got dtype {{positions.dtype}}")
+    rows = x.shape[:-1]
+    if positions.ndim > len(rows) or numpy.broadcast_shapes(positions.shape, rows) != rows:
+        raise ValueError(f"positions of shape {{positions.shape}} do not broadcast to x.shape[:-1] = {{rows}}")
+    positions = positions.astype(numpy.int64, copy=False)
+    return x, positions.reshape((1,) * (len(rows) - positions.ndim) + positions.shape)
+
+
+def _blocks(shape, rows):
+    """Index tuples covering ``shape`` in blocks of at most ``rows`` entries (at least one)."""
+    inner, axis = 1, len(shape)
+    while axis > 0 and inner * shape[axis - 1] <= rows:
+        inner *= shape[axis - 1]
+        axis -= 1
+    if axis == 0:
+        yield ()
+        return
+    step = max(1, rows // inner)
+    for outer in numpy.ndindex(*shape[:axis - 1]):
+        for start in range(0, shape[axis - 1], step):
+            yield outer + (slice(start, start + step),)
+
+
+def _output(x, out):
+    if out is None:
+        return numpy.empty_like(x)
+    if not isinstance(out, numpy.ndarray) or out.shape != x.shape or out.dtype != x.dtype:
+        raise ValueError(f"out must be an array of shape {{x.shape}} and dtype {{x.dtype}}")
+    return out
+
+
+def _rotate(x, positions, direction, out):
+    x, positions = _prepare(x, positions)
+    out = _output(x, out)
+    aliased = numpy.may_share_memory(x, out)
+    if ROTARY_DIM < HEAD_DIM and not (aliased and numpy.shares_memory(x[..., ROTARY_DIM:], out[..., ROTARY_DIM:])):
+        numpy.copyto(out[..., ROTARY_DIM:], x[..., ROTARY_DIM:])
+    if x.size == 0:
+        return out
+    if PAIRING == "adjacent":  # element-wise complex product: safe in place as well
+        complex_dtype = numpy.result_type(x.dtype, numpy.complex64)
+        if x.strides[-1] != x.itemsize or out.strides[-1] != out.itemsize:
+            rotated = _rotate(numpy.ascontiguousarray(x), positions, direction, None)
+            numpy.copyto(out[..., :ROTARY_DIM], rotated[..., :ROTARY_DIM])
+            return out
+        z = x[..., :ROTARY_DIM].view(complex_dtype)
+        numpy.multiply(z, _tables(positions, direction, x.dtype), out=out[..., :ROTARY_DIM].view(complex_dtype))
+        return out
+    half = ROTARY_DIM // 2
+    diagonal, off = _tables(positions, direction, x.dtype)
+    rows = x.shape[:-1]
+    diagonal = numpy.broadcast_to(diagonal, rows + (ROTARY_DIM,))
+    off = numpy.broadcast_to(off, rows + (ROTARY_DIM,))
+    scratch = {{}}
+    for index in _blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM)):
+        block = x[index][..., :ROTARY_DIM]
+        target = out[index][..., :ROTARY_DIM]
+        if block.shape not in scratch:
+            scratch[block.shape] = (numpy.empty(block.shape, x.dtype), numpy.empty(block.shape, x.dtype))
+        tmp, saved = scratch[block.shape]
+        if aliased:  # x is overwritten by the first product; keep the block's originals
+            numpy.copyto(saved, block)
+            block = saved
+        d, o = diagonal[index], off[index]
+        numpy.multiply(block, d, out=target)
+        numpy.multiply(block[..., half:], o[..., :half], out=tmp[..., :half])
+        numpy.multiply(block[..., :half], o[..., half:], out=tmp[..., half:])
+        numpy.add(target, tmp, out=target)
+    return out
+
+
+def apply(x, positions, out=None):
+    """RoPE: rotate pair r of every row of x by the angle of its position id ({pairing} pairing).
+
+    x: array (..., T, HEAD_DIM); positions: integer ids broadcastable to x.shape[:-1];
+    out: optional preallocated result (may be x itself)."""
+    return _rotate(x, positions, "forward", out)
+
+
+def backward(g, positions, out=None):
+    """The gradient of ``apply`` with respect to x: R_m^T g, the inverse rotation."""
+    return _rotate(g, positions, "backward", out)
+'''
+
+
+def rope_numpy_source(spec: RopeSpec, header: str) -> str:
+    """The standalone NumPy module (``apply``, ``backward``) for ``spec``; ``header`` is its docstring."""
+    cos_expr, sin_expr = angle_entries(spec.config)
+    halves = {}
+    for direction in DIRECTIONS:
+        m = rotation_form(direction).entries
+        halves[f"{direction}_diagonal"] = f"{_print(m[0, 0])}, {_print(m[1, 1])}"
+        halves[f"{direction}_off"] = f"{_print(m[0, 1])}, {_print(m[1, 0])}"
+    return _TEMPLATE.format(
+        header=header,
+        head_dim=spec.config.head_dim,
+        rotary_dim=spec.config.rotary_dim,
+        pairing=spec.config.pairing,
+        frequency_doc=spec.describe_frequencies(),
+        frequencies=_float_list(spec.frequency_values),
+        cos_code=_print(cos_expr),
+        sin_code=_print(sin_expr),
+        forward_complex=_print(rotation_form("forward").complex_factor),
+        backward_complex=_print(rotation_form("backward").complex_factor),
+        **halves,
+    )
