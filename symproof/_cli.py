@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--rotary-dim", type=int, default=None)
     export.add_argument("--head-dim", type=int, default=None)
     export.add_argument("--base", type=float, default=10000.0)
+    export.add_argument("--denominator", type=int, default=None,
+                        help="width D in omega_r = base^(-2r/D); required when --rotary-dim < --head-dim")
+    export.add_argument("--dtype", choices=("float64", "float32"), default=None, help="element type (default float64)")
     export.set_defaults(func=_cmd_export)
 
     check = sub.add_parser("check", help="check which of the chapter's properties a variant keeps")

@@ -30,3 +30,7 @@ __all__ += [
     "relative_bias_scores", "alibi_slopes", "alibi_slopes_exact", "alibi_bias", "rope_kernel", "rope_spec",
     "ROPE_REFERENCES",
 ]
+
+from ._export import KERNELS, TARGETS, export_kernel, main_export
+
+__all__ += ["KERNELS", "TARGETS", "export_kernel", "main_export"]
