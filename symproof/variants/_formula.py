@@ -172,7 +172,7 @@ def parse_formula(text, *, names, where: str = "") -> Formula:
         raise _error(where, text, f"is not a formula ({type(err).__name__})") from None
     allowed = frozenset(names)
     try:
-        used = _Checker(allowed).check(tree.body)
+        used = _Checker(allowed, text.strip()).check(tree.body)
     except _Refused as why:
         raise _error(where, text, str(why)) from None
     return Formula(text=text, names=frozenset(used), _tree=tree.body, where=where)
@@ -197,8 +197,8 @@ def _literal(value) -> sp.Rational:
 class _Checker:
     """Walk the tree once, refusing every construct outside the whitelist."""
 
-    def __init__(self, allowed):
-        self.allowed = allowed
+    def __init__(self, allowed, text):
+        self.allowed, self.text = allowed, text
         self.used: set = set()
         self.count = 0
 
@@ -212,6 +212,10 @@ class _Checker:
             raise _Refused(f"is too large (more than {MAX_NODES} syntax nodes)")
         if isinstance(node, ast.Constant):
             _literal(node.value)
+            written = ast.get_source_segment(self.text, node) or ""
+            if node.value == 0 and any(ch in "123456789" for ch in written.split("e")[0].split("E")[0]):
+                raise _Refused(f"contains the number {written}, outside the accepted range "
+                               "(magnitude between 1e-30 and 1e30)")
         elif isinstance(node, ast.Name):
             if node.id in CONSTANTS:
                 return

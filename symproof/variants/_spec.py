@@ -541,6 +541,17 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
             raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}; expected a finite real frequency")
     for r in range(variant.n_pairs):
         variant.axis_of(r)
+    # build every formula once with symbolic and concrete arguments: a formula that is refused
+    # (too large, undefined) fails here, at load time, with its key
+    m = sp.Symbol("m", integer=True)
+    for position in (m, sp.Integer(1)):
+        variant.angle_position(position)
+        if variant.kind == "rotary":
+            for r in {0, variant.n_pairs - 1}:
+                variant.scale("query", position, r)
+                variant.scale("key", position, r)
+    if variant.kind == "rotary":
+        variant.block_at(sp.Symbol("x", real=True))
     if variant.equivalent_frequencies is not None:
         variant.equivalent_frequencies_exact()
     if variant.factor is not None:

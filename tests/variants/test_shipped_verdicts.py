@@ -1,0 +1,78 @@
+"""Every shipped variant gets the verdicts its mathematics dictates.
+
+The expectations are written from the mathematics (comments say why), not
+copied from a run: a wrong prover or a wrong description makes them fail.
+"""
+
+import pytest
+
+from symproof.variants import check_variant, load_variant, shipped_variants
+
+Y, N = "proved", "refuted"
+
+EXPECTED = {
+    # m -> m/s is linear, so R(i w/s)^T R(j w/s) = R((j-i) w/s): everything RoPE has, and it is
+    # RoPE at frequencies w/s
+    "linear_interpolation": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, equivalence=Y),
+    # only the frequencies change: every RoPE property survives
+    "ntk_scaled_base": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    "llama3": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # the factor 0.1 ln 16 + 1 != 1 scales q and k: norms and the D = 0 score change, offsets still rule
+    "yarn": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=N),
+    # zeta^(i/B) zeta^(-j/B) = zeta^((i-j)/B): offset-only, but |zeta^(m/B) q| != |q|; at i = j the
+    # factors cancel
+    "xpos": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # -m |j - i| is a function of the offset, even in it, and 0 at offset 0
+    "alibi": dict(relative=Y, shift=Y, direction=N, plain_at_zero=Y),
+    "partial_rotation": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    "half_split": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # sum_r cos((j - i) w_r) is even in the offset: direction is invisible to p_i^T p_j
+    "t2t_concatenated": dict(constant_norm=Y, shift_structure=Y, relative=Y, shift=Y, direction=N, equivalence=Y),
+    "axial_2d": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # [[cos, sin], [sin, cos]] has determinant cos 2x: not orthogonal, not a group action
+    "broken_sign": dict(norm=N, relative=N, shift=N, direction=Y, plain_at_zero=N),
+}
+
+
+def test_every_shipped_variant_has_expectations():
+    assert set(shipped_variants()) == set(EXPECTED)
+
+
+@pytest.fixture(scope="module")
+def results():
+    out = {}
+    for name, path in shipped_variants().items():
+        out[name] = {r.claim.name: r for r in check_variant(load_variant(path))}
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_verdicts(results, name):
+    got = {key: r.status for key, r in results[name].items() if key != "kernel"}
+    assert got == EXPECTED[name], {k: results[name][k].reason for k in got if got[k] != EXPECTED[name].get(k)}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_generated_kernel_agrees_with_definition(results, name):
+    kernel = results[name]["kernel"]
+    assert kernel.status == "proved", kernel.reason
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_refutations_carry_exact_witnesses_of_the_scheme(results, name):
+    for key, r in results[name].items():
+        if r.status == "refuted" and r.claim.kind == "identity" and key != "kernel":
+            assert r.witnesses, f"{name}.{key} refuted without a witness"
+            assert "omega" not in r.witness_text, "witness must fix the scheme's own frequency"
+
+
+def test_broken_sign_norm_witness_is_a_real_counterexample(results):
+    import sympy as sp
+
+    from symproof.variants._check import generic_symbols
+
+    part = next(p for p in results["broken_sign"]["norm"].proof.parts if p.status == "refuted")
+    s = generic_symbols()
+    residual = (part.before - part.after).xreplace(part.witness)
+    assert any(sp.nsimplify(e) != 0 for e in residual)
+    assert set(part.witness) >= {s["m"], s["q0"], s["q1"]}
