@@ -14,7 +14,6 @@ import os
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
-from sympy.printing.pytorch import TorchPrinter
 
 from .. import __version__
 from .._errors import InvalidInputError, SymproofError
@@ -83,16 +82,18 @@ class RopeCPrinter(C99CodePrinter):
         return _C_NAMES.get(expr, super()._print_Symbol(expr))
 
 
-class RopeTorchPrinter(TorchPrinter):
-    def _print_Symbol(self, expr):
-        return {position: "p", omega: "w"}.get(expr, super()._print_Symbol(expr))
-
-
 def _c(expr) -> str:
     return RopeCPrinter().doprint(expr)
 
 
 def _torch(expr) -> str:
+    # imported here: sympy.printing.pytorch imports torch (~5 s), which verify must not pay
+    from sympy.printing.pytorch import TorchPrinter
+
+    class RopeTorchPrinter(TorchPrinter):
+        def _print_Symbol(self, expr):
+            return {position: "p", omega: "w"}.get(expr, super()._print_Symbol(expr))
+
     return RopeTorchPrinter().doprint(expr)
 
 
