@@ -51,13 +51,8 @@ from symproof.kernels import (
     RopeConfig, absolute_attention, apply_position_table, attention, causal_mask, decode_with_cache,
     document_mask, document_positions, embedding_lookup, load_config, load_position_table,
     padding_mask, positions_from_mask, rope_attention, rope_position_table, save_config,
-    save_position_table, token_ids,
+    rope_apply, save_position_table, sinusoidal_table, token_ids,
 )
-
-try:
-    from symproof.kernels import rope_apply
-except ImportError:  # until the kernels land
-    from symproof.kernels._consistency import _interim_rope_apply as rope_apply
 
 #: agreement expected of two float64 computations of the same value in different orders
 TOLERANCE = 1e-12
@@ -160,7 +155,7 @@ def scheme_same_shape_not_same_function(proof):
     rng, weights = _layer(seed=1)
     length = 4
     x_num = rng.standard_normal((length, 4))
-    table = np.array([[np.sin(t), np.cos(t), np.sin(t / 100), np.cos(t / 100)] for t in range(length)])
+    table = sinusoidal_table(length, 4)
     positions = np.arange(length)
     with_sinusoidal = absolute_attention(x_num, weights, positions, table, causal_mask(length))
     with_rope = rope_attention(x_num, weights, positions, causal_mask(length))

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._errors import InvalidInputError, MaskedRowError
 from ._config import RopeConfig, atomic_write_text
+from ._generate import rope_apply
 from ._lookup import learned_position_lookup
 
 __all__ = [
@@ -163,31 +164,6 @@ def _weights(weights, d_model: int):
     return arrays
 
 
-def _rotate(x, positions, rope: dict) -> np.ndarray:
-    try:
-        from . import rope_apply  # imported late: the package imports this module first
-    except ImportError:
-        rope_apply = _interim_rope_apply
-    return rope_apply(x, positions, **rope)
-
-
-def _interim_rope_apply(x, positions, *, config=None, freqs=None, base=10000.0):
-    # stands in until symproof.kernels.rope_apply lands; adjacent pairs only
-    x = np.asarray(x, dtype=np.float64)
-    m = np.asarray(positions, dtype=np.float64)
-    d = x.shape[-1]
-    if config is not None:
-        base, m = config.base, (m + config.index_origin) / config.position_scale
-    if freqs is None:
-        freqs = base ** (-np.arange(0, d, 2) / d)
-    angle = m[..., None] * np.asarray(freqs, dtype=np.float64)
-    c, s = np.cos(angle), np.sin(angle)
-    out = x.copy()
-    a, b = x[..., 0::2], x[..., 1::2]
-    out[..., 0::2], out[..., 1::2] = a * c - b * s, a * s + b * c
-    return out
-
-
 def rope_attention(x, weights, positions, mask=None, **rope) -> np.ndarray:
     """One attention layer with RoPE: ``q = R_pos(x W_Q)``, ``k = R_pos(x W_K)``, ``v = x W_V``.
 
@@ -195,8 +171,8 @@ def rope_attention(x, weights, positions, mask=None, **rope) -> np.ndarray:
     """
     x = _finite(x, "x")
     w_q, w_k, w_v = _weights(weights, x.shape[-1])
-    q = _rotate(x @ w_q, positions, rope)
-    k = _rotate(x @ w_k, positions, rope)
+    q = rope_apply(x @ w_q, positions, **rope)
+    k = rope_apply(x @ w_k, positions, **rope)
     return attention(q, k, x @ w_v, mask)
 
 
@@ -228,9 +204,9 @@ def decode_with_cache(x, weights, positions=None, *, query_positions=None, **rop
     keys, values, outputs = [], [], []
     for t in range(length):
         token = x[t:t + 1]
-        keys.append(_rotate(token @ w_k, positions[t:t + 1], rope))
+        keys.append(rope_apply(token @ w_k, positions[t:t + 1], **rope))
         values.append(token @ w_v)
-        query = _rotate(token @ w_q, query_positions[t:t + 1], rope)
+        query = rope_apply(token @ w_q, query_positions[t:t + 1], **rope)
         outputs.append(attention(query, np.concatenate(keys), np.concatenate(values)))
     return np.concatenate(outputs)
 
@@ -247,7 +223,7 @@ def rope_position_table(n_positions: int, config: RopeConfig) -> np.ndarray:
     basis = np.broadcast_to(np.eye(d), (n_positions, d, d))
     positions = np.broadcast_to(np.arange(n_positions)[:, None], (n_positions, d))
     # row e of basis, rotated at m, is column e of R_m
-    return np.swapaxes(_rotate(basis, positions, {"config": config}), -1, -2)
+    return np.swapaxes(rope_apply(basis, positions, config=config), -1, -2)
 
 
 def apply_position_table(x, positions, table) -> np.ndarray:
