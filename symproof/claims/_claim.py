@@ -102,9 +102,10 @@ class Chain:
 
     def step(self, rule: str, expr) -> "Chain":
         """Rewrite the current expression into ``expr`` by ``rule``; the prover checks it."""
-        part = self._proof._equal(rule, self.current, expr, chain=self.index)
-        if part.status == PROVED:
-            self.current = expr
+        # each step is checked from the expression the previous step stated, proved or
+        # not: a wrong step is reported once, and the steps after it are judged on their own
+        self._proof._equal(rule, self.current, expr, chain=self.index)
+        self.current = expr
         return self
 
     @property

@@ -291,6 +291,10 @@ def _nonzero_positions(m):
     return [(r, c) for r in range(m.rows) for c in range(m.cols) if m[r, c] != 0]
 
 
+def _shape_text(m) -> str:
+    return "x".join(str(n) for n in _shape(m))
+
+
 def _shape(m):
     return tuple(m.shape)
 
@@ -307,8 +311,7 @@ def _prove_matrix(lhs, rhs) -> Verdict:
             )
     if _shape(lhs) != _shape(rhs):
         raise InvalidInputError(
-            f"cannot compare matrices of different shapes {_shape(lhs)} and {_shape(rhs)}",
-            lhs_shape=_shape(lhs), rhs_shape=_shape(rhs),
+            f"cannot compare matrices of different shapes: lhs is {_shape_text(lhs)}, rhs is {_shape_text(rhs)}"
         )
     left_blocks, right_blocks = _block_terms(lhs), _block_terms(rhs)
     if left_blocks is not None and right_blocks is None:
@@ -433,10 +436,13 @@ def prove_equal(lhs, rhs) -> Verdict:
     _check_defined(lhs, "lhs")
     _check_defined(rhs, "rhs")
     if _is_matrix(lhs) != _is_matrix(rhs):
-        shape = _shape(lhs) if _is_matrix(lhs) else _shape(rhs)
+        sides = [
+            f"{name} is a {_shape_text(side)} matrix" if _is_matrix(side) else f"{name} is the scalar {_short(side)}"
+            for name, side in (("lhs", lhs), ("rhs", rhs))
+        ]
         raise InvalidInputError(
-            f"cannot compare a matrix of shape {shape} with a scalar",
-            lhs=type(lhs).__name__, rhs=type(rhs).__name__,
+            f"cannot compare a matrix with a scalar: {sides[0]}, {sides[1]} "
+            "(compare an entry of the matrix, or wrap the scalar in sympy.Matrix([[...]]))"
         )
     if _is_matrix(lhs):
         return _complete_witness(_prove_matrix(lhs, rhs))

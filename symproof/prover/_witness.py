@@ -98,7 +98,10 @@ def _defined(value) -> bool:
 
 def evaluate_at(expr, point: Mapping):
     """``expr`` at ``point`` exactly (sums with now-concrete limits are evaluated)."""
-    value = sp.sympify(expr).xreplace(dict(point))
+    # values given as Python numbers are sympified first: xreplace of a bare symbol
+    # would hand back the Python int itself
+    point = {symbol: sp.sympify(v) for symbol, v in dict(point).items()}
+    value = sp.sympify(sp.sympify(expr).xreplace(point))
     if value.has(sp.Sum, sp.Product):
         value = value.doit()
     return value
