@@ -212,9 +212,10 @@ def ids_packing(proof):
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     proof.equal("RoPE: a within-document score ignores the document offset c",
                 _score(q, k, i + c, j + c), _score(q, k, i, j))
-    p = lambda t: sinusoidal_vector(t, [1])  # noqa: E731 - one pair, frequency 1
-    x, y = Matrix([q0, q1]), Matrix([k0, k1])
-    absolute = lambda a, b: ((x + p(a)).T * (y + p(b)))[0]  # noqa: E731
+
+    def absolute(m_q, m_k):  # additive sinusoidal, one pair of frequency 1, A = I
+        return ((q + sinusoidal_vector(m_q, [1])).T * (k + sinusoidal_vector(m_k, [1])))[0]
+
     proof.differ("additive sinusoidal: the document offset changes the score",
                  absolute(i + c, j + c), absolute(i, j),
                  witness={q0: 1, q1: 0, k0: 0, k1: 0, i: 0, j: 0, c: 1})
