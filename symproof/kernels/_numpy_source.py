@@ -85,6 +85,15 @@ def _tables(positions, direction, dtype):
     """The per-position table, gathered at ``positions``: complex for adjacent pairing,
     a (cos, sin) pair for half pairing."""
     kind = "complex" if PAIRING == "adjacent" else "real"
+    last = _cache.get(("gathered", direction, numpy.dtype(dtype).str))
+    if last is not None and last[0].shape == positions.shape and numpy.array_equal(last[0], positions):
+        return last[1]  # same ids as the previous call (every layer of one forward pass): reuse, stay in cache
+    gathered = _gather(positions, direction, kind, dtype)
+    _cache[("gathered", direction, numpy.dtype(dtype).str)] = (positions.copy(), gathered)
+    return gathered
+
+
+def _gather(positions, direction, kind, dtype):
     lo, hi = int(positions.min()), int(positions.max())
     if hi - lo + 1 <= max(TABLE_SPAN_LIMIT, 4 * positions.size):
         first, _, cos_, sin_ = _cos_sin(lo, hi)
