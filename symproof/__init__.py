@@ -13,6 +13,7 @@ from .encodings import (
     frequencies, frequency, pairing_permutation, rope_matrix, rotation, sin_shift, sin_shift_matrix,
     sinusoidal_vector,
 )
+from .encodings import relayout_pairing
 from .prover import Step, Verdict, find_witness, prove_equal
 
 __version__ = "0.1.0"
@@ -23,5 +24,5 @@ __all__ = [
     "prove_equal", "Verdict", "Step", "find_witness",
     "claim", "Claim", "Proof", "ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims",
     "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",
-    "frequency", "pairing_permutation",
+    "frequency", "pairing_permutation", "relayout_pairing",
 ]
