@@ -91,13 +91,17 @@ def main_check(args) -> int:
     """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
     start = time.perf_counter()
     variant = load_variant(args.file)
+    export_dir = getattr(args, "export", None)
+    if export_dir:
+        from ._export import check_target
+
+        check_target(variant, getattr(args, "target", "numpy"))  # refuse before the work, not after
     results = check_variant(variant)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
         print(json.dumps(results_as_dict(variant, results, seconds), indent=2))
     else:
         print(format_results(variant, results, seconds))
-    export_dir = getattr(args, "export", None)
     if export_dir:
         from ._export import export_variant
 
