@@ -283,15 +283,13 @@ class _Reader:
         self.source = source
 
     def fail(self, key: str, message: str) -> VariantFileError:
-        return VariantFileError(f"{self.source}: key '{key}': {message}", file=self.source, key=key)
+        return VariantFileError(f"{self.source}: key '{key}': {message}")
 
     def check_keys(self, table: Mapping, schema: Mapping, prefix: str) -> None:
         for key, value in table.items():
             full = f"{prefix}{key}"
             if key not in schema:
-                raise VariantFileError(
-                    f"{self.source}: unknown key '{full}'; expected one of {sorted(schema)}",
-                    file=self.source, key=full)
+                raise VariantFileError(f"{self.source}: unknown key '{full}'; expected one of {sorted(schema)}")
             wanted = schema[key]
             types = wanted if isinstance(wanted, tuple) else (wanted,)
             if isinstance(value, bool) or not isinstance(value, types):

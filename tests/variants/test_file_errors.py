@@ -1,0 +1,83 @@
+"""Malformed descriptions are refused with a VariantFileError naming the file, the key and what was expected."""
+
+import pytest
+
+from symproof import VariantFileError
+from symproof.variants import load_variant
+
+GOOD = """name = "ok"
+kind = "rotary"
+width = 8
+[frequencies]
+rule = "geometric"
+base = 10000
+"""
+
+CASES = [
+    # (document, key named, words of what was expected)
+    (GOOD + "colour = 1\n", "frequencies.colour", "unknown key"),
+    ("colour = 1\n" + GOOD, "colour", "unknown key"),
+    (GOOD.replace("width = 8", "width = 7"), "width", "even integer"),
+    (GOOD.replace("width = 8", 'width = "8"'), "width", "expected an integer"),
+    (GOOD.replace("width = 8", "width = true"), "width", "got a boolean"),
+    (GOOD.replace('kind = "rotary"', 'kind = "magic"'), "kind", "expected one of"),
+    (GOOD.replace('name = "ok"\n', ""), "name", "is required"),
+    (GOOD.replace('name = "ok"', 'name = "Bad Name!"'), "name", "lower-case"),
+    (GOOD + "rotated_width = 4\n", "frequencies.rotated_width", "unknown key"),
+    (GOOD.replace("width = 8", "width = 8\nrotated_width = 4"), "frequencies.denominator", "partial rotation"),
+    (GOOD.replace("width = 8", "width = 8\nrotated_width = 16"), "rotated_width", "<= width"),
+    (GOOD.replace("width = 8", 'width = 8\npairing = "diagonal"'), "pairing", "expected one of"),
+    (GOOD.replace('rule = "geometric"', 'rule = "magic"'), "frequencies.rule", "expected one of"),
+    (GOOD.replace("base = 10000", 'base = "10000 +"'), "frequencies.base", "is not a formula"),
+    (GOOD.replace("base = 10000", 'base = "beta"'), "frequencies.base", "unknown name 'beta'"),
+    (GOOD.replace('rule = "geometric"\nbase = 10000', 'rule = "list"\nvalues = [1, 0.1]'),
+     "frequencies.values", "expected 4 values"),
+    (GOOD.replace('rule = "geometric"\nbase = 10000', 'rule = "list"\nvalues = [1, 0.1, true, 2]'),
+     "frequencies.values[2]", "a number or a formula"),
+    (GOOD.replace('rule = "geometric"\nbase = 10000', 'rule = "formula"\nformula = "sqrt(-1 - r)"'),
+     "frequencies.formula", "finite real"),
+    (GOOD + "[params]\nr = 2\n", "params.r", "fixed meaning"),
+    (GOOD + '[params]\ns = "t + 1"\n', "params.s", "unknown name 't'"),
+    (GOOD + '[position]\ntransform = "m / s"\n', "position.transform", "unknown name 's'"),
+    (GOOD + '[position]\naxes = ["row", "col"]\n', "position.axis", "is required"),
+    (GOOD + '[position]\naxes = ["row", "col"]\naxis = "r"\n', "position.axis", "axis index"),
+    (GOOD + '[rotation]\nblock = [["cos(x)"]]\n', "rotation.block", "2x2"),
+    (GOOD + '[bias]\nformula = "0"\n', "bias", "does not apply"),
+    (GOOD + "[scale]\nquery = [1]\n", "scale.query", "formula string or a number"),
+    ('name = "b"\nkind = "bias"\n[bias]\nformula = "-slope*abs(j-i)"\nheads = 0\nslope = "1"\n', "bias.heads",
+     "between 1 and"),
+    ('name = "b"\nkind = "bias"\n[bias]\nformula = "-slope*abs(j-i)"\nheads = 2\n', "bias.slope", "is required"),
+    ('name = "b"\nkind = "bias"\nwidth = 8\n', "width", "does not apply"),
+    ('name = "a"\nkind = "additive"\nwidth = 8\npairing = "half"\n[frequencies]\nbase = 10\n', "pairing",
+     "concatenated"),
+    ('name = "a"\nkind = "additive"\nwidth = 8\n[frequencies]\nbase = 10\n[scale]\nquery = 1\n', "scale",
+     "does not apply"),
+]
+
+
+@pytest.mark.parametrize("document, key, words", CASES, ids=[c[1] + f"-{k}" for k, c in enumerate(CASES)])
+def test_malformed_file_is_refused_with_its_key(tmp_path, document, key, words):
+    path = tmp_path / "variant.toml"
+    path.write_text(document, encoding="utf-8")
+    with pytest.raises(VariantFileError) as info:
+        load_variant(path)
+    message = str(info.value)
+    assert str(path) in message and f"'{key}'" in message and words in message, message
+
+
+def test_not_toml(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("name = \n", encoding="utf-8")
+    with pytest.raises(VariantFileError, match="not valid TOML"):
+        load_variant(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(VariantFileError, match="no such file"):
+        load_variant(tmp_path / "absent.toml")
+
+
+def test_the_good_file_loads(tmp_path):
+    path = tmp_path / "variant.toml"
+    path.write_text(GOOD, encoding="utf-8")
+    assert load_variant(path).n_pairs == 4
