@@ -105,12 +105,19 @@ def _is_opaque(arg) -> bool:
     return arg.has(sin, cos)
 
 
-def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
+def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
     """Rewrite ``expr`` into the canonical reduced polynomial form.
 
     The result is zero iff ``expr`` is identically zero as a function of its
     atoms (for expressions in the decidable class), and zero implies the
     identity in every case, because each rewrite is an identity.
+
+    ``split=False`` takes each distinct argument as its own atom, without
+    splitting sums or finding common units: a zero result still proves the
+    identity, a non-zero one proves nothing (``in_decidable_class`` is then
+    False).  It is the cheap first try: ``sin(t w)^2 + cos(t w)^2`` over many
+    frequencies that are rational multiples of each other would otherwise be
+    expanded in a common unit, ``cos(100 u)`` by Chebyshev.
     """
     expr = sp.sympify(expr)
     for func, rewrite in _OTHER_TRIG.items():
@@ -119,7 +126,8 @@ def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
 
     applications = list(expr.atoms(sin, cos))
     opaque = any(_is_opaque(f.args[0]) for f in applications)
-    split = {f: _split_argument(f.args[0]) for f in applications}
+    whole = not split
+    split = {f: [(sp.S.One, f.args[0])] if whole else _split_argument(f.args[0]) for f in applications}
 
     coefficients: dict = {}
     for terms in split.values():
@@ -164,10 +172,13 @@ def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
         replacement[f] = c_total if isinstance(f, cos) else s_total
 
     rewritten = expr.xreplace(replacement)
+    # every rewrite is an identity, so a division by zero appearing here means a
+    # denominator is identically zero (SymPy folded it to 0 as the polynomial was built)
+    folded_to_zero = rewritten.has(sp.nan, sp.zoo)
     numer, denom = sp.fraction(sp.together(rewritten)) if _has_denominator(rewritten) else (rewritten, 1)
     s_vars = {s: c for c, s in pair_of.values()}
     poly = _reduce(numer, s_vars)
-    denominator_vanishes = denom != 1 and _reduce(denom, s_vars) == 0
+    denominator_vanishes = folded_to_zero or (denom != 1 and _reduce(denom, s_vars) == 0)
 
     back = {}
     for key, (c, s) in pair_of.items():
@@ -178,7 +189,7 @@ def to_trig_polynomial(expr: sp.Expr) -> TrigPolynomial:
             argument = units[key] * key
         back[c] = cos(argument)
         back[s] = sin(argument)
-    decidable = not opaque and not large and _in_decidable_class(poly, set(back))
+    decidable = not whole and not opaque and not large and _in_decidable_class(poly, set(back))
     return TrigPolynomial(
         expr=poly,
         back=back,
