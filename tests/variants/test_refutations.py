@@ -1,0 +1,51 @@
+"""Descriptions that break a property must be refuted, with an exact witness of that very scheme."""
+
+import pytest
+
+from symproof.variants import Variant, check_variant
+from symproof.variants._main import exit_code
+
+ROPE = {"name": "probe", "kind": "rotary", "width": 4, "frequencies": {"rule": "geometric", "base": 10000}}
+TABLE = {"name": "probe", "kind": "additive", "width": 4, "frequencies": {"rule": "geometric", "base": 10000}}
+
+CASES = [
+    # a quadratic position transform: angles no longer subtract to a function of j - i
+    (ROPE, {"position": {"transform": "m**2"}}, {"relative": "refuted", "shift": "refuted", "norm": "proved"}),
+    # an offset in the transform is harmless: g(j) - g(i) still depends on j - i only
+    (ROPE, {"position": {"transform": "m + 3"}}, {"relative": "proved", "shift": "proved", "plain_at_zero": "proved"}),
+    # a scale that is not of the form zeta^m zeta^-m breaks the offset property
+    (ROPE, {"scale": {"query": "1 + m", "key": "1 + m"}}, {"relative": "refuted", "norm": "refuted"}),
+    # the same scale on both sides grows with position: still not offset-only
+    (ROPE, {"params": {"z": 2}, "scale": {"query": "z**m", "key": "z**m"}}, {"relative": "refuted"}),
+    # transposed rotation R(x)^T is still a rotation: everything holds
+    (ROPE, {"rotation": {"block": [["cos(x)", "sin(x)"], ["-sin(x)", "cos(x)"]]}},
+     {"norm": "proved", "relative": "proved", "direction": "proved"}),
+    (TABLE, {"position": {"transform": "m**2"}}, {"shift_structure": "refuted", "relative": "refuted",
+                                                   "constant_norm": "proved"}),
+    (TABLE, {"position": {"transform": "2*m"}}, {"shift_structure": "proved", "direction": "refuted"}),
+    ({"name": "probe", "kind": "bias", "bias": {"formula": "-slope*abs(j)", "heads": 2, "slope": "1/(h+1)"}}, {},
+     {"relative": "refuted", "plain_at_zero": "refuted"}),
+    ({"name": "probe", "kind": "bias", "bias": {"formula": "-slope*(j - i)", "heads": 2, "slope": "1/(h+1)"}}, {},
+     {"relative": "proved", "direction": "proved"}),
+]
+
+
+@pytest.mark.parametrize("base, extra, expected", CASES, ids=[str(k) for k in range(len(CASES))])
+def test_verdicts_of_constructed_variants(base, extra, expected):
+    variant = Variant.from_dict({**base, **extra})
+    results = {r.claim.name: r for r in check_variant(variant, only=set(expected))}
+    assert {k: r.status for k, r in results.items()} == expected
+    for key, r in results.items():
+        if r.status == "refuted" and r.claim.kind == "identity":
+            assert r.witnesses, key
+
+
+def test_exit_code_is_1_only_for_undecided_or_a_wrong_kernel():
+    class Result:
+        def __init__(self, name, status):
+            self.status, self.id = status, f"v.{name}"
+            self.claim = type("C", (), {"name": name})()
+
+    assert exit_code([Result("norm", "refuted"), Result("kernel", "proved")]) == 0
+    assert exit_code([Result("norm", "unknown"), Result("kernel", "proved")]) == 1
+    assert exit_code([Result("norm", "proved"), Result("kernel", "refuted")]) == 1
