@@ -2,32 +2,170 @@
 # 7.3 Rotary position embedding (RoPE)
 
 ## Main definitions
-- `R(th) = [[cos th, -sin th], [sin th, cos th]]`, the rotation of one pair.
-- `R_m = blockdiag(R(m omega_0), ..., R(m omega_{d_k/2-1}))`, the rotation of a head.
+- `R(th) = [[cos th, -sin th], [sin th, cos th]]`, the rotation of one pair (7.13).
+- `omega_r = beta^(-2r/d_k)`, `R_m = blockdiag(R(m omega_0), ..., R(m omega_{d_k/2-1}))`,
+  the rotation of a head at position `m` (7.19): block diagonal, not diagonal.
+- `R'_m = blockdiag(R^{(d_r)}_m, I_{d_k - d_r})`: only the first `d_r` coordinates rotate (7.21).
+- Adjacent pairing rotates `(2r, 2r+1)`, half-split pairing `(r, r + d/2)`;
+  `Q = pairing_permutation(d, "adjacent", "half")` maps one layout to the other.
+- `rope_algorithm_7_1`: Algorithm 7.1 of the chapter, the plain loop.
 
 ## Main statements
+- `rope.rotation`: `R(th) z = (z0 cos th - z1 sin th, z0 sin th + z1 cos th)`; the sign and
+  the order of the pair are part of the definition.
 - `rope.orthogonal`: `R(th)^T R(th) = I`, `det R(th) = 1`, `||R(th) z|| = ||z||`.
+- `rope.compose`: `R(a) R(b) = R(a + b)`.
 - `rope.relative`: `R(a)^T R(b) = R(b - a)`.
-- `rope.frequency_denominator`: the width in the frequency exponent is part of the definition.
+- `rope.inner_product`: `(R(i w) q)^T (R(j w) k) = q^T R((j-i) w) k`.
+- `rope.score_expansion`: `q^T R(D w) k = (q0 k0 + q1 k1) cos(D w) + (q1 k0 - q0 k1) sin(D w)`.
+- `rope.shift_invariance`: a common shift of both positions leaves the score unchanged.
+- `rope.block_relative`: `R_i^T R_j = R_{j-i}` for symbolic `d_k` and concrete `d_k`.
+- `rope.frequency_denominator`: `d_r` or `d_k` in the exponent gives different frequencies.
+- `rope.partial`: the score splits into a rotated relative part and a plain content part.
+- `rope.pairing_permutation`: `rope_half(Q z) = Q rope_adj(z)`; re-laid weights give the same scores.
+- `rope.algorithm_7_1`: the loop equals `R'_m` block by block; the in-place variant does not.
+- `rope.example`: the chapter's numbers, exactly.
 
 ## Notation
-`a, b, th` are real angles; `z = (z0, z1)` a real pair.
+`a, b, th` real angles; `z = (z0, z1)`, `q`, `k` real vectors; `i, j, m` integer
+positions, `D = j - i` the offset, `c` a common shift; `w`, `omega_r` frequencies.
 
 ## Implementation notes
-Every step is checked by `prove_equal`: products of 2x2 blocks are compared
-entry by entry in the canonical form modulo `cos^2 + sin^2 = 1`.
+Every step is checked by `prove_equal`: 2x2 products are compared entry by entry in
+the canonical form modulo `cos^2 + sin^2 = 1`.  Block-diagonal products are built
+unevaluated (`MatMul(Transpose(A), B)`) so that the blockwise tactic compares
+them block by block and proves blocks that differ only in their own frequency
+symbol once, as one generic block.  For symbolic `d_k` the statement rests on two
+checked facts: products of block-diagonal matrices act block by block (checked on
+blocks with symbolic entries), and the generic block with the symbolic
+frequency `beta^(-2r/d_k)` satisfies the 2x2 identity.  Concrete widths are then
+checked through the block structure with one frequency symbol per block (the
+identity holds for every choice of frequencies, the chapter's `beta^(-2r/d_k)`
+being one); building evaluated powers `10000^(-r/2048)` would cost more than the
+whole check and prove nothing more.
 
 ## References
-Chapter section 7.3, equations (7.13), (7.19)-(7.21).
+Chapter section 7.3, equations (7.13), (7.19)-(7.21), Algorithm 7.1.
 """
 
 import sympy as sp
-from sympy import Matrix, cos, sin
+from sympy import ImmutableMatrix, Matrix, cos, sin, sqrt
+from sympy.matrices.expressions import BlockDiagMatrix, MatMul, Transpose
 
-from symproof import claim, frequency, rotation
+from symproof import claim, frequencies, frequency, pairing_permutation, relayout_pairing, rope_matrix, rotation
+from symproof.encodings import pair_indices
 
 a, b, th = sp.symbols("a b theta", real=True)
 z0, z1 = sp.symbols("z0 z1", real=True)
+q0, q1, k0, k1 = sp.symbols("q0 q1 k0 k1", real=True)
+i, j, m, c, D = sp.symbols("i j m c D", integer=True)
+w, w2 = sp.symbols("omega omega'", positive=True)
+beta = sp.Symbol("beta", positive=True)
+r = sp.Symbol("r", integer=True, nonnegative=True)
+d_k = sp.Symbol("d_k", integer=True, positive=True)
+
+q, k, z = Matrix([q0, q1]), Matrix([k0, k1]), Matrix([z0, z1])
+
+#: widths at which `rope.block_relative` is checked through the block structure on every run
+#: of the claim; the wider ones are checked by the test suite through the same
+#: `block_relative_sides`, because building three matrices of 2048 rotation blocks is seconds
+#: of SymPy object construction (the blockwise comparison itself proves one generic block)
+CONCRETE_WIDTHS = (2, 8, 64)
+TESTED_WIDTHS = (512, 4096)
+
+
+def score(i_pos, j_pos, freq, q_vec=q, k_vec=k):
+    """The RoPE score of one pair: `(R(i w) q)^T (R(j w) k)`, multiplied out."""
+    return ((rotation(i_pos * freq) * q_vec).T * (rotation(j_pos * freq) * k_vec))[0]
+
+
+def relative_form(offset, freq, q_vec=q, k_vec=k):
+    """`q^T R(D w) k`, multiplied out."""
+    return (q_vec.T * rotation(offset * freq) * k_vec)[0]
+
+
+def frequency_symbols(n_pairs: int, name: str = "omega"):
+    """One positive frequency symbol per rotation pair."""
+    return sp.symbols(f"{name}_0:{n_pairs}", positive=True)
+
+
+def block_relative_sides(width: int, freqs=None):
+    """`(R_i^T R_j, R_{j-i})` at a concrete width, the product left unevaluated for the blockwise tactic."""
+    freqs = frequency_symbols(width // 2) if freqs is None else freqs
+    return MatMul(Transpose(rope_matrix(i, freqs)), rope_matrix(j, freqs)), rope_matrix(j - i, freqs)
+
+
+def within_last_place(proof, rule, exact, printed: str):
+    """The printed digits are within one unit of their last place of the exact value."""
+    places = len(printed.split(".")[1])
+    gap, unit = abs(sp.sympify(exact) - sp.Rational(printed)), sp.Rational(1, 10**places)
+    margin = (unit - gap).evalf(places + 20, strict=True)
+    return proof.check(rule, bool(margin > 0), detail=f"|exact - {printed}| = {gap.evalf(5)} (must be < {unit})")
+
+
+def rotate_pairs(vec, position, freqs, pairing="adjacent"):
+    """RoPE of one vector: pair `r` of the layout rotated by `position * freqs[r]`; the
+    coordinates after the `2 len(freqs)` rotated ones are copied."""
+    out = list(vec)
+    for (first, second), freq in zip(pair_indices(2 * len(freqs), pairing), freqs):
+        out[first], out[second] = (rotation(position * freq) * Matrix([vec[first], vec[second]]))
+    return Matrix(out)
+
+
+def partial_rope_matrix(position, freqs, width):
+    """`R'_m = blockdiag(R(m omega_0), ..., R(m omega_{d_r/2-1}), I_{width - d_r})`."""
+    blocks = [rotation(position * freq) for freq in freqs]
+    rest = width - 2 * len(freqs)
+    if rest:
+        blocks.append(ImmutableMatrix(sp.eye(rest)))
+    return BlockDiagMatrix(*blocks)
+
+
+def rope_algorithm_7_1(Z, I, d_r, freqs):
+    """Algorithm 7.1 (adjacent pairing), as written: `Z[b][t][:]` of width `d_k`, positions `I[b][t]`."""
+    out = [[list(row) for row in sample] for sample in Z]
+    for bb, sample in enumerate(Z):
+        for t, row in enumerate(sample):
+            position = I[bb][t]
+            for rr in range(d_r // 2):
+                angle = position * freqs[rr]
+                cc, ss = cos(angle), sin(angle)
+                first, second = row[2 * rr], row[2 * rr + 1]  # keep the originals
+                out[bb][t][2 * rr] = first * cc - second * ss
+                out[bb][t][2 * rr + 1] = first * ss + second * cc
+            for col in range(d_r, len(row)):
+                out[bb][t][col] = row[col]
+    return out
+
+
+def rope_algorithm_7_1_in_place(Z, I, d_r, freqs):
+    """The faulty variant: rotates `Z` in place and reuses the updated first component."""
+    Z = [[list(row) for row in sample] for sample in Z]
+    for bb, sample in enumerate(Z):
+        for t, row in enumerate(sample):
+            position = I[bb][t]
+            for rr in range(d_r // 2):
+                angle = position * freqs[rr]
+                cc, ss = cos(angle), sin(angle)
+                row[2 * rr] = row[2 * rr] * cc - row[2 * rr + 1] * ss
+                row[2 * rr + 1] = row[2 * rr] * ss + row[2 * rr + 1] * cc
+    return Z
+
+
+@claim("rope.rotation", section="7.3", title="The rotation of one pair",
+       statement=r"R(\theta) z = (z_0\cos\theta - z_1\sin\theta,\ z_0\sin\theta + z_1\cos\theta)",
+       equations=("7.13",))
+def rope_rotation(proof):
+    R = rotation(th)
+    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), "R(th) z") \
+        .step("multiply the 2x2 block by the pair",
+              Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]))
+    proof.differ("the components mix: the first output depends on z1", sp.diff((R * z)[0], z1), 0)
+    no_minus = Matrix([[cos(th), sin(th)], [sin(th), cos(th)]])
+    proof.differ("dropping the minus sign changes the function", R * z, no_minus * z)
+    swap = Matrix([[0, 1], [1, 0]])
+    proof.note("Swapping the pair: the routine reads (z1, z0) as its pair and writes back in that order.")
+    proof.differ("swapping the pair changes the function", R * z, swap * R * swap * z)
 
 
 @claim("rope.orthogonal", section="7.3", title="A rotation is orthogonal with determinant 1",
@@ -38,12 +176,22 @@ def rope_orthogonal(proof):
         .step("multiply out the entries", Matrix([[cos(th)**2 + sin(th)**2, 0], [0, sin(th)**2 + cos(th)**2]])) \
         .step("cos^2 + sin^2 = 1", sp.eye(2))
     proof.chain(R.det(), 1, "determinant").step("cos^2 + sin^2 = 1", sp.Integer(1))
-    z = Matrix([z0, z1])
     rz = R * z
     proof.chain((rz.T * rz)[0], (z.T * z)[0], "norm") \
         .step("expand the squared components",
               z0**2 * (cos(th)**2 + sin(th)**2) + z1**2 * (sin(th)**2 + cos(th)**2)) \
         .step("cos^2 + sin^2 = 1", z0**2 + z1**2)
+
+
+@claim("rope.compose", section="7.3", title="Rotations compose by adding angles",
+       statement=r"R(a) R(b) = R(a + b)")
+def rope_compose(proof):
+    proof.chain(rotation(a) * rotation(b), rotation(a + b)) \
+        .step("entry products", Matrix([
+            [cos(a) * cos(b) - sin(a) * sin(b), -cos(a) * sin(b) - sin(a) * cos(b)],
+            [sin(a) * cos(b) + cos(a) * sin(b), -sin(a) * sin(b) + cos(a) * cos(b)],
+        ])) \
+        .step("angle-sum formulas", rotation(a + b))
 
 
 @claim("rope.relative", section="7.3", title="Relative rotation",
@@ -57,11 +205,228 @@ def rope_relative(proof):
         .step("angle-difference formulas", rotation(b - a))
 
 
+@claim("rope.inner_product", section="7.3", title="The rotated inner product depends on j - i",
+       statement=r"(R(i\omega) q)^T (R(j\omega) k) = q^T R((j-i)\omega) k")
+def rope_inner_product(proof):
+    proof.chain(score(i, j, w), relative_form(j - i, w)) \
+        .step("transpose of a product: (R q)^T = q^T R^T",
+              (q.T * rotation(i * w).T * rotation(j * w) * k)[0]) \
+        .step("rope.relative: R(i w)^T R(j w) = R((j - i) w)", relative_form(j - i, w))
+
+
+@claim("rope.score_expansion", section="7.3", title="The score as a cosine term and a sine term",
+       statement=r"q^T R(D\omega) k = (q_0k_0 + q_1k_1)\cos(D\omega) + (q_1k_0 - q_0k_1)\sin(D\omega)")
+def rope_score_expansion(proof):
+    x = D * w
+    expanded = (q0 * k0 + q1 * k1) * cos(x) + (q1 * k0 - q0 * k1) * sin(x)
+    proof.chain(relative_form(D, w), expanded) \
+        .step("expand the 2x2 product", q0 * (k0 * cos(x) - k1 * sin(x)) + q1 * (k0 * sin(x) + k1 * cos(x))) \
+        .step("group the cos and sin terms", expanded)
+    proof.equal("at D = 0 the score is the plain product q^T k", expanded.subs(D, 0), (q.T * k)[0])
+    proof.equal("D -> -D keeps the cosine term and flips the sine term", expanded.subs(D, -D),
+                (q0 * k0 + q1 * k1) * cos(x) - (q1 * k0 - q0 * k1) * sin(x))
+    proof.differ("so the direction of the offset is visible", expanded, expanded.subs(D, -D))
+
+
+@claim("rope.shift_invariance", section="7.3", title="A common shift leaves the score unchanged",
+       statement=r"(R((i+c)\omega) q)^T (R((j+c)\omega) k) = (R(i\omega) q)^T (R(j\omega) k)")
+def rope_shift_invariance(proof):
+    proof.chain(score(i + c, j + c, w), score(i, j, w)) \
+        .step("rope.inner_product at positions i + c, j + c", relative_form((j + c) - (i + c), w)) \
+        .step("rope.inner_product backwards: (j + c) - (i + c) = j - i", score(i, j, w))
+    proof.note("The guarantee is about the positions only: content, visibility and frequencies "
+               "are outside it.")
+    proof.differ("changing the frequency changes the score", score(i, j, w), score(i, j, w2),
+                 witness={i: 0, j: 1, q0: 1, q1: 0, k0: 1, k1: 0, w: 1, w2: 2})
+
+
+@claim("rope.block_relative", section="7.3", title="Block-diagonal RoPE is relative",
+       statement=r"R_i^T R_j = R_{j-i},\ (R_i q)^T (R_j k) = q^T R_{j-i} k",
+       assumptions=(r"\omega_r = \beta^{-2r/d_k}",), equations=("7.19", "7.20"))
+def rope_block_relative(proof):
+    proof.note("Block lemma: a product of block-diagonal matrices with matching blocks is the "
+               "block-diagonal matrix of the block products. Checked on dense matrices with "
+               "symbolic entries: a 2x2 block next to a 2x2 block, and next to a 4x4 block.")
+    for rest in (2, 4):
+        A0, B0 = (ImmutableMatrix(2, 2, sp.symbols(f"{n}0_0:4")) for n in "AB")
+        A1, B1 = (ImmutableMatrix(rest, rest, sp.symbols(f"{n}1_0:{rest * rest}")) for n in "AB")
+        dense_a = ImmutableMatrix(BlockDiagMatrix(A0, A1).as_explicit())
+        dense_b = ImmutableMatrix(BlockDiagMatrix(B0, B1).as_explicit())
+        proof.equal(f"block lemma (blocks 2 and {rest}): blockdiag(A)^T blockdiag(B) = blockdiag(A_r^T B_r)",
+                    dense_a.T * dense_b, ImmutableMatrix(BlockDiagMatrix(A0.T * B0, A1.T * B1).as_explicit()))
+
+    omega_r = frequency(r, d_k, beta)
+    proof.note("One generic block: pair r of a head of symbolic width d_k, frequency "
+               "omega_r = beta^(-2r/d_k), r and d_k symbolic.")
+    proof.chain(rotation(i * omega_r).T * rotation(j * omega_r), rotation((j - i) * omega_r), "generic block") \
+        .step("entry products", Matrix([
+            [cos(i * omega_r) * cos(j * omega_r) + sin(i * omega_r) * sin(j * omega_r),
+             -cos(i * omega_r) * sin(j * omega_r) + sin(i * omega_r) * cos(j * omega_r)],
+            [-sin(i * omega_r) * cos(j * omega_r) + cos(i * omega_r) * sin(j * omega_r),
+             sin(i * omega_r) * sin(j * omega_r) + cos(i * omega_r) * cos(j * omega_r)],
+        ])) \
+        .step("angle-difference formulas", rotation((j - i) * omega_r))
+    proof.chain(score(i, j, omega_r), relative_form(j - i, omega_r), "generic pair of the score") \
+        .step("transpose of a product", (q.T * rotation(i * omega_r).T * rotation(j * omega_r) * k)[0]) \
+        .step("generic block", relative_form(j - i, omega_r))
+    proof.note("With the block lemma, R_i^T R_j = blockdiag(R(i omega_r)^T R(j omega_r)) = R_{j-i}, and the "
+               "score (R_i q)^T (R_j k) = q^T R_i^T R_j k is the sum over r of the generic pair.")
+    proof.holds("every frequency is a positive real, so each block is an instance of the generic block",
+                omega_r > 0)
+
+    for width in CONCRETE_WIDTHS:
+        proof.equal(f"d_k = {width}: blockwise, {width // 2} blocks", *block_relative_sides(width))
+    proof.equal("d_k = 8 with the exact frequencies 10000^(-2r/8)", *block_relative_sides(8, frequencies(8)))
+    proof.note(f"d_k = {' and '.join(map(str, TESTED_WIDTHS))} are checked the same way by the test suite "
+               "(tests/derivations/test_sec7_3.py).")
+
+
 @claim("rope.frequency_denominator", section="7.3", kind="not-in-general",
        title="The frequency denominator is part of the definition",
        statement=r"\beta^{-2r/d_r} \ne \beta^{-2r/d_k} \text{ for } r \ge 1,\ d_r < d_k")
 def rope_frequency_denominator(proof):
-    r = sp.Symbol("r", integer=True, positive=True)
-    d_r, d_k = 32, 128
-    proof.note(f"Rotated width d_r = {d_r} inside a head of width d_k = {d_k}: same shapes either way.")
-    proof.differ("exponent with d_r vs d_k", frequency(r, d_r), frequency(r, d_k), witness={r: 1})
+    r1 = sp.Symbol("r", integer=True, positive=True)
+    d_r, gap = sp.symbols("d_r e", integer=True, positive=True)
+    g = sp.Symbol("g", positive=True)
+    base = 1 + g  # beta > 1
+    exponent = -2 * r1 / d_r + 2 * r1 / (d_r + gap)
+    proof.note("Write d_k = d_r + e with e >= 1 and beta = 1 + g with g > 0. The ratio of the two "
+               "frequencies is beta^x with x the difference of the exponents.")
+    proof.equal("ratio of frequencies: beta^(-2r/d_r) / beta^(-2r/d_k) = beta^x",
+                frequency(r1, d_r, base) / frequency(r1, d_r + gap, base), base**exponent)
+    proof.equal("x = -2 r e / (d_r d_k)", exponent, -2 * r1 * gap / (d_r * (d_r + gap)))
+    proof.holds("x < 0 for every r >= 1 and d_r < d_k", -2 * r1 * gap / (d_r * (d_r + gap)) < 0)
+    proof.holds("log of the ratio x log(beta) < 0 for beta > 1: every frequency with r >= 1 differs",
+                -2 * r1 * gap / (d_r * (d_r + gap)) * sp.log(base) < 0)
+    proof.equal("r = 0 is the one frequency they share", frequency(0, d_r, beta), frequency(0, d_r + gap, beta))
+
+    small, large = 32, 128
+    proof.note(f"Concretely: d_r = {small} rotated coordinates in a head of d_k = {large}.")
+    for rr in (1, 2, small // 2 - 1):
+        proof.differ(f"r = {rr}: exponent with d_r vs d_k", frequency(r1, small), frequency(r1, large),
+                     witness={r1: rr})
+    table_r, table_k = frequencies(small), frequencies(small, denominator=large)
+    proof.check("every tensor shape stays the same: both tables hold d_r / 2 frequencies and the "
+                "rotation acts on the same d_k-wide head",
+                len(table_r) == len(table_k) == small // 2,
+                detail=f"{len(table_r)} and {len(table_k)} frequencies")
+
+
+@claim("rope.partial", section="7.3", title="Rotating only the first d_r coordinates",
+       statement=r"(R'_i q)^T (R'_j k) = q_{<d_r}^T R^{(d_r)}_{j-i} k_{<d_r} + q_{\ge d_r}^T k_{\ge d_r}",
+       equations=("7.21",))
+def rope_partial(proof):
+    width, rotated = 6, 4
+    freqs = frequency_symbols(rotated // 2)
+    qv = Matrix(sp.symbols(f"q0:{width}", real=True))
+    kv = Matrix(sp.symbols(f"k0:{width}", real=True))
+    proof.note(f"d_k = {width}, d_r = {rotated}, one symbolic frequency per rotated pair.")
+    proof.equal("blockwise: R'_i^T R'_j = R'_{j-i} (the identity block gives I^T I = I)",
+                MatMul(Transpose(partial_rope_matrix(i, freqs, width)), partial_rope_matrix(j, freqs, width)),
+                partial_rope_matrix(j - i, freqs, width))
+    lhs = ((partial_rope_matrix(i, freqs, width).as_explicit() * qv).T
+           * (partial_rope_matrix(j, freqs, width).as_explicit() * kv))[0]
+    head, tail = slice(0, rotated), slice(rotated, width)
+    relative = (qv[head, :].T * rope_matrix(j - i, freqs).as_explicit() * kv[head, :])[0]
+    content = (qv[tail, :].T * kv[tail, :])[0]
+    proof.chain(lhs, relative + content) \
+        .step("transpose of a product", (qv.T * partial_rope_matrix(i, freqs, width).as_explicit().T
+                                         * partial_rope_matrix(j, freqs, width).as_explicit() * kv)[0]) \
+        .step("R'_i^T R'_j = R'_{j-i}", (qv.T * partial_rope_matrix(j - i, freqs, width).as_explicit() * kv)[0]) \
+        .step("split the coordinates at d_r", relative + content)
+    proof.differ("the unrotated coordinates carry no position: dropping them changes the score",
+                 lhs, relative)
+
+
+@claim("rope.pairing_permutation", section="7.3", title="Adjacent and half-split pairing differ by one permutation",
+       statement=r"\mathrm{rope}_{half}(Q z) = Q\,\mathrm{rope}_{adj}(z)")
+def rope_pairing_permutation(proof):
+    import numpy as np
+
+    width = 8
+    freqs = frequencies(width)
+    perm = pairing_permutation(width, "adjacent", "half")
+    Q = Matrix(width, width, lambda row, col: int(perm[row] == col))
+    zv = Matrix(sp.symbols(f"z0:{width}", real=True))
+    proof.note(f"Q for d_k = {width}: coordinate k of the half-split layout is coordinate {perm}[k] "
+               "of the adjacent one.")
+    proof.equal("Q is a permutation: Q^T Q = I", Q.T * Q, sp.eye(width))
+    proof.equal(f"rope_half(Q z) = Q rope_adj(z), d_k = {width}, symbolic z and position",
+                rotate_pairs(Q * zv, m, freqs, "half"), Q * rotate_pairs(zv, m, freqs, "adjacent"))
+
+    heads, head_width, d_model = 2, 4, 3
+    head_freqs = frequencies(head_width)
+    w_q = np.array([[sp.Rational(row * d_model + col - 5, 3) for col in range(d_model)]
+                    for row in range(heads * head_width)], dtype=object)
+    w_k = np.array([[sp.Integer((row * 7 + col * 3) % 5 - 2) for col in range(d_model)]
+                    for row in range(heads * head_width)], dtype=object)
+    x_i, x_j = Matrix([1, -2, sp.Rational(1, 2)]), Matrix([3, 0, -1])
+    relaid_q, relaid_k = (relayout_pairing(weights, heads, "adjacent", "half") for weights in (w_q, w_k))
+
+    def scores(wq, wk, pairing):
+        out = []
+        for h in range(heads):
+            rows = slice(h * head_width, (h + 1) * head_width)
+            query = rotate_pairs(Matrix(wq[rows]) * x_i, i, head_freqs, pairing)
+            key = rotate_pairs(Matrix(wk[rows]) * x_j, j, head_freqs, pairing)
+            out.append((query.T * key)[0])
+        return Matrix(out)
+
+    proof.note(f"{heads} heads of width {head_width}, d_model = {d_model}, exact rational weights and "
+               "inputs, symbolic positions i, j.")
+    adjacent = scores(w_q, w_k, "adjacent")
+    proof.equal("half-split RoPE on weights re-laid by relayout_pairing = adjacent RoPE on the originals",
+                scores(relaid_q, relaid_k, "half"), adjacent)
+    proof.differ("swapping the routine without re-laying the weights changes the scores",
+                 scores(w_q, w_k, "half"), adjacent)
+
+
+@claim("rope.algorithm_7_1", section="7.3", title="Algorithm 7.1 computes R_m block by block",
+       statement=r"\mathrm{Alg.\,7.1}(Z, I)[b, t] = R'_{I[b,t]} Z[b, t]")
+def rope_algorithm_7_1_claim(proof):
+    samples, length, width, rotated = 1, 2, 6, 4
+    freqs = frequency_symbols(rotated // 2)
+    Z = [[list(sp.symbols(f"z{bb}{t}_0:{width}", real=True)) for t in range(length)] for bb in range(samples)]
+    I = [[sp.Symbol(f"m{bb}{t}", integer=True) for t in range(length)] for bb in range(samples)]
+    out = rope_algorithm_7_1(Z, I, rotated, freqs)
+    faulty = rope_algorithm_7_1_in_place(Z, I, rotated, freqs)
+    proof.note(f"B = {samples}, T = {length}, d_k = {width}, d_r = {rotated}: symbolic inputs, "
+               "positions and frequencies.")
+    for bb in range(samples):
+        for t in range(length):
+            zv, result = Matrix(Z[bb][t]), Matrix(out[bb][t])
+            proof.equal(f"[{bb},{t}] loop output = R'_m z",
+                        result, partial_rope_matrix(I[bb][t], freqs, width).as_explicit() * zv)
+            for rr in range(rotated // 2):
+                proof.equal(f"[{bb},{t}] pair {rr}: sum of squares preserved",
+                            result[2 * rr]**2 + result[2 * rr + 1]**2, zv[2 * rr]**2 + zv[2 * rr + 1]**2)
+            proof.equal(f"[{bb},{t}] coordinates >= d_r copied", result[rotated:, :], zv[rotated:, :])
+    proof.differ("the in-place variant reusing the updated first component differs",
+                 Matrix(faulty[0][0]), Matrix(out[0][0]))
+    proof.note("Cost: O(B T d_r) time (one cos/sin pair and four products per pair), O(B T d_k) output, "
+               "O(d_r) for the frequency table. Multi-head: the same routine per head.")
+
+
+@claim("rope.example", section="7.3", kind="numeric", title="A worked example",
+       statement=r"q = (1, 2),\ k = (3, -1),\ \omega = 1,\ i = 1,\ j = 3")
+def rope_example(proof):
+    qe, ke = Matrix([1, 2]), Matrix([3, -1])
+    rq, rk = rotation(1) * qe, rotation(3) * ke
+    proof.digits("R(1) q [0]", rq[0], "-1.142640")
+    proof.digits("R(1) q [1]", rq[1], "1.922076")
+    proof.digits("R(3) k [0]", rk[0], "-2.828857")
+    proof.note("The chapter prints R(3) k [1] ~ 1.413352; the exact value 3 sin 3 - cos 3 = 1.41335252... "
+               "rounds to 1.413353, so the printed digits are checked to within one unit of their last place.")
+    within_last_place(proof, "R(3) k [1] ~ 1.413352 (last digit truncated)", rk[1], "1.413352")
+    proof.digits("R(3) k [1], correctly rounded", rk[1], "1.413353")
+    direct = (rq.T * rk)[0]
+    proof.digits("direct product", direct, "5.948935")
+    proof.equal("plain product q^T k", (qe.T * ke)[0], sp.Integer(1))
+    cross = qe[1] * ke[0] - qe[0] * ke[1]
+    proof.equal("cross term 2*3 - 1*(-1)", cross, sp.Integer(7))
+    via_offset = (qe.T * ke)[0] * cos(2) + cross * sin(2)
+    proof.equal("via D = 2: cos 2 + 7 sin 2 equals the direct product exactly", direct, via_offset)
+    proof.digits("cos 2 + 7 sin 2", via_offset, "5.948935")
+    proof.digits("scaled by 1/sqrt(2)", direct / sqrt(2), "4.206532")
+    proof.equal("i' = 6, j' = 8 gives the same score", score(6, 8, 1, qe, ke), direct)
+    proof.digits("j = 1 (D = 0) gives exactly 1", score(1, 1, 1, qe, ke), "1")
