@@ -206,7 +206,97 @@ def _pair(argument):
 
 
 def _reduce(expr, s_vars):
-    """Expand, then replace ``s_u**2`` by ``1 - c_u**2``: the canonical form."""
+    """Expand, then replace ``s_u**2`` by ``1 - c_u**2``: the canonical form.
+
+    Done in SymPy's sparse polynomial ring over QQ, whose generators are the
+    pair variables and the other atoms (symbols, ``sqrt(2)``, ``exp(x)``):
+    ``expand`` on products of Chebyshev polynomials is several times slower.
+    The ring treats its generators as independent, which is exact when they
+    are symbols; when an atom is not (``sqrt(2)**2 = 2``, ``I**2 = -1``) and
+    the ring result is not zero, ``expand`` decides instead.  Expressions that
+    are not polynomial in the pair variables (``exp(c_u)``) use ``expand``.
+    """
+    if s_vars:
+        ring_form = _reduce_in_ring(expr, s_vars)
+        if ring_form is not None:
+            return ring_form
+    return _reduce_expand(expr, s_vars)
+
+
+class _NotPolynomial(Exception):
+    pass
+
+
+def _collect_atoms(expr, pair_vars, atoms):
+    if expr in pair_vars or expr in atoms or expr.is_Rational:
+        return
+    if isinstance(expr, (sp.Add, sp.Mul)):
+        for arg in expr.args:
+            _collect_atoms(arg, pair_vars, atoms)
+        return
+    if isinstance(expr, Pow) and expr.exp.is_Integer and expr.exp > 0:
+        _collect_atoms(expr.base, pair_vars, atoms)
+        return
+    if not expr.free_symbols.isdisjoint(pair_vars):
+        raise _NotPolynomial(expr)
+    atoms[expr] = None
+
+
+def _to_ring(expr, ring, index):
+    element = index.get(expr)
+    if element is not None:
+        return element
+    if expr.is_Rational:
+        return ring(expr)
+    if isinstance(expr, sp.Add):
+        total = ring.zero
+        for arg in expr.args:
+            total += _to_ring(arg, ring, index)
+        return total
+    if isinstance(expr, sp.Mul):
+        product = ring.one
+        for arg in expr.args:
+            product *= _to_ring(arg, ring, index)
+        return product
+    return _to_ring(expr.base, ring, index) ** int(expr.exp)
+
+
+def _reduce_in_ring(expr, s_vars):
+    pair_vars = set(s_vars) | set(s_vars.values())
+    atoms: dict = {}
+    try:
+        _collect_atoms(expr, pair_vars, atoms)
+    except _NotPolynomial:
+        return None
+    s_list = sorted(s_vars, key=lambda v: v.name)
+    c_list = [s_vars[v] for v in s_list]
+    atom_list = list(atoms)
+    stand_ins = [a if isinstance(a, sp.Symbol) else Dummy("atom") for a in atom_list]
+    ring, *gens = sp.polys.rings.ring(s_list + c_list + stand_ins, sp.QQ)
+    index = dict(zip(s_list + c_list + atom_list, gens))
+    poly = _to_ring(expr, ring, index)
+    n = len(s_list)
+    one_minus_c2 = [ring.one - gens[n + k] ** 2 for k in range(n)]
+    reduced = ring.zero
+    for monom, coeff in poly.terms():
+        if all(monom[k] < 2 for k in range(n)):
+            reduced += ring({monom: coeff})
+            continue
+        kept = list(monom)
+        term = ring.one
+        for k in range(n):
+            if monom[k] >= 2:
+                kept[k] = monom[k] % 2
+                term *= one_minus_c2[k] ** (monom[k] // 2)
+        reduced += ring({tuple(kept): coeff}) * term
+    independent = all(isinstance(a, sp.Symbol) for a in atom_list)
+    if reduced and not independent:
+        return None
+    back = {d: a for d, a in zip(stand_ins, atom_list) if d is not a}
+    return reduced.as_expr().xreplace(back) if back else reduced.as_expr()
+
+
+def _reduce_expand(expr, s_vars):
     poly = sp.expand(expr)
     reduce_map = {}
     for p in poly.atoms(Pow):
