@@ -214,8 +214,23 @@ def _spread(items: list) -> list:
     return [items[k] for k in dict.fromkeys(picks)][:MAX_CONCRETE_PAIRS]
 
 
+def _scope_notes(variant: Variant, proof: Proof) -> None:
+    """Why a statement about one pair is a statement about the whole head (or table)."""
+    if variant.kind == "bias":
+        return
+    proof.note("The map is block diagonal, pair by pair, so the score is a sum of pair scores: a statement "
+               "of one generic pair holds for the whole head.")
+    if variant.kind == "rotary" and variant.rotated_width < variant.width:
+        proof.note(f"Coordinates {variant.rotated_width}..{variant.width - 1} are copied unchanged; they add "
+                   "q^T k of the copied part, which depends on no position (the kernel check verifies the copy).")
+    if len(variant.axes) > 1:
+        proof.note(f"Each pair rotates with one coordinate of the position ({', '.join(variant.axes)}); "
+                   "the generic pair's m is that coordinate, so offsets are taken coordinate-wise.")
+
+
 def _derive_identity(variant: Variant, prop: Property):
     def derive(proof: Proof):
+        _scope_notes(variant, proof)
         sym, _ = _generic(variant)
         lhs, rhs = prop.sides(*_generic(variant))
         generic = prove_equal(lhs, rhs)
