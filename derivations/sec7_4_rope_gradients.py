@@ -27,7 +27,7 @@ Chapter section 7.4.
 """
 
 import sympy as sp
-from sympy import Matrix, cos, pi, sin
+from sympy import ImmutableMatrix, Matrix, cos, pi, sin
 
 from symproof import claim, rope_matrix, rotation
 
@@ -61,7 +61,7 @@ def grad_rotation_backward(proof):
     freqs = sp.symbols(f"omega_0:{width // 2}", positive=True)
     qv = Matrix(sp.symbols(f"q0:{width}", real=True))
     g = Matrix(sp.symbols(f"g0:{width}", real=True))
-    R = rope_matrix(i, freqs).as_explicit()
+    R = ImmutableMatrix(sp.diag(*rope_matrix(i, freqs).diag))
     rotated = R * qv
     loss = sp.Function("L")
     proof.note(f"d_k = {width}, symbolic q, position i and frequencies; L is any differentiable loss "
