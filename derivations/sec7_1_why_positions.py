@@ -134,13 +134,13 @@ def perm_equivariance_vs_invariance(proof):
        statement=r"g(X_{A\,helps\,B}) = g(X_{B\,helps\,A}) \text{ for every invariant } g",
        equations=("X_{BA} = P X_{AB}",))
 def perm_bag_of_tokens(proof):
-    d = 2
+    d = 1  # one coordinate per token is enough: the argument never looks inside a row
     a, h, b = (Matrix([[sp.Symbol(f"{name}{c}", real=True) for c in range(d)]]) for name in ("a", "h", "b"))
     A_helps_B, B_helps_A = Matrix.vstack(a, h, b), Matrix.vstack(b, h, a)
     P = permutation_matrix([2, 1, 0])
     proof.equal("the two sentences are one permutation apart: X_BA = P X_AB", P * A_helps_B, B_helps_A)
     proof.note("Hence g(X_BA) = g(P X_AB) = g(X_AB) for every invariant g; instances follow.")
-    W_Q, W_K, W_V = attention_weights(d)
+    W_Q, W_K, W_V = attention_weights(d, d)
     summaries = {
         "sum pooling 1^T X": lambda X: ones(3).T * X,
         "max pooling (column-wise max)": lambda X: Matrix([[sp.Max(*X[:, c]) for c in range(d)]]),
