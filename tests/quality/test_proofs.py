@@ -18,6 +18,7 @@ n, i, j = sp.symbols("n i j", integer=True)
 p = sp.Symbol("p", positive=True)
 m = sp.Symbol("m", integer=True, positive=True)
 r = sp.Symbol("r", integer=True, nonnegative=True)
+k = sp.Symbol("k", integer=True, nonnegative=True)
 ws = sp.symbols("w0:4", positive=True)
 omega = 10000 ** (-2 * r / (2 * m))
 
@@ -84,6 +85,12 @@ TRUE = [
     pytest.param(Sum(cos(r * x) ** 2 - sin(r * x) ** 2 - cos(2 * r * x), (r, 0, m - 1)), 0, SUMS,
                  id="sum of a zero summand"),
     pytest.param(Sum(Rational(1, 2) ** r, (r, 0, m - 1)), 2 - 2 * Rational(1, 2) ** m, SUMS, id="geometric"),
+    pytest.param(Sum(sin(i * omega) * sin(j * omega) + cos(i * omega) * cos(j * omega), (r, 0, m - 1)),
+                 Sum(cos((j - i) * omega), (r, 0, m - 1)), SUMS, id="same range: p_i.p_j compared summand by summand"),
+    pytest.param(Sum(cos((i - j) * w * r), (r, 0, m - 1)), Sum(cos((j - i) * w * k), (k, 0, m - 1)), SUMS,
+                 id="same range, renamed index"),
+    pytest.param(Sum(r, (r, 0, m - 1)), Sum(m - 1 - r, (r, 0, m - 1)), SUMS,
+                 id="reindexed: summands differ, the sums do not"),
 ]
 
 

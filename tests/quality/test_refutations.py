@@ -90,6 +90,8 @@ FALSE = [
                  id="sum of 1 over m terms = m+1"),
     pytest.param(Sum(r, (r, 0, m - 1)), m**2 / 2, {m: 1}, id="0+..+(m-1)=m^2/2"),
     pytest.param(Sum(cos(r * x), (r, 0, m - 1)), m, {m: 2, x: 1}, id="sum cos(rx)=m"),
+    pytest.param(Sum(cos(r * x), (r, 0, m - 1)), Sum(sin(r * x), (r, 0, m - 1)), {m: 1, x: 0},
+                 id="same range, different summands"),
     pytest.param(Sum(sin(t * omega) ** 2 + cos(t * omega) ** 2, (r, 0, m - 1)), 2 * m, {m: 1, t: 0},
                  id="||p_t||^2=d for d=2m"),
     pytest.param(_norm_squared(sinusoidal_vector(t, [w0, w1])), 4, {t: 0, w0: 1, w1: 1},
