@@ -125,6 +125,12 @@ def _write_report(variant: Variant, results, folder) -> None:
     except ImportError as err:
         raise InvalidInputError(f"--report needs symproof.report.render_report, which is not available ({err})",
                                 option="--report") from None
+    from ._export import variant_source
+
     os.makedirs(folder, exist_ok=True)
-    paths = render_report(results, folder, title=f"Variant check: {variant.title}")
-    print(f"report written to {paths}", file=_stderr())
+    listings = [(f"Generated kernel: {name}", "python", text)
+                for name, text in variant_source(variant, "numpy").items()]
+    paths = render_report(results, folder, title=f"Variant check: {variant.title}",
+                          sections={"variant": f"{variant.title} ({variant.source})"},
+                          extra_listings=listings, tex_name="variant")
+    print(f"report written to {paths['html']}", file=_stderr())
