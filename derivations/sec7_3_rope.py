@@ -70,7 +70,7 @@ q, k, z = Matrix([q0, q1]), Matrix([k0, k1]), Matrix([z0, z1])
 #: of the claim; the wider ones are checked by the test suite through the same
 #: `block_relative_sides`, because building three matrices of 2048 rotation blocks is seconds
 #: of SymPy object construction (the blockwise comparison itself proves one generic block)
-CONCRETE_WIDTHS = (2, 8, 64)
+CONCRETE_WIDTHS = (8, 64)
 TESTED_WIDTHS = (512, 4096)
 
 
@@ -316,10 +316,12 @@ def rope_frequency_denominator(proof):
         proof.differ(f"r = {rr}: exponent with d_r vs d_k", frequency(r1, small), frequency(r1, large),
                      witness={r1: rr})
     table_r, table_k = frequencies(small), frequencies(small, denominator=large)
-    proof.check("every tensor shape stays the same: both tables hold d_r / 2 frequencies and the "
-                "rotation acts on the same d_k-wide head",
-                len(table_r) == len(table_k) == small // 2,
-                detail=f"{len(table_r)} and {len(table_k)} frequencies")
+    shapes = {name: (len(table), partial_rope_matrix(m, table, large).shape)
+              for name, table in (("d_r", table_r), ("d_k", table_k))}
+    proof.check("every tensor shape stays the same: d_r / 2 frequencies either way, and R'_m is "
+                "d_k x d_k either way",
+                shapes["d_r"] == shapes["d_k"] == (small // 2, (large, large)),
+                detail=f"(table length, R'_m shape) with exponent d_r: {shapes['d_r']}, with d_k: {shapes['d_k']}")
 
 
 @claim("rope.partial", section="7.3", title="Rotating only the first d_r coordinates",

@@ -177,7 +177,8 @@ def test_pairing_claim_fails_when_half_split_is_read_as_adjacent(claims, monkeyp
 
 # -- the widest heads, through the same block structure -----------------------------------------
 
-@pytest.mark.parametrize("width", sec.TESTED_WIDTHS)
+@pytest.mark.parametrize("width", [pytest.param(w, marks=pytest.mark.slow) if w > 1000 else w
+                                   for w in sec.TESTED_WIDTHS])
 def test_block_relative_at_wide_heads(width):
     verdict = prove_equal(*sec.block_relative_sides(width))
     assert verdict.status == "proved", str(verdict)
