@@ -262,7 +262,7 @@ def _block_terms(m):
     here, so that identical blocks can be recognised before any work is done.
     """
     if isinstance(m, BlockDiagMatrix):
-        return [b if isinstance(b, MatrixBase) else sp.ImmutableMatrix(b) for b in m.diag]
+        return [b if isinstance(b, MatrixBase) else _explicit(b) for b in m.diag]
     if isinstance(m, MatrixBase):
         return None
     if isinstance(m, Transpose):
