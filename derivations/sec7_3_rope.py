@@ -129,7 +129,7 @@ def dense(block_diagonal) -> ImmutableMatrix:
 
 def rope_algorithm_7_1(Z, I, d_r, freqs):
     """Algorithm 7.1 (adjacent pairing), as written: `Z[b][t][:]` of width `d_k`, positions `I[b][t]`."""
-    out = [[list(row) for row in sample] for sample in Z]
+    out = [[[None] * len(row) for row in sample] for sample in Z]  # every entry is written below
     for bb, sample in enumerate(Z):
         for t, row in enumerate(sample):
             position = I[bb][t]

@@ -148,6 +148,11 @@ def _reflections(m, freqs):
     return BlockDiagMatrix(*[ImmutableMatrix([[cos(m * f), sin(m * f)], [sin(m * f), cos(m * f)]]) for f in freqs])
 
 
+def _forgets_the_copy(Z, I, d_r, freqs):
+    out = sec.rope_algorithm_7_1(Z, I, d_r, freqs)
+    return [[row[:d_r] + [0] * (len(row) - d_r) for row in sample] for sample in out]
+
+
 def _copy_everything(Z, I, d_r, freqs):
     return [[list(row) for row in sample] for sample in Z]
 
@@ -157,6 +162,7 @@ def _copy_everything(Z, I, d_r, freqs):
     ("rope.pairing_permutation", "relayout_pairing", _no_relayout),
     ("rope.algorithm_7_1", "rope_algorithm_7_1", sec.rope_algorithm_7_1_in_place),
     ("rope.algorithm_7_1", "rope_algorithm_7_1", _copy_everything),
+    ("rope.algorithm_7_1", "rope_algorithm_7_1", _forgets_the_copy),
     ("rope.block_relative", "rope_matrix", _reflections),
 ])
 def test_a_wrong_definition_makes_the_claim_fail(claims, monkeypatch, claim_id, name, broken):
