@@ -2,10 +2,12 @@
 
 from ._prove import PROVED, REFUTED, TACTICS, UNKNOWN, Step, Verdict, prove_equal
 from ._trigpoly import TrigPolynomial, to_trig_polynomial
-from ._witness import candidates_for, evaluate_at, find_witness, format_witness, is_certainly_nonzero
+from ._witness import (
+    candidates_for, evaluate_at, find_witness, format_witness, is_certainly_nonzero, search_variables,
+)
 
 __all__ = [
     "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "Step", "Verdict", "prove_equal",
     "TrigPolynomial", "to_trig_polynomial",
-    "candidates_for", "evaluate_at", "find_witness", "format_witness", "is_certainly_nonzero",
+    "candidates_for", "search_variables", "evaluate_at", "find_witness", "format_witness", "is_certainly_nonzero",
 ]

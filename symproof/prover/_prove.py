@@ -35,7 +35,7 @@ from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixEx
 
 from .._errors import InvalidInputError, UndefinedExpressionError
 from ._trigpoly import to_trig_polynomial
-from ._witness import candidates_for, evaluate_at, find_witness, format_witness
+from ._witness import candidates_for, evaluate_at, find_witness, format_witness, search_variables
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS"]
 
@@ -534,9 +534,9 @@ def _complete_witness(verdict: Verdict) -> Verdict:
     that differs (the others get their simplest admissible value; they do not change it)."""
     if verdict.witness is None:
         return verdict
-    free = (verdict.lhs.free_symbols | verdict.rhs.free_symbols) - set(verdict.witness)
+    free = search_variables(verdict.lhs, verdict.rhs) - set(verdict.witness)
     extra = {}
-    for symbol in sorted(free, key=lambda s: s.name):
+    for symbol in sorted(free, key=str):
         pool = candidates_for(symbol)
         if not pool:
             return verdict

@@ -17,7 +17,7 @@ import sympy as sp
 from sympy import Rational, pi
 from sympy.core.evalf import PrecisionExhausted
 
-__all__ = ["candidates_for", "find_witness", "is_certainly_nonzero", "evaluate_at", "format_witness"]
+__all__ = ["candidates_for", "search_variables", "find_witness", "is_certainly_nonzero", "evaluate_at", "format_witness"]
 
 _BASE_CANDIDATES = [
     sp.Integer(0), sp.Integer(1), sp.Integer(-1), sp.Integer(2), sp.Integer(-2),
@@ -166,6 +166,22 @@ def _shrink(lhs, rhs, point, pools, symbols, fixed):
     return point
 
 
+def search_variables(*exprs) -> set:
+    """The variables a witness binds: free symbols, with a matrix symbol replaced by its
+    entries (``A[0, 1]``), since only entries have values."""
+    variables = set()
+    for expr in exprs:
+        for symbol in expr.free_symbols:
+            if isinstance(symbol, sp.MatrixSymbol):
+                rows, cols = symbol.shape
+                if not (isinstance(rows, (int, sp.Integer)) and isinstance(cols, (int, sp.Integer))):
+                    continue
+                variables.update(symbol[r, c] for r in range(int(rows)) for c in range(int(cols)))
+            else:
+                variables.add(symbol)
+    return variables
+
+
 def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0):
     """A simplest exact point where ``lhs - rhs`` is certified non-zero, or ``None``.
 
@@ -174,8 +190,8 @@ def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: 
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     fixed = dict(fixed or {})
     if symbols is None:
-        symbols = (lhs.free_symbols | rhs.free_symbols) - set(fixed)
-    symbols = sorted(symbols, key=lambda s: s.name)
+        symbols = search_variables(lhs, rhs) - set(fixed)
+    symbols = sorted(symbols, key=str)
     pools = [candidates_for(s) for s in symbols]
     if any(not p for p in pools):
         return None

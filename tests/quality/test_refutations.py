@@ -33,6 +33,13 @@ def _norm_squared(vector):
     return sum(e**2 for e in vector)
 
 
+A, B = sp.MatrixSymbol("A", 2, 2), sp.MatrixSymbol("B", 2, 2)
+
+
+def _zero(matrix):
+    return {matrix[r, c]: 0 for r in range(matrix.rows) for c in range(matrix.cols)}
+
+
 FALSE = [
     # -- assumption-dependent: true for one kind of symbol, false for another
     pytest.param(sin(pi * x), 0, {x: Rational(1, 2)}, id="sin(pi x)=0 for real x"),
@@ -76,6 +83,10 @@ FALSE = [
     pytest.param(rotation(a) * rotation(b), rotation(a - b), {a: 1, b: 1}, id="R(a)R(b)=R(a-b)"),
     pytest.param(rotation(th).det(), cos(2 * th), {th: 1}, id="det R=cos 2th"),
     pytest.param(sin_shift(a) * sin_shift(b), sin_shift(a - b), {a: 1, b: 1}, id="A(a)A(b)=A(a-b)"),
+    # -- matrices with symbolic entries: a witness binds the entries (matrix units come out)
+    pytest.param((A * B).T, A.T * B.T, {**_zero(A), **_zero(B), A[0, 1]: 1, B[1, 0]: 1}, id="(AB)^T=A^T B^T"),
+    pytest.param(A.T * A, A * A.T, {**_zero(A), A[0, 1]: 1}, id="A^T A=A A^T"),
+    pytest.param(A * B, B * A, {**_zero(A), **_zero(B), A[0, 1]: 1, B[1, 0]: 1}, id="AB=BA"),
     # -- block-diagonal products, built unevaluated
     pytest.param(MatMul(Transpose(rope_matrix(i, [w0, w1])), rope_matrix(j, [w0, w1])),
                  rope_matrix(i - j, [w0, w1]), {i: 1, j: 0, w0: 1, w1: 1}, id="R_i^T R_j=R_(i-j)"),
@@ -123,7 +134,15 @@ def test_every_witness_is_admissible_and_certified(lhs, rhs, witness):
 
 
 def _free_symbols(expr):
-    return sp.sympify(expr).free_symbols if not isinstance(expr, sp.MatrixBase) else expr.free_symbols
+    """Free symbols, a matrix symbol standing for its entries."""
+    free = sp.sympify(expr).free_symbols if not isinstance(expr, sp.MatrixBase) else expr.free_symbols
+    out = set()
+    for symbol in free:
+        if isinstance(symbol, sp.MatrixSymbol):
+            out |= set(_zero(symbol))
+        else:
+            out.add(symbol)
+    return out
 
 
 def _respects_assumptions(symbol, value):
@@ -137,9 +156,13 @@ def _respects_assumptions(symbol, value):
 def _at(expr, point):
     # the prover reads a float as the exact binary rational it stores; so does this check
     expr = sp.sympify(expr)
-    value = expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)}).xreplace(point)
-    if isinstance(value, sp.matrices.MatrixExpr):
-        return sp.Matrix(sp.block_collapse(value)).applyfunc(lambda e: e.doit())
+    expr = expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)})
+    if isinstance(expr, sp.matrices.MatrixExpr):
+        # explicit entries first: a matrix symbol's entries A[0, 1] are what the witness binds
+        expr = sp.Matrix(sp.block_collapse(expr))
+    value = expr.xreplace(point)
+    if isinstance(value, sp.MatrixBase):
+        return value.applyfunc(lambda e: e.doit())
     return value.doit()
 
 
