@@ -146,7 +146,7 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
             if known:
                 constants[rest] = True
                 continue
-        pair_of[rest] = _pair(units[rest] * rest)
+        pair_of[rest] = _pair(len(pair_of))
 
     cache: dict = {}
     replacement = {}
@@ -163,7 +163,7 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
                     large = True
                     key = (rest, n)
                     if key not in pair_of:
-                        pair_of[key] = _pair(coeff * rest)
+                        pair_of[key] = _pair(len(pair_of))
                     ct, st = pair_of[key]
                 else:
                     c, s = pair_of[rest]
@@ -200,9 +200,10 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
     )
 
 
-def _pair(argument):
-    real = bool(argument.is_extended_real)
-    return Dummy(f"c[{argument}]", real=real), Dummy(f"s[{argument}]", real=real)
+def _pair(number: int):
+    """Fresh ``(c_u, s_u)``; numbered, not named after ``u``: printing ``u`` into a name
+    and asking its assumptions cost more than the whole reduction of a small identity."""
+    return Dummy(f"c{number}"), Dummy(f"s{number}")
 
 
 def _reduce(expr, s_vars):
