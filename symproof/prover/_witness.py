@@ -75,7 +75,7 @@ def is_certainly_nonzero(value: sp.Expr) -> bool:
     if size == 0:
         return False
     gap = max(abs(low[0] - high[0]), abs(low[1] - high[1]))
-    return gap <= size * sp.Float(10) ** (-(CERTIFY_DIGITS // 2))
+    return bool(gap <= size * sp.Float(10) ** (-(CERTIFY_DIGITS // 2)))
 
 
 def _certified_parts(value, digits):
