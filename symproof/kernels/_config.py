@@ -9,11 +9,10 @@ stated, never guessed from ``rotary_dim`` or ``head_dim``.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, fields
 
 from .._errors import InvalidInputError
+from .._io import atomic_write_text
 from ..encodings import PAIRINGS, check_width
 
 __all__ = ["RopeConfig", "save_config", "load_config", "atomic_write_text"]
@@ -70,22 +69,6 @@ class RopeConfig:
         if unknown:
             raise InvalidInputError(f"unknown RopeConfig field(s) {unknown}; expected some of {sorted(known)}")
         return cls(**data)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def save_config(config: RopeConfig, path) -> None:
