@@ -226,7 +226,8 @@ def _same_range_summands(lhs, rhs):
         return None
     g = rhs.function
     if k != r:
-        if r in rhs.free_symbols:
+        # the summand identity is proved for r under its assumptions: k must carry the same
+        if r in rhs.free_symbols or k.assumptions0 != r.assumptions0:
             return None
         g = g.xreplace({k: r})
     return lhs.function, g
