@@ -89,7 +89,6 @@ def _run(*args):
                           timeout=120)
 
 
-@pytest.mark.slow  # an interpreter start plus loading every derivation: seconds
 def test_python_m_symproof_verify_json():
     done = _run("verify", "rope.relative", "--json")
     assert done.returncode == ALL_PROVED, done.stderr
@@ -98,7 +97,6 @@ def test_python_m_symproof_verify_json():
     assert [(r["id"], r["verdict"]) for r in records] == [("rope.relative", "proved")]
 
 
-@pytest.mark.slow
 def test_python_m_symproof_unknown_pattern():
     done = _run("verify", "no.such.claim")
     assert done.returncode == ERROR
