@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     report = sub.add_parser("report", help="write the HTML and LaTeX reports")
     report.add_argument("--out", default="reports", help="output folder (default: reports/)")
     report.add_argument("--only", nargs="*", default=None, metavar="ID_OR_GLOB", help="claims to include")
+    report.add_argument("--times", action="store_true",
+                        help="write wall times into the reports (they are then not reproducible byte for byte)")
     report.set_defaults(func=_cmd_report)
 
     export = sub.add_parser("export", help="write a generated kernel as standalone source")

@@ -1,0 +1,20 @@
+"""Reports: the engine's results as one HTML page (MathML, inline SVG) and a LaTeX document.
+
+The report layer only formats what :func:`symproof.claims.run_claims` returned;
+it never decides a verdict.
+"""
+
+from ._document import CHAPTER_SECTIONS, Document, build_document
+from ._figures import FIGURES, FigureSpec, RenderedFigure, figures_for, render_figure
+from ._html import render_html
+from ._latex import compile_pdf, escape_tex, render_latex
+from ._printers import ReportLatexPrinter, ReportMathMLPrinter, to_latex, to_mathml
+from ._report import DEFAULT_TITLE, main_report, render_report
+
+__all__ = [
+    "main_report", "render_report", "DEFAULT_TITLE",
+    "build_document", "Document", "CHAPTER_SECTIONS",
+    "render_html", "render_latex", "compile_pdf", "escape_tex",
+    "FIGURES", "FigureSpec", "RenderedFigure", "figures_for", "render_figure",
+    "ReportLatexPrinter", "ReportMathMLPrinter", "to_latex", "to_mathml",
+]

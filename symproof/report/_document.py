@@ -1,0 +1,225 @@
+"""What a report shows, independent of its format.
+
+:func:`build_document` reads the engine's :class:`~symproof.claims.ClaimResult`
+objects (their proof records: parts, chains, notes, tables) and lays them out
+as sections, claims and derivation items.  It copies verdicts and details as
+the engine recorded them and decides nothing; the HTML and LaTeX renderers
+then print the same document with their own printer.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..prover import PROVED, REFUTED, UNKNOWN
+
+__all__ = ["Document", "Section", "ClaimView", "Item", "Listing", "build_document", "CHAPTER_SECTIONS"]
+
+#: titles of the chapter's sections, used when no derivation module of a section exists yet
+CHAPTER_SECTIONS = {
+    "7.1": "Why positions must be represented",
+    "7.2": "Absolute and sinusoidal positions",
+    "7.3": "Rotary position embedding (RoPE)",
+    "7.4": "RoPE gradients",
+    "7.5": "Where position enters, and consistency",
+}
+
+STATUSES = (PROVED, REFUTED, UNKNOWN)
+
+
+@dataclass
+class Item:
+    """One entry of a derivation, in the order the derivation recorded it.
+
+    ``kind`` is ``"note"``, ``"table"``, ``"chain"`` or a part kind (``"equal"``,
+    ``"differ"``, ``"holds"``, ``"digits"``, ``"check"``, ``"raises"``).
+    """
+
+    kind: str
+    rule: str = ""
+    status: str = ""
+    method: str = ""
+    detail: str = ""
+    text: str = ""
+    before: Any = None
+    after: Any = None
+    residual: Any = None
+    witness: Sequence = ()
+    label: str = ""
+    target: Any = None
+    closed: bool = True
+    steps: list = field(default_factory=list)
+    header: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+
+
+@dataclass
+class ClaimView:
+    id: str
+    title: str
+    kind: str
+    status: str
+    methods: tuple
+    statement: str
+    assumptions: tuple
+    equations: tuple
+    equation_numbers: tuple
+    items: list
+    reason: str
+    seconds: float
+    steps: int
+    figures: list = field(default_factory=list)
+
+
+@dataclass
+class Section:
+    number: str
+    title: str
+    claims: list
+    figures: list = field(default_factory=list)
+
+    @property
+    def anchor(self) -> str:
+        return "section-" + "".join(ch if ch.isalnum() or ch == "." else "-" for ch in self.number)
+
+    @property
+    def heading(self) -> str:
+        """``7.2 Title`` for a chapter section; a named group (``variant``) shows its title alone."""
+        if _is_chapter_number(self.number):
+            return f"{self.number} {self.title}".strip()
+        return self.title or self.number
+
+
+@dataclass
+class Listing:
+    title: str
+    language: str
+    source: str
+
+    @property
+    def anchor(self) -> str:
+        return "listing-" + "".join(ch if ch.isalnum() else "-" for ch in self.title.lower()).strip("-")
+
+
+@dataclass
+class Document:
+    title: str
+    sections: list
+    listings: list
+    counts: dict
+    total_seconds: float | None
+    include_times: bool
+
+    @property
+    def claims(self):
+        return [c for s in self.sections for c in s.claims]
+
+
+def build_document(results, *, title: str, sections: Mapping[str, str] | None = None,
+                   extra_listings=(), figures=(), include_times: bool = False,
+                   total_seconds: float | None = None) -> Document:
+    """Lay out ``results`` by section; ``figures`` are ``(figure, rendered)`` pairs."""
+    by_section: dict = {}
+    for result in results:
+        number = result.claim.section
+        if number not in by_section:
+            by_section[number] = Section(number, _section_title(number, result, sections), [])
+        by_section[number].claims.append(_claim_view(result))
+    claims_by_id = {c.id: c for s in by_section.values() for c in s.claims}
+    for figure, rendered in figures:
+        home = next((claims_by_id[cid] for cid in figure.claims if cid in claims_by_id), None)
+        if home is not None:
+            home.figures.append(rendered)
+            continue
+        if figure.section not in by_section:
+            by_section[figure.section] = Section(figure.section, _section_title(figure.section, None, sections), [])
+        by_section[figure.section].figures.append(rendered)
+    ordered = sorted(by_section.values(), key=lambda s: _section_key(s.number, list(by_section)))
+    counts = {status: sum(r.status == status for r in results) for status in STATUSES}
+    listings = [Listing(*entry) for entry in extra_listings]
+    seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
+    return Document(title, ordered, listings, counts, seconds, include_times)
+
+
+def _is_chapter_number(number: str) -> bool:
+    return all(part.isdigit() for part in number.split("."))
+
+
+def _section_key(number: str, first_seen: list):
+    parts = number.split(".")
+    if _is_chapter_number(number):
+        return (0, tuple(int(p) for p in parts), 0)
+    return (1, (), first_seen.index(number))
+
+
+def _section_title(number: str, result, sections) -> str:
+    if sections and number in sections:
+        return sections[number]
+    if result is not None:
+        heading = _module_heading(result.claim.module, number)
+        if heading:
+            return heading
+    return CHAPTER_SECTIONS.get(number, "")
+
+
+def _module_heading(module_name: str, number: str) -> str:
+    """The title from a derivation module's header line ``# 7.2 Title``."""
+    module = sys.modules.get(module_name)
+    for line in (getattr(module, "__doc__", None) or "").splitlines():
+        line = line.strip()
+        if line.startswith("# "):
+            heading = line[2:].strip()
+            return heading[len(number):].strip() if heading.startswith(number) else heading
+    return ""
+
+
+def _claim_view(result) -> ClaimView:
+    claim, proof = result.claim, result.proof
+    return ClaimView(
+        id=claim.id, title=claim.title, kind=claim.kind, status=result.status, methods=tuple(result.methods),
+        statement=claim.statement, assumptions=tuple(claim.assumptions),
+        equations=tuple(e for e in claim.equations if not _is_equation_number(e)),
+        equation_numbers=tuple(e for e in claim.equations if _is_equation_number(e)),
+        items=_derivation_items(proof), reason=result.reason, seconds=result.seconds, steps=len(proof.parts),
+    )
+
+
+def _is_equation_number(equation) -> bool:
+    """``"7.19"`` names a display equation of the chapter; anything else is a formula."""
+    return isinstance(equation, str) and _is_chapter_number(equation.strip()) and "." in equation
+
+
+def _derivation_items(proof) -> list:
+    """Parts in recorded order, each chain gathered where it starts, notes and tables interleaved."""
+    notes_at: dict = {}
+    for index, text in proof.notes:
+        notes_at.setdefault(index, []).append(Item("note", text=text))
+    for table in proof.tables:
+        notes_at.setdefault(table["after_part"], []).append(
+            Item("table", label=table["title"], header=list(table["header"]), rows=[list(r) for r in table["rows"]]))
+    items, open_chains = [], {}
+    for index, part in enumerate(proof.parts):
+        items.extend(notes_at.pop(index, []))
+        if part.chain is None:
+            items.append(_part_item(part))
+            continue
+        chain_item = open_chains.get(part.chain)
+        if chain_item is None:
+            chain = proof.chains[part.chain]
+            chain_item = Item("chain", label=chain.label, before=chain.lhs, target=chain.rhs, closed=chain.closed)
+            open_chains[part.chain] = chain_item
+            items.append(chain_item)
+        chain_item.steps.append(_part_item(part))
+    for index in sorted(notes_at):
+        items.extend(notes_at[index])
+    return items
+
+
+def _part_item(part) -> Item:
+    witness = ()
+    if part.witness is not None:
+        witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
+    return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
+                before=part.before, after=part.after, residual=part.residual, witness=witness)

@@ -1,0 +1,140 @@
+"""The report as a LaTeX document (amsmath), and its compilation with pdflatex.
+
+Math comes from :class:`~symproof.report._printers.ReportLatexPrinter`; prose
+is escaped here, including the Unicode a derivation's notes may use, so that
+pdflatex of a plain TeX Live (latex-base, latex-recommended,
+fonts-recommended) compiles the file without errors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from .._errors import SymproofError
+from ._html import statement_is_prose
+from ._printers import latex_relation, to_latex
+from ._templates import environment
+
+__all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "PDFLATEX_PASSES"]
+
+#: the table of contents needs a second pass to see the page numbers of the first
+PDFLATEX_PASSES = 2
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
+    "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+}
+_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+          "varsigma sigma tau upsilon phi chi psi omega").split()
+_UNICODE = {chr(0x3B1 + k): rf"\ensuremath{{\{name}}}" for k, name in enumerate(_GREEK) if name != "omicron"}
+_UNICODE.update({chr(0x391 + k): rf"\ensuremath{{\{name.capitalize()}}}" for k, name in enumerate(_GREEK)
+                 if name.capitalize() in ("Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi",
+                                          "Psi", "Omega")})
+_UNICODE.update({
+    "\u03bf": "o", "\u2212": r"\ensuremath{-}", "\u00d7": r"\ensuremath{\times}", "\u00b7": r"\ensuremath{\cdot}",
+    "\u2260": r"\ensuremath{\ne}", "\u2248": r"\ensuremath{\approx}", "\u2264": r"\ensuremath{\le}",
+    "\u2265": r"\ensuremath{\ge}", "\u2192": r"\ensuremath{\to}", "\u2190": r"\ensuremath{\leftarrow}",
+    "\u21d2": r"\ensuremath{\Rightarrow}", "\u221e": r"\ensuremath{\infty}", "\u221a": r"\ensuremath{\surd}",
+    "\u2211": r"\ensuremath{\sum}", "\u2016": r"\ensuremath{\|}", "\u2208": r"\ensuremath{\in}",
+    "\u00b1": r"\ensuremath{\pm}", "\u2026": r"\ldots{}", "\u22ef": r"\ensuremath{\cdots}",
+    "\u2013": "--", "\u2014": "---", "\u2018": "`", "\u2019": "'", "\u201c": "``", "\u201d": "''",
+    "\u00a0": "~", "\u2713": r"\ensuremath{\checkmark}", "\u2717": r"\ensuremath{\times}",
+    "\u00e9": r"\'e", "\u00e8": r"\`e", "\u00fc": r"\"u", "\u00f6": r"\"o", "\u00e4": r"\"a",
+})
+
+
+def escape_tex(text) -> str:
+    """Plain text as LaTeX source: specials escaped, known Unicode mapped, the rest named."""
+    out = []
+    for ch in str(text):
+        if ch in _SPECIAL:
+            out.append(_SPECIAL[ch])
+        elif ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.append(_UNICODE.get(ch, rf"\texttt{{[U+{ord(ch):04X}]}}"))
+    return "".join(out)
+
+
+_INLINE_MATH = re.compile(r"\$([^$]+)\$")
+
+
+def _prose(text) -> str:
+    """Prose with ``$...$`` math: the text escaped, the math kept."""
+    text, out, last = str(text), [], 0
+    for match in _INLINE_MATH.finditer(text):
+        out.append(escape_tex(text[last:match.start()]))
+        out.append(f"${match.group(1)}$")
+        last = match.end()
+    out.append(escape_tex(text[last:]))
+    return "".join(out)
+
+
+def _statement(value) -> str:
+    """A statement as LaTeX math (``\\text{}`` around prose)."""
+    if not isinstance(value, str):
+        return to_latex(value)
+    if statement_is_prose(value):
+        return r"\text{" + _prose(value) + "}"
+    return value
+
+
+def _witness(pairs) -> str:
+    return r",\ ".join(f"{to_latex(symbol)} = {to_latex(value)}" for symbol, value in pairs)
+
+
+def _anchor(claim_id: str) -> str:
+    return "claim:" + re.sub(r"[^A-Za-z0-9.:-]", "-", claim_id)
+
+
+def _listing_source(source: str) -> str:
+    # listings reads bytes: a non-ASCII character would break the build, so it is named instead
+    return "".join(ch if ord(ch) < 128 else f"[U+{ord(ch):04X}]" for ch in source).replace(
+        "\\end{lstlisting}", "\\end {lstlisting}")
+
+
+def render_latex(document) -> str:
+    env = environment("latex")
+    env.filters.update(tex=to_latex, escape=escape_tex, prose=_prose, statement=_statement,
+                       witness=_witness, anchor=_anchor, listing=_listing_source)
+    env.globals["relation"] = latex_relation
+    return env.get_template("chapter.tex.j2").render(doc=document)
+
+
+def find_pdflatex() -> str | None:
+    return shutil.which("pdflatex")
+
+
+def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | None = None) -> bytes:
+    """Compile ``tex`` (with ``files``: relative path -> bytes, the figures) in a scratch folder.
+
+    The environment pins ``SOURCE_DATE_EPOCH`` so that pdflatex writes no
+    clock time; the PDF is still not byte-stable across TeX versions, which is
+    why it is not compared byte for byte.
+    """
+    pdflatex = pdflatex or find_pdflatex()
+    if pdflatex is None:
+        raise SymproofError("pdflatex is not installed; install texlive-latex-base, texlive-latex-recommended "
+                            "and texlive-fonts-recommended, or read the .tex/.html reports")
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1"}
+    with tempfile.TemporaryDirectory(prefix="symproof-latex-") as work:
+        for relative, content in {f"{name}.tex": tex.encode("utf-8"), **files}.items():
+            path = os.path.join(work, relative)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(content)
+        for _ in range(PDFLATEX_PASSES):
+            run = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"],
+                                 cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+            if run.returncode != 0:
+                log = run.stdout.decode("utf-8", "replace")
+                errors = [line for line in log.splitlines() if line.startswith("!")]
+                raise SymproofError(f"pdflatex failed on {name}.tex: " + ("; ".join(errors[:3]) or log[-800:]),
+                                    exit_code=run.returncode)
+        with open(os.path.join(work, f"{name}.pdf"), "rb") as handle:
+            return handle.read()

@@ -1,0 +1,116 @@
+"""``symproof report`` and :func:`render_report`: results in, files out, atomically.
+
+Everything is rendered in memory first (figures, HTML, LaTeX and, where
+pdflatex exists, the PDF); only then is each file written to a temporary file
+beside its destination and moved over it with ``os.replace``.  A run that
+fails or is interrupted while rendering leaves the previous reports as they
+were.
+
+Determinism: the files contain no clock time, no wall time of a proof (unless
+``include_times`` is asked for), fixed matplotlib metadata and SVG ids, so two
+runs on the same code write byte-identical ``index.html``, ``chapter.tex`` and
+figures.  The PDF is built with ``SOURCE_DATE_EPOCH`` and no trailer id, but
+its bytes still depend on the TeX installation, so it is not committed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterable, Mapping, Sequence
+
+from .._errors import InvalidInputError
+from .._io import atomic_write_bytes
+from ..prover import PROVED
+from ._document import build_document
+from ._figures import FIGURES, FigureSpec, figures_for, render_figure
+from ._html import render_html
+from ._latex import compile_pdf, find_pdflatex, render_latex
+
+__all__ = ["render_report", "main_report", "DEFAULT_TITLE", "HTML_NAME"]
+
+DEFAULT_TITLE = "Position in transformers: the chapter, claim by claim"
+HTML_NAME = "index.html"
+FIGURE_FOLDER = "figures"
+
+
+def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
+                  sections: Mapping[str, str] | None = None,
+                  extra_listings: Iterable = (), figures="related", include_times: bool = False,
+                  total_seconds: float | None = None, pdf="auto", tex_name: str = "chapter") -> dict:
+    """Write ``index.html``, ``<tex_name>.tex``, its figures and (optionally) the PDF to ``out_dir``.
+
+    ``results``: :class:`~symproof.claims.ClaimResult` objects, in the order to show them.
+    ``sections``: section number -> title, overriding the derivation modules' headers.
+    ``extra_listings``: ``(title, language, source)`` triples shown as source listings at the end.
+    ``figures``: ``"related"`` (those that illustrate a claim in ``results``), ``"all"``, or a
+    sequence of :class:`FigureSpec`.
+    ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.
+    Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths]}``.
+    """
+    results = list(results)
+    specs = _figure_specs(figures, results)
+    rendered = [(spec, render_figure(spec, results)) for spec in specs]
+    document = build_document(results, title=title, sections=sections, extra_listings=extra_listings,
+                              figures=rendered, include_times=include_times, total_seconds=total_seconds)
+    figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}
+    tex = render_latex(document)
+    files = {**figure_files, f"{tex_name}.tex": tex.encode("utf-8")}
+    if pdf is True or (pdf == "auto" and find_pdflatex()):
+        files[f"{tex_name}.pdf"] = compile_pdf(tex, figure_files, name=tex_name)
+    files[HTML_NAME] = render_html(document).encode("utf-8")
+    _write_files(os.fspath(out_dir), files)
+    _remove_stale_figures(os.fspath(out_dir), set(figure_files))
+    paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
+    return {
+        "html": paths[HTML_NAME], "tex": paths[f"{tex_name}.tex"], "pdf": paths.get(f"{tex_name}.pdf"),
+        "figures": [paths[p] for p in figure_files],
+    }
+
+
+def _figure_specs(figures, results) -> list:
+    if figures == "related":
+        return figures_for([r.id for r in results])
+    if figures == "all":
+        return list(FIGURES)
+    if isinstance(figures, str):
+        raise InvalidInputError(f"figures must be 'related', 'all' or a list of FigureSpec, got {figures!r}")
+    specs = list(figures)
+    for spec in specs:
+        if not isinstance(spec, FigureSpec):
+            raise InvalidInputError(f"figures must hold FigureSpec objects, got {type(spec).__name__}")
+    return specs
+
+
+def _write_files(out_dir: str, files: Mapping[str, bytes]) -> None:
+    """Each file to a temporary sibling, then ``os.replace``; the page goes last, after what it shows."""
+    order = sorted(files, key=lambda relative: (relative == HTML_NAME, relative))
+    for relative in order:
+        atomic_write_bytes(os.path.join(out_dir, relative), files[relative])
+
+
+def _remove_stale_figures(out_dir: str, kept: set) -> None:
+    """Figure files of an earlier run that this run no longer produces."""
+    folder = os.path.join(out_dir, FIGURE_FOLDER)
+    if not os.path.isdir(folder):
+        return
+    for name in sorted(os.listdir(folder)):
+        relative = f"{FIGURE_FOLDER}/{name}"
+        if name.endswith(".pdf") and relative not in kept:
+            os.unlink(os.path.join(folder, name))
+
+
+def main_report(args) -> int:
+    """``symproof report [--out DIR] [--only ID_OR_GLOB ...] [--times]``: exit 0 iff every claim is proved."""
+    from .._cli import format_table, run_verify
+
+    only = getattr(args, "only", None) or None
+    results, seconds = run_verify(only)
+    print(format_table(results, seconds))
+    written = render_report(results, args.out, figures="related" if only else "all",
+                            include_times=bool(getattr(args, "times", False)), total_seconds=seconds)
+    outputs = [written["html"], written["tex"]] + ([written["pdf"]] if written["pdf"] else [])
+    print("wrote " + ", ".join(outputs))
+    if written["pdf"] is None:
+        print("pdflatex not found: no PDF written", file=sys.stderr)
+    return 0 if results and all(r.status == PROVED for r in results) else 1

@@ -1,0 +1,41 @@
+"""Shared fixtures of the report tests: real engine results, including false claims."""
+
+from __future__ import annotations
+
+import sympy as sp
+import pytest
+
+from symproof import Claim, rotation, run_claim
+from symproof.claims import load_claims, run_claims, select_claims
+
+a, b = sp.symbols("a b", real=True)
+
+
+def _false_relative(proof):
+    proof.note("A wrong sign: the relative rotation taken as R(a - b).")
+    proof.chain(rotation(a).T * rotation(b), rotation(a - b), "relative rotation") \
+        .step("angle-difference formulas, sign flipped", rotation(a - b))
+
+
+def _crashing(proof):
+    raise RuntimeError("derivation bug")
+
+
+FALSE_CLAIMS = (
+    Claim(id="test.false_relative", section="9.1", title="A false relative rotation",
+          statement=r"R(a)^T R(b) = R(a - b)", kind="identity", derive=_false_relative),
+    Claim(id="test.crashing", section="9.1", title="A derivation that crashes",
+          statement="the derivation raises before recording anything", kind="identity", derive=_crashing),
+)
+
+
+@pytest.fixture(scope="session")
+def chapter_results():
+    """A few real claims of the chapter, run by the engine."""
+    claims = load_claims()
+    return run_claims(select_claims(claims, ["rope.relative", "rope.frequency_denominator", "sin.norm"]))
+
+
+@pytest.fixture(scope="session")
+def false_results():
+    return [run_claim(c) for c in FALSE_CLAIMS]

@@ -1,0 +1,135 @@
+"""render_report: what the files show, determinism, atomic writes, and the committed reports/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import markupsafe
+import pytest
+
+import symproof.report._report as report_module
+from symproof.report import build_document, render_html, render_latex, render_report
+from symproof.report._figures import FIGURES
+
+REPO = Path(__file__).resolve().parents[2]
+COMMITTED = REPO / "reports"
+
+
+def _render(results, out, **options):
+    options.setdefault("pdf", False)
+    return render_report(results, out, **options)
+
+
+def test_every_claim_has_its_anchor_statement_and_verdict(chapter_results, tmp_path):
+    paths = _render(chapter_results, tmp_path)
+    html = Path(paths["html"]).read_text("utf-8")
+    tex = Path(paths["tex"]).read_text("utf-8")
+    for result in chapter_results:
+        assert f'id="{result.id}"' in html
+        assert f'<span class="badge {result.status}">{result.status}</span>' in html
+        assert f"\\hypertarget{{claim:{result.id.replace('_', '-')}}}" in tex
+        for part in result.proof.parts:
+            assert str(markupsafe.escape(part.rule)) in html
+
+
+def test_a_refuted_step_and_its_witness_are_shown_not_hidden(false_results, tmp_path):
+    paths = _render(false_results, tmp_path)
+    html = Path(paths["html"]).read_text("utf-8")
+    false, crashing = false_results
+    assert false.status == "refuted" and crashing.status == "unknown"
+    assert '<span class="badge refuted">refuted</span>' in html
+    assert '<span class="badge unknown">unknown</span>' in html
+    assert "<strong>1</strong> refuted" in html and "<strong>1</strong> unknown" in html
+    assert "<strong>0</strong> proved" in html
+    assert '<span class="witness">' in html
+    assert "derivation bug" in html
+    tex = Path(paths["tex"]).read_text("utf-8")
+    assert r"\verdict{refuted}" in tex and r"\verdict{unknown}" in tex
+
+
+def test_the_report_copies_verdicts_and_never_recomputes_them(false_results):
+    # flip the engine's verdict: the page must follow the record, not re-prove the claim
+    forged = [r for r in false_results if r.status == "refuted"][0]
+    original = forged.status
+    forged.status = "proved"
+    try:
+        html = render_html(build_document([forged], title="t"))
+    finally:
+        forged.status = original
+    assert '<span class="badge proved">proved</span>' in html
+
+
+def test_two_renders_are_byte_identical(chapter_results, tmp_path):
+    first = _render(chapter_results, tmp_path / "one", figures="all")
+    second = _render(chapter_results, tmp_path / "two", figures="all")
+    for key in ("html", "tex"):
+        assert Path(first[key]).read_bytes() == Path(second[key]).read_bytes()
+    for a, b in zip(first["figures"], second["figures"]):
+        assert Path(a).read_bytes() == Path(b).read_bytes()
+
+
+def test_times_appear_only_when_asked(chapter_results, tmp_path):
+    without = Path(_render(chapter_results, tmp_path / "a")["html"]).read_text("utf-8")
+    with_times = Path(_render(chapter_results, tmp_path / "b", include_times=True,
+                              total_seconds=1.25)["html"]).read_text("utf-8")
+    assert "1.25</strong> s" in with_times and "1.25</strong> s" not in without
+    assert "reproducible byte for byte" in without
+
+
+def test_a_failure_while_rendering_leaves_the_previous_reports_intact(chapter_results, tmp_path, monkeypatch):
+    _render(chapter_results, tmp_path, figures="all")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    def broken(document):
+        raise RuntimeError("interrupted while rendering")
+
+    # the figures and the LaTeX are rendered by now; the failure comes before anything is written
+    monkeypatch.setattr(report_module, "render_html", broken)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        _render(chapter_results[:1], tmp_path, figures=[])
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_figures_of_an_earlier_run_are_removed(chapter_results, tmp_path):
+    _render(chapter_results, tmp_path, figures="all")
+    assert len(list((tmp_path / "figures").glob("*.pdf"))) == len(FIGURES)
+    _render(chapter_results, tmp_path, figures=[])
+    assert list((tmp_path / "figures").glob("*.pdf")) == []
+
+
+def test_listings_and_named_sections(false_results, tmp_path):
+    source = "def f(x):\n    return x < 1 and x > 0  # <b>not markup</b> \u03c9\n"
+    paths = _render(false_results, tmp_path, sections={"9.1": "Made-up section"},
+                    extra_listings=[("Generated kernel", "python", source)], tex_name="variant")
+    html = Path(paths["html"]).read_text("utf-8")
+    assert "9.1 Made-up section" in html
+    assert "&lt;b&gt;not markup&lt;/b&gt;" in html and "<b>not markup</b>" not in html
+    assert Path(paths["tex"]).name == "variant.tex"
+    assert "[U+03C9]" in Path(paths["tex"]).read_text("utf-8")
+
+
+def test_latex_of_prose_escapes_specials(false_results):
+    text = render_latex(build_document(false_results, title="100% of #1 & {more} under_score ~ ^"))
+    assert r"100\% of \#1 \& \{more\} under\_score \textasciitilde{} \textasciicircum{}" in text
+
+
+def test_committed_reports_are_what_the_command_writes(tmp_path):
+    """``reports/`` must be regenerated (``symproof report``) whenever claims or the report code change."""
+    if not (COMMITTED / "index.html").exists():
+        pytest.skip("reports/ has not been generated in this checkout")
+    env = {**os.environ, "PYTHONHASHSEED": "random"}
+    run = subprocess.run([sys.executable, "-m", "symproof", "report", "--out", str(tmp_path)],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode in (0, 1), run.stderr
+    produced = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".pdf"
+                or p.parent.name == "figures"}
+    committed = {p.relative_to(COMMITTED) for p in COMMITTED.rglob("*") if p.is_file() and p.suffix != ".pdf"
+                 or p.parent.name == "figures"} - {Path(".gitignore")}
+    assert produced == committed, "reports/ is stale: run `symproof report` and commit reports/"
+    for relative in sorted(produced):
+        assert (tmp_path / relative).read_bytes() == (COMMITTED / relative).read_bytes(), (
+            f"reports/{relative} is stale: run `symproof report` and commit reports/")
