@@ -148,38 +148,29 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
                 continue
         pair_of[rest] = _pair(len(pair_of))
 
-    cache: dict = {}
-    replacement = {}
+    # each application as a recipe: a sum of terms, each a known constant angle or
+    # an integer multiple n of an atom's pair (n = 1 for a multiple beyond the bound,
+    # which gets a pair of its own: no Chebyshev expansion of a huge degree)
+    recipes = {}
     large = False
     for f, terms in split.items():
-        c_total, s_total = sp.S.One, sp.S.Zero
+        recipe = []
         for coeff, rest in terms:
             if rest in constants:
-                ct, st = cos(coeff * rest), sin(coeff * rest)
+                recipe.append(("constant", (cos(coeff * rest), sin(coeff * rest))))
+                continue
+            n = int(coeff / units[rest])
+            if abs(n) > MAX_MULTIPLE:
+                large = True
+                key = (rest, n)
+                if key not in pair_of:
+                    pair_of[key] = _pair(len(pair_of))
+                recipe.append(("multiple", (key, 1)))
             else:
-                n = int(coeff / units[rest])
-                if abs(n) > MAX_MULTIPLE:
-                    # its own atom: no Chebyshev expansion of a huge degree
-                    large = True
-                    key = (rest, n)
-                    if key not in pair_of:
-                        pair_of[key] = _pair(len(pair_of))
-                    ct, st = pair_of[key]
-                else:
-                    c, s = pair_of[rest]
-                    ct, st = _multiple(c, s, n, cache)
-            c_total, s_total = (c_total * ct - s_total * st, s_total * ct + c_total * st)
-        replacement[f] = c_total if isinstance(f, cos) else s_total
+                recipe.append(("multiple", (rest, n)))
+        recipes[f] = recipe
 
-    rewritten = expr.xreplace(replacement)
-    # every rewrite is an identity, so a division by zero appearing here means a
-    # denominator is identically zero (SymPy folded it to 0 as the polynomial was built)
-    folded_to_zero = rewritten.has(sp.nan, sp.zoo)
-    numer, denom = sp.fraction(sp.together(rewritten)) if _has_denominator(rewritten) else (rewritten, 1)
     s_vars = {s: c for c, s in pair_of.values()}
-    poly = _reduce(numer, s_vars)
-    denominator_vanishes = folded_to_zero or (denom != 1 and _reduce(denom, s_vars) == 0)
-
     back = {}
     for key, (c, s) in pair_of.items():
         if isinstance(key, tuple):
@@ -189,6 +180,34 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
             argument = units[key] * key
         back[c] = cos(argument)
         back[s] = sin(argument)
+
+    fast = None if _has_denominator(expr) else _form_in_ring(expr, recipes, pair_of)
+    if fast is not None:
+        decidable = not whole and not opaque and not large and _in_decidable_class(fast, set(back))
+        return TrigPolynomial(expr=fast, back=back, pairs=tuple(pair_of.values()),
+                              in_decidable_class=decidable)
+
+    cache: dict = {}
+    replacement = {}
+    for f, recipe in recipes.items():
+        c_total, s_total = sp.S.One, sp.S.Zero
+        for kind, data in recipe:
+            if kind == "constant":
+                ct, st = data
+            else:
+                key, n = data
+                c, s = pair_of[key]
+                ct, st = _multiple(c, s, n, cache)
+            c_total, s_total = (c_total * ct - s_total * st, s_total * ct + c_total * st)
+        replacement[f] = c_total if isinstance(f, cos) else s_total
+
+    rewritten = expr.xreplace(replacement)
+    # every rewrite is an identity, so a division by zero appearing here means a
+    # denominator is identically zero (SymPy folded it to 0 as the polynomial was built)
+    folded_to_zero = rewritten.has(sp.nan, sp.zoo)
+    numer, denom = sp.fraction(sp.together(rewritten)) if _has_denominator(rewritten) else (rewritten, 1)
+    poly = _reduce(numer, s_vars)
+    denominator_vanishes = folded_to_zero or (denom != 1 and _reduce(denom, s_vars) == 0)
     decidable = not whole and not opaque and not large and _in_decidable_class(poly, set(back))
     return TrigPolynomial(
         expr=poly,
@@ -276,7 +295,16 @@ def _reduce_in_ring(expr, s_vars):
     ring, *gens = sp.polys.rings.ring(s_list + c_list + stand_ins, sp.QQ)
     index = dict(zip(s_list + c_list + atom_list, gens))
     poly = _to_ring(expr, ring, index)
-    n = len(s_list)
+    reduced = _reduce_ring_element(poly, ring, gens, len(s_list))
+    independent = all(isinstance(a, sp.Symbol) for a in atom_list)
+    if reduced and not independent:
+        return None
+    back = {d: a for d, a in zip(stand_ins, atom_list) if d is not a}
+    return reduced.as_expr().xreplace(back) if back else reduced.as_expr()
+
+
+def _reduce_ring_element(poly, ring, gens, n):
+    """Replace ``s_k**2`` by ``1 - c_k**2`` (generators ``s_0..s_{n-1}, c_0..c_{n-1}, ...``)."""
     one_minus_c2 = [ring.one - gens[n + k] ** 2 for k in range(n)]
     reduced = ring.zero
     for monom, coeff in poly.terms():
@@ -290,8 +318,70 @@ def _reduce_in_ring(expr, s_vars):
                 kept[k] = monom[k] % 2
                 term *= one_minus_c2[k] ** (monom[k] // 2)
         reduced += ring({tuple(kept): coeff}) * term
-    independent = all(isinstance(a, sp.Symbol) for a in atom_list)
-    if reduced and not independent:
+    return reduced
+
+
+def _form_in_ring(expr, recipes, pair_of):
+    """The reduced form built directly in the ring, or ``None`` to take the general path.
+
+    Applications of ``cos``/``sin`` become ring elements through their recipes
+    (Chebyshev multiples computed in the ring), so no large SymPy expression is
+    ever built.  Only for expressions without a symbolic denominator, whose
+    other atoms hold no trig function; when an atom is not a symbol and the
+    result is not zero, the general path decides (it knows ``sqrt(2)**2 = 2``).
+    """
+    if not pair_of:
+        return None
+    leaves = dict.fromkeys(recipes)
+    atoms: dict = {}
+    try:
+        _collect_atoms(expr, leaves, atoms)
+        for recipe in recipes.values():
+            for kind, data in recipe:
+                if kind == "constant":
+                    for value in data:
+                        _collect_atoms(value, leaves, atoms)
+    except _NotPolynomial:
+        return None
+    if any(a.has(sin, cos) for a in atoms):
+        return None
+    keys = list(pair_of)
+    s_list = [pair_of[k][1] for k in keys]
+    c_list = [pair_of[k][0] for k in keys]
+    atom_list = list(atoms)
+    stand_ins = [a if isinstance(a, sp.Symbol) else Dummy("atom") for a in atom_list]
+    ring, *gens = sp.polys.rings.ring(s_list + c_list + stand_ins, sp.QQ)
+    n = len(keys)
+    index = dict(zip(atom_list, gens[2 * n:]))
+    pair_index = {k: (gens[n + m], gens[m]) for m, k in enumerate(keys)}
+    multiples: dict = {}
+
+    def multiple(key, count):
+        if (key, count) not in multiples:
+            if count < 0:
+                c, s = multiple(key, -count)
+                multiples[(key, count)] = (c, -s)
+            elif count == 0:
+                multiples[(key, count)] = (ring.one, ring.zero)
+            elif count == 1:
+                multiples[(key, count)] = pair_index[key]
+            else:
+                c_prev, s_prev = multiple(key, count - 1)
+                c, s = pair_index[key]
+                multiples[(key, count)] = (c_prev * c - s_prev * s, s_prev * c + c_prev * s)
+        return multiples[(key, count)]
+
+    for f, recipe in recipes.items():
+        c_total, s_total = ring.one, ring.zero
+        for kind, data in recipe:
+            if kind == "constant":
+                ct, st = (_to_ring(v, ring, index) for v in data)
+            else:
+                ct, st = multiple(*data)
+            c_total, s_total = c_total * ct - s_total * st, s_total * ct + c_total * st
+        index[f] = c_total if isinstance(f, cos) else s_total
+    reduced = _reduce_ring_element(_to_ring(expr, ring, index), ring, gens, n)
+    if reduced and not all(isinstance(a, sp.Symbol) for a in atom_list):
         return None
     back = {d: a for d, a in zip(stand_ins, atom_list) if d is not a}
     return reduced.as_expr().xreplace(back) if back else reduced.as_expr()
