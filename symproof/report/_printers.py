@@ -274,7 +274,7 @@ _MATHML = ReportMathMLPrinter()
 def _too_long(expr) -> str:
     shape = getattr(expr, "shape", None)
     what = f"{shape[0]}\u00d7{shape[1]} matrix" if shape else "expression"
-    return f"{what} elided: its formula is longer than {MAX_FORMULA_CHARS} characters"
+    return f"{what}, elided: over {MAX_FORMULA_CHARS} characters"
 
 
 def _shown_children(node):

@@ -52,7 +52,7 @@ LATEX_CASES = [
      [r"\vdots", r"_{16\times1}", r"\sin{\left(m \right)}"], []),
     ("a huge expression is a labelled placeholder",
      sp.Matrix(2, 2, lambda r, c: sp.Mul(*[sp.sin(sp.Symbol(f"z{r}{c}{k}")) for k in range(300)])),
-     ["2$\\times$2 matrix elided", str(MAX_FORMULA_CHARS)], ["z_{"]),
+     ["2$\\times$2 matrix, elided", str(MAX_FORMULA_CHARS)], ["z_{"]),
     ("an elided sum is not a huge expression",
      sp.exp(sum(sp.Symbol(f"z{k}") ** 2 for k in range(400))), [r"\cdots"], ["elided"]),
 ]
@@ -72,7 +72,7 @@ MATHML_CASES = [
     ("wide block diagonal", rope_matrix(m, frequencies(64)), ["\u2026"], []),
     ("long sum", sum((k - 4) * y[k] for k in range(12)), ["\u22ef"], ["f"]),
     ("a huge expression is a labelled placeholder", sp.Mul(*[sp.sin(sp.Symbol(f"z{k}")) for k in range(300)]),
-     ["\u27e8expression elided"], ["z1"]),
+     ["\u27e8expression, elided"], ["z1"]),
     ("tall vector", sinusoidal_vector(m, frequencies(16)), ["\u22ee", "16\u00d71"], []),
     ("product of matrices uses invisible times, not an escaped entity",
      sp.MatMul(sp.Transpose(rope_matrix(i, frequencies(4))), rope_matrix(j, frequencies(4))),
