@@ -288,6 +288,8 @@ def _reduce_in_ring(expr, s_vars):
         _collect_atoms(expr, pair_vars, atoms)
     except _NotPolynomial:
         return None
+    if not all(a.is_commutative for a in atoms):
+        return None  # the ring is commutative: A*B and B*A would be the same element
     s_list = sorted(s_vars, key=lambda v: v.name)
     c_list = [s_vars[v] for v in s_list]
     atom_list = list(atoms)
@@ -343,8 +345,8 @@ def _form_in_ring(expr, recipes, pair_of):
                         _collect_atoms(value, leaves, atoms)
     except _NotPolynomial:
         return None
-    if any(a.has(sin, cos) for a in atoms):
-        return None
+    if any(a.has(sin, cos) or not a.is_commutative for a in atoms):
+        return None  # the ring is commutative: A*B and B*A would be the same element
     keys = list(pair_of)
     s_list = [pair_of[k][1] for k in keys]
     c_list = [pair_of[k][0] for k in keys]
