@@ -183,3 +183,13 @@ def _certainly_nonzero(difference):
 def test_the_false_table_is_large_enough():
     scalar = [c for c in FALSE if not isinstance(c.values[0], (sp.MatrixBase, sp.matrices.MatrixExpr))]
     assert len(FALSE) >= 25 and len(scalar) >= 20
+
+
+def test_the_witness_against_abs_sin_lies_where_the_sine_is_negative():
+    verdict = prove_equal(Abs(sin(x)), sin(x))
+    assert sin(verdict.witness[x]).is_negative
+
+
+def test_the_witness_against_sqrt_of_a_square_is_negative():
+    verdict = prove_equal(sqrt(x**2), x)
+    assert verdict.witness[x].is_negative
