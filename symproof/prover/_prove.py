@@ -7,19 +7,27 @@ decided it:
     the two sides are the same SymPy tree (SymPy keeps sums and products in a
     canonical order, so expressions built the same way compare equal);
 ``summand-first``
-    sums over a (possibly symbolic) range: the summand is reduced to its
+    sums over a (possibly symbolic) range: two sums over the same range are
+    equal when their summands are; otherwise each summand is reduced to its
     canonical form first, then ``Sum.doit`` evaluates the now simple sum;
 ``trig-polynomial``
-    the decision procedure of :mod:`._trigpoly`;
+    the decision procedure of :mod:`._trigpoly`, tried first with each
+    distinct argument as its own atom (cheap, proves most steps), then with
+    arguments split into common units (complete for the decidable class);
 ``blockwise``
-    block-diagonal matrices are compared block by block, and blocks that are
-    the same statement up to renaming their block-local symbols (one generic
-    block with a symbolic frequency) are proved once;
+    block-diagonal matrices are compared block by block (an explicit side
+    whose off-diagonal blocks are zero is split the same way), and blocks that
+    are the same statement up to renaming their block-local symbols (one
+    generic block with a symbolic frequency) are proved once;
 ``witness``
     a false statement is refuted by a simplest exact point where the two
-    sides are defined and certifiably differ.
+    sides are defined and certifiably differ; a matrix symbol is bound entry
+    by entry.
 
 When no tactic decides, the verdict is ``unknown``; it is never ``proved``.
+Floats are read as the exact binary rationals they store, so every step is
+exact; a side whose denominator vanishes identically is an error, not a proof
+of ``0/0 = anything``.
 """
 
 from __future__ import annotations
@@ -510,8 +518,10 @@ def prove_equal(lhs, rhs) -> Verdict:
     canonical-form argument), ``"refuted"`` (``witness`` maps each free symbol
     to an exact value where the sides certifiably differ) or ``"unknown"``.
 
-    Raises :class:`InvalidInputError` for non-SymPy input or mismatched shapes
-    and :class:`UndefinedExpressionError` for undefined expressions.
+    Raises :class:`InvalidInputError` for non-SymPy input (a string, a list, a
+    numpy array, a relation), mismatched or symbolic shapes and a matrix
+    compared with a scalar; :class:`UndefinedExpressionError` for undefined
+    expressions (``nan``, ``zoo``, a denominator that vanishes identically).
     """
     lhs, rhs = _as_sympy(lhs, "lhs"), _as_sympy(rhs, "rhs")
     _check_defined(lhs, "lhs")

@@ -12,6 +12,15 @@ Atoms are found consistently across the whole expression: every trig argument
 is expanded into terms ``k * rest`` with rational ``k``; for each ``rest`` the
 unit is the rational gcd of its coefficients, so ``cos(x/2)`` and ``cos(3*x)``
 become polynomials in the same pair ``c, s`` of the atom ``x/2``.
+
+Implementation: the arithmetic runs in SymPy's sparse polynomial ring over QQ
+(generators: the pair variables, then the other atoms), which is several times
+faster than ``expand`` on expressions.  The ring is commutative and takes its
+generators as independent, so it is only used when every other atom commutes,
+and its non-zero answers are trusted only when every other atom is a symbol
+(``sqrt(2)**2 = 2`` is not a ring identity); otherwise ``expand`` decides.
+Expressions with a symbolic denominator are brought over a common denominator
+first, and a denominator that reduces to zero is reported.
 """
 
 from __future__ import annotations
