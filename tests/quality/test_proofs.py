@@ -19,6 +19,8 @@ p = sp.Symbol("p", positive=True)
 m = sp.Symbol("m", integer=True, positive=True)
 r = sp.Symbol("r", integer=True, nonnegative=True)
 k = sp.Symbol("k", integer=True, nonnegative=True)
+k1 = sp.Symbol("k1", integer=True, positive=True)
+z = sp.Symbol("z")
 ws = sp.symbols("w0:4", positive=True)
 omega = 10000 ** (-2 * r / (2 * m))
 
@@ -59,6 +61,8 @@ TRUE = [
     pytest.param(sin(x) ** 2 / (1 - cos(x) ** 2), 1, TRIG, id="sin^2/(1-cos^2)=1"),
     pytest.param((x**2 - 1) / (x - 1), x + 1, TRIG, id="(x^2-1)/(x-1)=x+1"),
     pytest.param(sp.exp(x + y), sp.exp(x) * sp.exp(y), TRIG, id="exp(x+y)"),
+    pytest.param(sp.exp(cos(x) ** 2), sp.exp(1 - sin(x) ** 2), TRIG, id="inside another function"),
+    pytest.param(cos(z) ** 2, 1 - sin(z) ** 2, TRIG, id="complex argument"),
     pytest.param(sp.Float(0.5) * x, x / 2, STRUCTURAL, id="a binary float is read exactly"),
     # -- rotation matrices (entry by entry)
     pytest.param(rotation(a).T * rotation(b), rotation(b - a), "entrywise", id="R(a)^T R(b)=R(b-a)"),
@@ -85,6 +89,7 @@ TRUE = [
     pytest.param(Sum(cos(r * x) ** 2 - sin(r * x) ** 2 - cos(2 * r * x), (r, 0, m - 1)), 0, SUMS,
                  id="sum of a zero summand"),
     pytest.param(Sum(Rational(1, 2) ** r, (r, 0, m - 1)), 2 - 2 * Rational(1, 2) ** m, SUMS, id="geometric"),
+    pytest.param(Sum(1 / (k1 * (k1 + 1)), (k1, 1, m)), 1 - 1 / (m + 1), SUMS, id="telescoping"),
     pytest.param(Sum(sin(i * omega) * sin(j * omega) + cos(i * omega) * cos(j * omega), (r, 0, m - 1)),
                  Sum(cos((j - i) * omega), (r, 0, m - 1)), SUMS, id="same range: p_i.p_j compared summand by summand"),
     pytest.param(Sum(cos((i - j) * w * r), (r, 0, m - 1)), Sum(cos((j - i) * w * k), (k, 0, m - 1)), SUMS,
