@@ -438,12 +438,12 @@ def _signature(node, order: dict) -> tuple:
         elif kind == _MATRIX:
             entries = item.flat()
             picture.append(("matrix", item.rows, item.cols))
-            stack.extend(reversed(entries))
+            stack.extend(entries[::-1])
         else:
             args = item.args
             if args:
                 picture.append((item.func, len(args)))
-                stack.extend(reversed(args))
+                stack.extend(args[::-1])
             else:
                 picture.append(item)
     return tuple(picture)
