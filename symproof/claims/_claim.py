@@ -18,7 +18,7 @@ import sympy as sp
 
 from .._errors import InvalidInputError, SymproofError
 from ..prover import PROVED, REFUTED, UNKNOWN, evaluate_at, find_witness, format_witness
-from ..prover import candidates_for, is_certainly_nonzero, prove_equal
+from ..prover import candidates_for, is_certainly_nonzero, prove_equal, search_variables
 
 __all__ = ["KINDS", "Claim", "Part", "Proof", "Chain", "claim", "registered_claims"]
 
@@ -177,7 +177,7 @@ class Proof:
             witness = _search(lhs_s, rhs_s, fixed)
         status, residual, detail = UNKNOWN, None, "no witness found"
         if witness is not None:
-            missing = _free(lhs_s, rhs_s) - set(witness)
+            missing = search_variables(lhs_s, rhs_s) - set(witness)
             if missing:
                 detail = f"witness leaves {sorted(map(str, missing))} unbound"
             else:
@@ -238,20 +238,13 @@ def _sympify_pair(lhs, rhs):
     return sp.sympify(lhs), sp.sympify(rhs)
 
 
-def _free(*exprs):
-    out = set()
-    for e in exprs:
-        out |= e.free_symbols
-    return out
-
-
 def _search(lhs, rhs, fixed):
     if isinstance(lhs, sp.MatrixBase):
         for a, b in zip(lhs, rhs):
             if a != b:
                 found = find_witness(a, b, fixed=fixed)
                 if found is not None:
-                    rest = {s: candidates_for(s)[0] for s in _free(lhs, rhs) - set(found)}
+                    rest = {s: candidates_for(s)[0] for s in search_variables(lhs, rhs) - set(found)}
                     return {**rest, **found}
         return None
     return find_witness(lhs, rhs, fixed=fixed)

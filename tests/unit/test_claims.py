@@ -123,6 +123,13 @@ def test_each_kind_of_statement_is_checked(make, status):
     assert _statement(make).status == status
 
 
+def test_differ_on_a_matrix_symbol_binds_its_entries():
+    A = sp.MatrixSymbol("A", 2, 2)
+    part = _statement(lambda pr: pr.differ("not normal", sp.Matrix(A.T * A), sp.Matrix(A * A.T)))
+    assert part.status == "proved"
+    assert part.witness == {A[0, 0]: 0, A[0, 1]: 1, A[1, 0]: 0, A[1, 1]: 0}
+
+
 def test_differ_reports_the_witness_and_the_residual():
     part = _statement(lambda pr: pr.differ("sqrt", sp.sqrt(x**2), x))
     assert part.witness == {x: -1} and part.residual == 2 and part.witness_text == "{x: -1}"
