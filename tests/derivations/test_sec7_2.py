@@ -94,3 +94,25 @@ def test_table_digits_with_a_wrong_sign_convention_fail():
     part = proof.digits("p_2,0 with cos first", cos(2), "0.909297")
     assert part.status == "refuted"
     assert proof.digits("p_2,1 sign flipped", cos(2), "0.416147").status == "refuted"
+
+
+# -- the widest models, through the same block structure -----------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id", ["sin.norm", "sin.shift_block"])
+def test_block_claims_hold_at_width_4096(monkeypatch, claim_id):
+    """``symproof verify`` checks concrete widths up to MAX_WIDTH for speed; the tests go to 4096."""
+    import derivations.sec7_2_absolute_positions as sec
+
+    monkeypatch.setattr(sec, "MAX_WIDTH", 4096)
+    sec.width_blocks.cache_clear()
+    sec.block_frequencies.cache_clear()
+    try:
+        result = run_claim(CLAIMS[claim_id])
+        assert result.status == "proved", result.reason
+        wide = [p for p in result.proof.parts if "4096" in p.rule]
+        assert wide and all(p.status == "proved" for p in wide)
+    finally:
+        sec.width_blocks.cache_clear()
+        sec.block_frequencies.cache_clear()
