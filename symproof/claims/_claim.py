@@ -11,7 +11,7 @@ The claim is proved exactly when every part is.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import sympy as sp

@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..claims import Claim, Part, Proof, run_claim
 from ..encodings import sin_shift
-from ..prover import PROVED, REFUTED, UNKNOWN, prove_equal
+from ..prover import PROVED, UNKNOWN, prove_equal
 from ._spec import Variant
 
 __all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]

@@ -63,7 +63,7 @@ def _python_source(variant: Variant, target: str) -> str:
         return printer.doprint(sp.N(expr, 20) if target == "torch" else expr)
 
     freqs = variant.frequencies_digits(30)
-    lines = [f'"""{_header(variant, target)}\n"""', "", f"import math", f"import {lib}", ""]
+    lines = [f'"""{_header(variant, target)}\n"""', "", "import math", f"import {lib}", ""]
     if target == "numpy":
         lines.append(f"FREQUENCIES = numpy.array([{_floats(freqs)}], dtype=numpy.float64)")
     else:
@@ -163,7 +163,7 @@ def _c_source(variant: Variant) -> str:
              f"        double *o = out + t * {variant.width};",
              f"        memcpy(o, z, sizeof(double) * {variant.width});",
              f"        for (int r = 0; r < {half}; ++r) {{",
-             (f"            int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent"
+             ("            int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent"
               else f"            int a = r, b = r + {half};"),
              f"            double m = positions[t * {len(variant.axes)} + AXIS[r]];",
              "            double x = transform(m) * FREQUENCIES[r];",

@@ -11,7 +11,7 @@ import sympy as sp
 from sympy import ImmutableMatrix, Matrix, cos, sin
 from sympy.matrices.expressions import BlockDiagMatrix, MatMul, Transpose
 
-from symproof import load_claims, prove_equal, rope_matrix, rotation, run_claim
+from symproof import prove_equal, rope_matrix, rotation, run_claim
 
 IDS = ["rope.rotation", "rope.orthogonal", "rope.compose", "rope.relative", "rope.inner_product",
        "rope.score_expansion", "rope.shift_invariance", "rope.block_relative", "rope.frequency_denominator",
@@ -21,11 +21,6 @@ sec = importlib.import_module("derivations.sec7_3_rope")
 a, b, th, z0, z1 = sec.a, sec.b, sec.th, sec.z0, sec.z1
 q0, q1, k0, k1, i, j, c, D, w = sec.q0, sec.q1, sec.k0, sec.k1, sec.i, sec.j, sec.c, sec.D, sec.w
 q, k, z = sec.q, sec.k, sec.z
-
-
-@pytest.fixture(scope="module")
-def claims():
-    return load_claims()
 
 
 # -- every claim of the section is proved -------------------------------------------------------

@@ -10,17 +10,12 @@ import sympy as sp
 from sympy import Matrix, cos, sin
 from sympy.matrices.expressions import BlockDiagMatrix
 
-from symproof import load_claims, prove_equal, rope_matrix, rotation, run_claim
+from symproof import prove_equal, rope_matrix, rotation, run_claim
 
 IDS = ["grad.rotation_backward", "grad.frequency", "grad.score_not_monotone"]
 
 sec = importlib.import_module("derivations.sec7_4_rope_gradients")
 q0, q1, k0, k1, i, D, w = sec.q0, sec.q1, sec.k0, sec.k1, sec.i, sec.D, sec.w
-
-
-@pytest.fixture(scope="module")
-def claims():
-    return load_claims()
 
 
 @pytest.mark.parametrize("claim_id", IDS)

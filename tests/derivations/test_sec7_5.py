@@ -8,15 +8,10 @@ import importlib
 import numpy as np
 import pytest
 
-from symproof import load_claims, run_claim
+from symproof import run_claim
 
 IDS = ["scheme.relative_bias", "scheme.same_shape_not_same_function", "ids.left_padding", "ids.packing",
        "ids.kv_cache", "config.reload", "vocab.mapping"]
-
-
-@pytest.fixture(scope="module")
-def claims():
-    return load_claims()
 
 
 @pytest.fixture

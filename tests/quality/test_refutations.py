@@ -14,7 +14,7 @@ evaluation at two precisions.
 
 import pytest
 import sympy as sp
-from sympy import Abs, Matrix, MatMul, Rational, Sum, Transpose, cos, pi, sin, sqrt
+from sympy import Abs, MatMul, Rational, Sum, Transpose, cos, pi, sin, sqrt
 
 from symproof import prove_equal, rope_matrix, rotation, sin_shift, sin_shift_matrix, sinusoidal_vector
 
