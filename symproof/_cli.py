@@ -5,55 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 from ._errors import SymproofError
+from .claims import format_table, verify_claims
 
 __all__ = ["main"]
 
 
-def _progress_printer(stream):
-    if not stream.isatty():
-        return None
-
-    def show(k, total, claim):
-        stream.write(f"\r\033[K[{k + 1}/{total}] {claim.id} ...")
-        stream.flush()
-
-    return show
-
-
-def format_table(results, total_seconds: float) -> str:
-    """The verdict table printed by ``symproof verify``."""
-    width = max([len(r.id) for r in results] + [5])
-    lines = [f"{'claim':<{width}}  {'verdict':<8}  {'seconds':>7}  method"]
-    for r in results:
-        lines.append(f"{r.id:<{width}}  {r.status:<8}  {r.seconds:7.3f}  {r.method}")
-        if r.status != "proved" and r.reason:
-            lines.append(f"{'':<{width}}    -> {r.reason}")
-    counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
-    lines.append(
-        f"{len(results)} claims: {counts['proved']} proved, {counts['refuted']} refuted, "
-        f"{counts['unknown']} unknown in {total_seconds:.2f} s"
-    )
-    return "\n".join(lines)
-
-
-def run_verify(patterns, *, stream=sys.stderr):
-    """Load, select and run claims; returns ``(results, seconds)``."""
-    from .claims import load_claims, run_claims, select_claims
-
-    start = time.perf_counter()
-    chosen = select_claims(load_claims(), patterns)
-    progress = _progress_printer(stream)
-    results = run_claims(chosen, progress)
-    if progress:
-        stream.write("\r\033[K")
-    return results, time.perf_counter() - start
-
-
 def _cmd_verify(args) -> int:
-    results, seconds = run_verify(args.ids)
+    results, seconds = verify_claims(args.ids, progress_stream=sys.stderr)
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:

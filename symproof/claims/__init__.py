@@ -2,8 +2,10 @@
 
 from ._claim import KINDS, Chain, Claim, Part, Proof, claim, registered_claims
 from ._runner import DERIVATIONS_PACKAGE, ClaimResult, load_claims, run_claim, run_claims, select_claims
+from ._verify import format_table, verify_claims
 
 __all__ = [
     "KINDS", "Chain", "Claim", "Part", "Proof", "claim", "registered_claims",
     "DERIVATIONS_PACKAGE", "ClaimResult", "load_claims", "run_claim", "run_claims", "select_claims",
+    "format_table", "verify_claims",
 ]

@@ -102,10 +102,10 @@ def _remove_stale_figures(out_dir: str, kept: set) -> None:
 
 def main_report(args) -> int:
     """``symproof report [--out DIR] [--only ID_OR_GLOB ...] [--times]``: exit 0 iff every claim is proved."""
-    from .._cli import format_table, run_verify
+    from ..claims import format_table, verify_claims
 
     only = getattr(args, "only", None) or None
-    results, seconds = run_verify(only)
+    results, seconds = verify_claims(only, progress_stream=sys.stderr)
     print(format_table(results, seconds))
     written = render_report(results, args.out, figures="related" if only else "all",
                             include_times=bool(getattr(args, "times", False)), total_seconds=seconds)

@@ -7,10 +7,10 @@ import sys
 import pytest
 import sympy as sp
 
-import symproof.claims
 from symproof import claim
 from symproof._cli import main
 from symproof.claims import _claim as claim_module
+from symproof.claims import _verify as verify_module
 
 x = sp.Symbol("x", real=True)
 
@@ -24,7 +24,7 @@ def claims(monkeypatch):
     """Only a true and a false test claim: the in-process tests do not depend on the chapter."""
     registry: dict = {}
     monkeypatch.setattr(claim_module, "_REGISTRY", registry)
-    monkeypatch.setattr(symproof.claims, "load_claims", lambda: dict(registry))
+    monkeypatch.setattr(verify_module, "load_claims", lambda: dict(registry))
 
     @claim("zz_test.true", section="99.1", title="a true test claim", statement="")
     def true_claim(proof):

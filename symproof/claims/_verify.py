@@ -1,0 +1,53 @@
+"""Run a selection of the chapter's claims and show the verdicts as a table.
+
+Shared by ``symproof verify`` and ``symproof report``, so both print the same table.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ._runner import load_claims, run_claims, select_claims
+
+__all__ = ["verify_claims", "format_table"]
+
+
+def _progress_printer(stream):
+    if stream is None or not stream.isatty():
+        return None
+
+    def show(k, total, claim):
+        stream.write(f"\r\033[K[{k + 1}/{total}] {claim.id} ...")
+        stream.flush()
+
+    return show
+
+
+def verify_claims(patterns=None, *, progress_stream=None):
+    """Load, select and run claims; returns ``(results, seconds)``.
+
+    Progress is written to ``progress_stream`` when it is a terminal.
+    """
+    start = time.perf_counter()
+    chosen = select_claims(load_claims(), patterns)
+    progress = _progress_printer(progress_stream)
+    results = run_claims(chosen, progress)
+    if progress:
+        progress_stream.write("\r\033[K")
+    return results, time.perf_counter() - start
+
+
+def format_table(results, total_seconds: float) -> str:
+    """The verdict table: one line per claim, the reason under a claim that is not proved."""
+    width = max([len(r.id) for r in results] + [5])
+    lines = [f"{'claim':<{width}}  {'verdict':<8}  {'seconds':>7}  method"]
+    for r in results:
+        lines.append(f"{r.id:<{width}}  {r.status:<8}  {r.seconds:7.3f}  {r.method}")
+        if r.status != "proved" and r.reason:
+            lines.append(f"{'':<{width}}    -> {r.reason}")
+    counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
+    lines.append(
+        f"{len(results)} claims: {counts['proved']} proved, {counts['refuted']} refuted, "
+        f"{counts['unknown']} unknown in {total_seconds:.2f} s"
+    )
+    return "\n".join(lines)
