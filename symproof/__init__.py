@@ -4,6 +4,8 @@ The public surface is re-exported here; everything else lives in private
 modules and may change.
 """
 
+__version__ = "0.1.0"  # first, so that submodules can name the version in what they write
+
 from ._errors import (
     InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError, UndefinedExpressionError,
     VariantFileError,
@@ -14,9 +16,10 @@ from .encodings import (
     sinusoidal_vector,
 )
 from .encodings import relayout_pairing
+from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
 from .prover import Step, Verdict, find_witness, prove_equal
+from .variants import Variant, check_variant, load_variant
 
-__version__ = "0.1.0"
 
 __all__ = [
     "SymproofError", "InvalidInputError", "UndefinedExpressionError", "PositionOutOfRangeError",
@@ -25,4 +28,6 @@ __all__ = [
     "claim", "Claim", "Proof", "ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims",
     "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",
     "frequency", "pairing_permutation", "relayout_pairing",
+    "RopeConfig", "save_config", "load_config", "rope_apply", "sinusoidal_table", "export_kernel",
+    "Variant", "load_variant", "check_variant",
 ]
