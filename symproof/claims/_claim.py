@@ -150,9 +150,17 @@ class Proof:
             verdict = prove_equal(lhs, rhs)
         except SymproofError as err:
             raise err.with_context(claim=self.claim.id, step=rule)
-        return self._add(Part("equal", rule, lhs, rhs, verdict.status, verdict.method,
-                              time.perf_counter() - start, verdict.witness, verdict.residual,
-                              verdict.reason, verdict, chain=chain))
+        return self.record(rule, verdict, seconds=time.perf_counter() - start, chain=chain)
+
+    def record(self, rule: str, verdict, *, seconds: float = 0.0, chain=None) -> Part:
+        """Record a :class:`Verdict` of ``prove_equal`` computed elsewhere as an equality step."""
+        return self._add(Part("equal", rule, verdict.lhs, verdict.rhs, verdict.status, verdict.method,
+                              seconds, verdict.witness, verdict.residual, verdict.reason, verdict,
+                              chain=chain))
+
+    def undecided(self, kind: str, rule: str, detail: str, *, method: str = "") -> Part:
+        """A step that could not be decided: it keeps the claim ``unknown`` and says why."""
+        return self._add(Part(kind, rule, status=UNKNOWN, method=method, detail=detail))
 
     # -- the statements a derivation can make ----------------------------------------------------
     def chain(self, lhs, rhs, label: str = "") -> Chain:

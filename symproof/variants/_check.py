@@ -24,9 +24,9 @@ from typing import Callable
 
 import sympy as sp
 
-from ..claims import Claim, Part, Proof, run_claim
+from ..claims import Claim, Proof, run_claim
 from ..encodings import sin_shift
-from ..prover import PROVED, UNKNOWN, prove_equal
+from ..prover import PROVED, prove_equal
 from ._kernel import check_kernel
 from ._spec import Variant
 
@@ -199,13 +199,6 @@ def _substituted(expr, value, index, variant):
     return expr.xreplace(mapping)
 
 
-def _record(proof: Proof, rule: str, verdict, lhs, rhs, seconds=0.0) -> Part:
-    part = Part("equal", rule, lhs, rhs, verdict.status, verdict.method, seconds, verdict.witness,
-                verdict.residual, verdict.reason, verdict)
-    proof.parts.append(part)
-    return part
-
-
 def _spread(items: list) -> list:
     """First, last and middle items first: a failure at one end of the spectrum shows up early."""
     if len(items) <= MAX_CONCRETE_PAIRS:
@@ -235,7 +228,7 @@ def _derive_identity(variant: Variant, prop: Property):
         lhs, rhs = prop.sides(*_generic(variant))
         generic = prove_equal(lhs, rhs)
         if generic.proved:
-            _record(proof, f"generic {_name(variant)} (symbolic {sym})", generic, lhs, rhs)
+            proof.record(f"generic {_name(variant)} (symbolic {sym})", generic)
             instances = _instances(variant)
             real = [v for v, _ in instances if v.is_extended_real is True and v.is_finite]
             proof.check(f"every concrete {sym} is a finite real number: each {_name(variant)} is an instance",
@@ -253,10 +246,9 @@ def _derive_identity(variant: Variant, prop: Property):
             if part.status != PROVED:
                 return
         if len(tried) < len(instances):
-            proof.parts.append(Part("check", f"the other {len(instances) - len(tried)} concrete values",
-                                    status=UNKNOWN, method="not tried",
-                                    detail="the generic statement is not proved and only "
-                                           f"{len(tried)} concrete values were checked"))
+            proof.undecided("check", f"the other {len(instances) - len(tried)} concrete values",
+                            f"the generic statement is not proved and only {len(tried)} concrete values "
+                            "were checked", method="not tried")
     return derive
 
 
@@ -266,8 +258,8 @@ def _derive_sensitivity(variant: Variant, prop: Property):
         lhs, rhs = prop.sides(*_generic(variant))
         generic = prove_equal(lhs, rhs)
         if generic.proved:
-            _record(proof, f"the two sides are identical for the generic {_name(variant)} (symbolic {sym})",
-                    generic, lhs, rhs)
+            proof.record(f"the two sides are identical for the generic {_name(variant)} (symbolic {sym})",
+                         generic)
             proof.check("the sign of the offset is visible", False,
                         "both offsets give the same value for every input, so the direction is invisible")
             return
@@ -278,8 +270,8 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             if part.status == PROVED:
                 return
             proof.parts.pop()
-        proof.parts.append(Part("differ", "a witness of different scores", status=UNKNOWN, method="witness",
-                                detail="no witness found among simple exact points"))
+        proof.undecided("differ", "a witness of different scores", "no witness found among simple exact points",
+                        method="witness")
     return derive
 
 

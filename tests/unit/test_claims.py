@@ -186,3 +186,32 @@ def test_an_unknown_pattern_is_a_clear_error():
         select_claims(CLAIMS, ["rope.*", "nosuch.*"])
     assert str(caught.value) == \
         "no claim matches 'nosuch.*'; known IDs start with ['abs.*', 'rope.*'] [pattern: nosuch.*]"
+
+
+# -- verdicts computed elsewhere, and steps left undecided ------------------------------------------
+
+
+@pytest.mark.parametrize("lhs, rhs, status", [
+    (sin(x) ** 2 + cos(x) ** 2, 1, "proved"),
+    (sp.sqrt(x ** 2), x, "refuted"),
+])
+def test_a_recorded_verdict_decides_the_claim_like_a_checked_step(lhs, rhs, status):
+    from symproof import prove_equal
+
+    verdict = prove_equal(lhs, rhs)
+    result = run_claim(_claim(lambda proof: proof.record("computed elsewhere", verdict)))
+    assert result.status == status
+    part = result.proof.parts[0]
+    assert (part.kind, part.before, part.after, part.witness) == ("equal", verdict.lhs, verdict.rhs,
+                                                                  verdict.witness)
+
+
+def test_an_undecided_step_keeps_the_claim_unknown_and_says_why():
+    def derive(proof):
+        proof.equal("fine", x, x)
+        proof.undecided("differ", "a witness of different scores", "no witness among simple points")
+
+    result = run_claim(_claim(derive))
+    assert result.status == "unknown"
+    assert result.reason == ("step 'a witness of different scores' is not decided: "
+                             "no witness among simple points")
