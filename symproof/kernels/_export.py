@@ -24,7 +24,7 @@ from ._symbolic import (
     sin_t, x_a, x_b,
 )
 
-__all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "main_export"]
+__all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "kernel_sources", "kernel_listings", "main_export"]
 
 TARGETS = ("numpy", "c", "torch")
 #: the claims a kernel's correctness rests on; re-run and recorded in every exported file
@@ -39,19 +39,24 @@ _C_TYPES = {"float64": "double", "float32": "float"}
 
 # --------------------------------------------------------------------------- claims
 
-def verified_claims(kernel: str) -> list:
-    """``[(id, verdict)]`` for the kernel's claims, run now; raises if one is not proved."""
-    from ..claims import load_claims, run_claims
+def verified_claims(kernel: str, results=None) -> list:
+    """``[(id, verdict)]`` for the kernel's claims; raises if one is not proved.
 
-    registered = load_claims()
-    chosen = [registered[cid] for cid in KERNEL_CLAIMS[kernel] if cid in registered]
-    results = run_claims(chosen)
-    failed = [r for r in results if r.status != "proved"]
+    ``results`` (``ClaimResult``s of a run that just happened) are used as they
+    are; without them the kernel's claims are run now.
+    """
+    if results is None:
+        from ..claims import load_claims, run_claims
+
+        registered = load_claims()
+        results = run_claims([registered[cid] for cid in KERNEL_CLAIMS[kernel] if cid in registered])
+    found = {r.id: r for r in results if r.id in KERNEL_CLAIMS[kernel]}
+    failed = [r for r in found.values() if r.status != "proved"]
     if failed:
         raise SymproofError(f"refusing to export {kernel!r}: claim {failed[0].id} is {failed[0].status} "
                             f"({failed[0].reason})", kernel=kernel)
-    found = {r.id: r.status for r in results}
-    return [(cid, found.get(cid, "not registered in this build")) for cid in KERNEL_CLAIMS[kernel]]
+    return [(cid, found[cid].status if cid in found else "not registered in this build")
+            for cid in KERNEL_CLAIMS[kernel]]
 
 
 def _header_lines(spec: RopeSpec, target: str, claims) -> list:
@@ -277,36 +282,59 @@ def _docstring(lines) -> str:
     return '"""' + lines[0] + "\n\n" + "\n".join(lines[1:]) + '\n"""'
 
 
-def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | None = None, verify: bool = True,
-                  name: str | None = None, **options) -> list:
-    """Write ``kernel`` for ``target`` into ``out_dir``; return the paths written.
+def kernel_sources(kernel: str, target: str, *, config: RopeConfig | None = None, verify: bool = True,
+                   claim_results=None, name: str | None = None, **options) -> dict:
+    """``{file name: source}`` of ``kernel`` for ``target``, each file opening with its header.
 
     ``config`` (or the keyword options of :func:`rope_spec`) fixes the configuration;
-    ``verify`` re-runs the kernel's claims and records their verdicts in every file."""
+    ``verify`` records the verdicts of the kernel's claims in the header (from
+    ``claim_results`` when given, else by running the claims now)."""
     if kernel not in KERNELS:
         raise InvalidInputError(f"unknown kernel {kernel!r}; expected one of {KERNELS}", kernel=kernel)
     if target not in TARGETS:
         raise InvalidInputError(f"unknown target {target!r}; expected one of {TARGETS}", target=target)
     spec = rope_spec(config, **options)
-    claims = verified_claims(kernel) if verify else None
+    claims = verified_claims(kernel, claim_results) if verify else None
     lines = _header_lines(spec, target, claims)
     name = name or f"symproof_{kernel}"
     if not name.isidentifier():
         raise InvalidInputError(f"kernel file name {name!r} must be a valid identifier")
-    out_dir = os.fspath(out_dir)
     if target == "numpy":
-        files = {f"{name}.py": rope_numpy_source(spec, _docstring(lines))}
-    elif target == "torch":
-        files = {f"{name}_torch.py": rope_torch_source(spec, _docstring(lines))}
-    else:
-        c_text, h_text = rope_c_source(spec, name, lines)
-        files = {f"{name}.c": c_text, f"{name}.h": h_text}
+        return {f"{name}.py": rope_numpy_source(spec, _docstring(lines))}
+    if target == "torch":
+        return {f"{name}_torch.py": rope_torch_source(spec, _docstring(lines))}
+    c_text, h_text = rope_c_source(spec, name, lines)
+    return {f"{name}.c": c_text, f"{name}.h": h_text}
+
+
+def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | None = None, verify: bool = True,
+                  name: str | None = None, **options) -> list:
+    """Write :func:`kernel_sources` into ``out_dir``; return the paths written."""
+    files = kernel_sources(kernel, target, config=config, verify=verify, name=name, **options)
     paths = []
     for filename, text in files.items():
-        path = os.path.join(out_dir, filename)
+        path = os.path.join(os.fspath(out_dir), filename)
         atomic_write_text(path, text)
         paths.append(path)
     return paths
+
+
+def kernel_listings(claim_results) -> list:
+    """``(title, language, source)`` of the exported RoPE kernels, for a report of ``claim_results``.
+
+    Empty when the run did not prove every claim the kernels rest on (export would refuse)."""
+    if not {cid for cid in KERNEL_CLAIMS["rope"]} <= {r.id for r in claim_results}:
+        return []
+    try:
+        numpy_files = kernel_sources("rope", "numpy", head_dim=64, claim_results=claim_results)
+        c_files = kernel_sources("rope", "c", head_dim=64, claim_results=claim_results)
+    except SymproofError:
+        return []
+    listings = [(f"{filename} (symproof export rope --target numpy --head-dim 64)", "python", text)
+                for filename, text in numpy_files.items()]
+    listings += [(f"{filename} (symproof export rope --target c --head-dim 64)", "c", text)
+                 for filename, text in sorted(c_files.items(), key=lambda item: not item[0].endswith(".h"))]
+    return listings
 
 
 def main_export(args) -> int:

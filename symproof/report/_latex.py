@@ -28,6 +28,7 @@ _SPECIAL = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
     "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%", "~": r"\textasciitilde{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    "-": "-{}",  # so that "--option" is not set as an en dash
 }
 _GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
           "varsigma sigma tau upsilon phi chi psi omega").split()

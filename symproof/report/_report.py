@@ -107,7 +107,10 @@ def main_report(args) -> int:
     only = getattr(args, "only", None) or None
     results, seconds = verify_claims(only, progress_stream=sys.stderr)
     print(format_table(results, seconds))
+    from ..kernels import kernel_listings
+
     written = render_report(results, args.out, figures="related" if only else "all",
+                            extra_listings=kernel_listings(results),
                             include_times=bool(getattr(args, "times", False)), total_seconds=seconds)
     outputs = [written["html"], written["tex"]] + ([written["pdf"]] if written["pdf"] else [])
     print("wrote " + ", ".join(outputs))

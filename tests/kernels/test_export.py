@@ -121,3 +121,33 @@ def test_command_line_export(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "symproof", "export", "rope", "--target", "numpy", "--out",
                               str(tmp_path), "--head-dim", "16", "--rotary-dim", "8"], capture_output=True, text=True)
     assert missing.returncode == 2 and "explicit frequency denominator" in missing.stderr
+
+
+# -- listings for the chapter report ---------------------------------------------------------------
+
+
+def _results_of_kernel_claims():
+    from symproof import load_claims, run_claims
+    from symproof.kernels._export import KERNEL_CLAIMS
+
+    claims = load_claims()
+    return run_claims([claims[cid] for cid in KERNEL_CLAIMS["rope"]])
+
+
+def test_report_listings_carry_the_verdicts_of_the_run_they_come_from():
+    from symproof.kernels import kernel_listings
+
+    listings = kernel_listings(_results_of_kernel_claims())
+    assert [language for _, language, _ in listings] == ["python", "c", "c"]
+    assert listings[1][0].startswith("symproof_rope.h")
+    for _, _, source in listings:
+        assert "rope.block_relative (proved)" in source
+
+
+def test_no_listings_when_a_kernel_claim_is_not_proved_or_missing():
+    from symproof.kernels import kernel_listings
+
+    results = _results_of_kernel_claims()
+    results[0].status = "refuted"
+    assert kernel_listings(results) == []
+    assert kernel_listings(results[1:]) == []
