@@ -16,10 +16,11 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidInputError
+from ..encodings import pair_indices
 from ._config import RopeConfig
 from ._numpy_source import rope_numpy_source
 from ._symbolic import (
-    RopeSpec, exact_number, omega, pair_index_form, rope_spec, score_frequency_gradient,
+    RopeSpec, exact_number, omega, rope_spec, score_frequency_gradient,
     sinusoidal_entries,
 )
 
@@ -164,11 +165,7 @@ def rope_score_frequency_gradient(q, k, q_positions, k_positions, *, q_offset=0,
     options = (config, head_dim, rotary_dim, base, denominator, pairing, freqs, dtype)
     q, k, q_positions, k_positions, spec = _score_inputs(q, k, q_positions, k_positions, q_offset, k_offset, options)
     c = spec.config
-    first, second = pair_index_form(c.rotary_dim, c.pairing)
-    n_pairs = c.rotary_dim // 2
-    r = next(iter(first.free_symbols | second.free_symbols))
-    index_a = np.array([int(first.subs(r, k_)) for k_ in range(n_pairs)])
-    index_b = np.array([int(second.subs(r, k_)) for k_ in range(n_pairs)])
+    index_a, index_b = np.array(pair_indices(c.rotary_dim, c.pairing)).T
 
     def model_position(ids):
         return (np.broadcast_to(ids, ids.shape).astype(np.float64) + c.index_origin) / c.position_scale
