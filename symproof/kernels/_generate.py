@@ -16,11 +16,11 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidInputError
-from ..encodings import pair_indices
+from ..encodings import frequency, pair_indices
 from ._config import RopeConfig
 from ._numpy_source import rope_numpy_source
 from ._symbolic import (
-    RopeSpec, exact_number, omega, rope_spec, score_frequency_gradient,
+    RopeSpec, _to_float, exact_number, omega, rope_spec, score_frequency_gradient,
     sinusoidal_entries,
 )
 
@@ -209,7 +209,7 @@ def sinusoidal_table(n_positions, d, *, base=10000.0, layout="interleaved", odd_
     if not exact_base > 1:
         raise InvalidInputError(f"base must be > 1, got {base!r}")
     n_pairs = (d + 1) // 2 if odd_rule == "sin" else d // 2
-    w = np.array([float(sp.N(sp.Pow(exact_base, sp.Rational(-2 * r, d)), 30)) for r in range(n_pairs)])
+    w = np.array([_to_float(frequency(r, d, exact_base)) for r in range(n_pairs)])
     t = np.arange(n_positions, dtype=np.float64)[:, None]
     sines, cosines = (np.broadcast_to(np.asarray(e, dtype=np.float64), (n_positions, n_pairs))
                       for e in _sinusoidal_function()(t, w[None, :]))
@@ -247,7 +247,7 @@ def alibi_slopes_exact(n_heads: int) -> list:
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
     """:func:`alibi_slopes_exact` rounded once to float64."""
-    return np.array([float(sp.N(m, 30)) for m in alibi_slopes_exact(n_heads)], dtype=np.float64)
+    return np.array([_to_float(m) for m in alibi_slopes_exact(n_heads)], dtype=np.float64)
 
 
 def alibi_bias(n_heads: int, n_positions: int) -> np.ndarray:
