@@ -51,6 +51,10 @@ def candidates_for(symbol: sp.Symbol) -> list:
     return [v for v in pool if _satisfies(v, symbol)]
 
 
+def _defined(value) -> bool:
+    return not value.has(sp.nan, sp.zoo, sp.oo, -sp.oo)
+
+
 def is_certainly_nonzero(value: sp.Expr) -> bool:
     """True only when ``value`` is provably a non-zero finite (possibly complex) number.
 
@@ -62,7 +66,7 @@ def is_certainly_nonzero(value: sp.Expr) -> bool:
     that changes with the precision.
     """
     value = sp.sympify(value)
-    if not isinstance(value, sp.Expr) or value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+    if not isinstance(value, sp.Expr) or not _defined(value):
         return False
     if value.is_Rational:
         return value != 0
@@ -87,13 +91,9 @@ def _certified_parts(value, digits):
     re, im = approx.as_real_imag()
     if not (re.is_Number and im.is_Number):
         return None
-    if re.has(sp.nan, sp.oo, -sp.oo, sp.zoo) or im.has(sp.nan, sp.oo, -sp.oo, sp.zoo):
+    if not (_defined(re) and _defined(im)):
         return None
     return re, im
-
-
-def _defined(value) -> bool:
-    return not value.has(sp.nan, sp.zoo, sp.oo, -sp.oo, sp.S.ComplexInfinity)
 
 
 def evaluate_at(expr, point: Mapping):
