@@ -175,7 +175,7 @@ def _reduce_sums(expr, steps):
     return expr.xreplace(replacement)
 
 
-def _prove_scalar(lhs, rhs, *, search: bool = True) -> Verdict:
+def _prove_scalar(lhs, rhs) -> Verdict:
     lhs, rhs = _exact_floats(lhs), _exact_floats(rhs)
     if lhs == rhs:
         return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),))
@@ -206,8 +206,6 @@ def _prove_scalar(lhs, rhs, *, search: bool = True) -> Verdict:
     steps.append(Step(_REDUCE_RULE, diff, canonical.as_trig()))
     if canonical.is_zero:
         return Verdict(PROVED, method, lhs, rhs, tuple(steps))
-    if not search:
-        return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason="canonical form is non-zero")
     witness = find_witness(lhs, rhs)
     if witness is not None:
         residual = _residual(lhs, rhs, witness)
