@@ -57,6 +57,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from .._errors import VariantFileError
+from ..encodings import rotation
 from ._formula import CONSTANTS, FUNCTIONS, Formula, parse_formula
 
 if sys.version_info >= (3, 11):
@@ -218,8 +219,7 @@ class Variant:
     def block_at(self, x) -> sp.ImmutableMatrix:
         """The 2x2 block at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise)."""
         if self.block is None:
-            c, s = sp.cos(x), sp.sin(x)
-            return sp.ImmutableMatrix([[c, -s], [s, c]])
+            return rotation(x)
         env = {"x": sp.sympify(x), **self.params}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
