@@ -176,7 +176,6 @@ def _reduce_sums(expr, steps):
 
 
 def _prove_scalar(lhs, rhs) -> Verdict:
-    lhs, rhs = _exact_floats(lhs), _exact_floats(rhs)
     if lhs == rhs:
         return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),))
     steps: list = []
@@ -383,7 +382,7 @@ def _prove_entrywise(lhs, rhs, left, right, *, offset=(0, 0)) -> Verdict:
             a, b = left[i, j], right[i, j]
             if a == b:
                 continue
-            verdict = _prove_scalar(a, b)
+            verdict = _prove_scalar(_exact_floats(a), _exact_floats(b))
             methods[verdict.method] += 1
             where = f"entry ({i + offset[0]}, {j + offset[1]})"
             steps.extend(Step(f"{where}: {s.rule}", s.before, s.after) for s in verdict.steps)
