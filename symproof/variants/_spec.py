@@ -92,6 +92,10 @@ _TABLES = {
     "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float)},
     "equivalent": {"name": str, "frequencies": (str, int, float)},
 }
+#: the tables each kind may have
+_KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
+                "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params"},
+                "bias": {"bias", "params"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer"}
@@ -334,14 +338,10 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     fields: dict = {"name": name, "kind": kind, "title": data.get("title", name),
                     "description": data.get("description", ""), "source": source}
-    allowed_tables = {"additive": {"frequencies", "position", "equivalent", "params"},
-                      "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent",
-                                 "params"},
-                      "bias": {"bias", "params"}}[kind]
     for table in _TABLES:
-        if table in data and table not in allowed_tables:
+        if table in data and table not in _KIND_TABLES[kind]:
             raise reader.fail(table, f"does not apply to kind = {kind!r} (it applies to "
-                                     f"{[k for k, t in _allowed_kinds().items() if table in t]})")
+                                     f"{[k for k, t in _KIND_TABLES.items() if table in t]})")
     for key in ("width", "rotated_width", "pairing"):
         if key in data and kind == "bias":
             raise reader.fail(key, "does not apply to kind = 'bias'")
@@ -380,12 +380,6 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     variant = Variant(**fields)
     _validate_values(reader, variant)
     return variant
-
-
-def _allowed_kinds():
-    return {"additive": {"frequencies", "position", "equivalent", "params"},
-            "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params"},
-            "bias": {"bias", "params"}}
 
 
 def _width_names(params) -> set:
