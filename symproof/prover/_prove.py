@@ -33,8 +33,10 @@ of ``0/0 = anything``.
 from __future__ import annotations
 
 import numbers
+import operator
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import reduce
 from typing import Any, Mapping
 
 import sympy as sp
@@ -303,14 +305,7 @@ def _explicit(m):
     if isinstance(m, (MatMul, MatAdd)):
         scalars = [a for a in m.args if not _is_matrix(a)]
         factors = [_explicit(a) for a in m.args if _is_matrix(a)]
-        if isinstance(m, MatMul):
-            product = factors[0]
-            for f in factors[1:]:
-                product = product * f
-        else:
-            product = factors[0]
-            for f in factors[1:]:
-                product = product + f
+        product = reduce(operator.mul if isinstance(m, MatMul) else operator.add, factors)
         return sp.ImmutableMatrix(sp.Mul(*scalars) * product if scalars else product)
     return sp.ImmutableMatrix(m.doit().as_explicit())
 
