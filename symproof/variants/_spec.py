@@ -447,21 +447,13 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
         pairs = (rotated if rotated is not None else fields["width"]) // 2
         if len(values) != pairs:
             raise reader.fail("frequencies.values", f"expected {pairs} values (one per pair), got {len(values)}")
-        exact = []
+        exact, env = [], Variant(**fields).width_env()
         for k, value in enumerate(values):
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise reader.fail(f"frequencies.values[{k}]", f"expected a number or a formula string, "
                                                              f"got {_toml_type(value)}")
-            exact.append(reader.formula(value, f"frequencies.values[{k}]", names).build(
-                {**fields["params"], **_width_values(fields)}))
+            exact.append(reader.formula(value, f"frequencies.values[{k}]", names).build(env))
         fields["frequency_values"] = tuple(exact)
-
-
-def _width_values(fields) -> dict:
-    pairs = (fields["rotated_width"] or fields["width"]) // 2
-    denominator = fields.get("denominator") or fields["rotated_width"] or fields["width"]
-    out = {"d": denominator, "n": pairs, "width": fields["width"], "rotated_width": fields["rotated_width"]}
-    return {k: sp.Integer(v) for k, v in out.items() if v is not None}
 
 
 def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
