@@ -16,7 +16,9 @@ prover compared.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Hashable
 
 import sympy as sp
 from sympy.matrices.expressions import BlockDiagMatrix, MatMul
@@ -303,7 +305,23 @@ def _exceeds_node_budget(expr, limit: int = MAX_FORMULA_NODES) -> bool:
 
 
 def _fitting_latex(expr):
-    """The LaTeX of ``expr``, or ``None`` when it exceeds the budget (printing stops early)."""
+    """The LaTeX of ``expr``, or ``None`` when it exceeds the budget (printing stops early).
+
+    Both formats ask this of every formula (the HTML page to decide whether its
+    MathML is shown or a placeholder), and a derivation repeats its formulas
+    from step to step, so the answer is remembered per expression.
+    """
+    if isinstance(expr, Hashable):
+        return _fitting_latex_of_hashable(expr)
+    return _print_within_budget(expr)  # a mutable Matrix
+
+
+@functools.lru_cache(maxsize=2048)
+def _fitting_latex_of_hashable(expr):
+    return _print_within_budget(expr)
+
+
+def _print_within_budget(expr):
     if _exceeds_node_budget(expr):
         return None
     try:
