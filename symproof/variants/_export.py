@@ -21,6 +21,7 @@ from sympy.printing.pytorch import TorchPrinter
 
 from .. import __version__
 from .._errors import InvalidInputError
+from ..encodings import pair_indices
 from ._kernel import linear_position_factor
 from ._spec import Variant
 
@@ -94,8 +95,7 @@ def _python_source(variant: Variant, target: str) -> str:
         return "\n".join(lines) + "\n"
     block = variant.block_at(_x)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
-    half = variant.rotated_width // 2
-    pairs = [(2 * r, 2 * r + 1) if variant.pairing == "adjacent" else (r, r + half) for r in range(half)]
+    pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines += [
         "", "", "def scale(side, m, r):",
         f"    if side == 'query':\n        return {code(variant.scale('query', _m, _r))} + 0 * m",

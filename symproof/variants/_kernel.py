@@ -19,6 +19,7 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidInputError
+from ..encodings import pair_indices
 from ._spec import Variant
 
 __all__ = ["VariantKernel", "build_kernel", "check_kernel", "linear_position_factor", "TOLERANCE"]
@@ -56,6 +57,7 @@ class VariantKernel:
             # one function of (m, r) per side: lambdify once, not once per pair
             self._scales = {side: _numeric(v.scale(side, _m, _r), _m, _r) for side in ("query", "key")}
             self._axis = [v.axis_of(r) for r in range(v.n_pairs)]
+            self._pairs = pair_indices(v.rotated_width, v.pairing)
 
     # -- rotary --------------------------------------------------------------------------------
     def apply(self, x, positions, side: str = "query") -> np.ndarray:
@@ -78,10 +80,8 @@ class VariantKernel:
         if side not in ("query", "key"):
             raise InvalidInputError(f"side must be 'query' or 'key', got {side!r}")
         out = x.copy()
-        half = v.rotated_width // 2
         block = self._block
-        for r in range(half):
-            a, b = (2 * r, 2 * r + 1) if v.pairing == "adjacent" else (r, r + half)
+        for r, (a, b) in enumerate(self._pairs):
             coord = pos[..., self._axis[r]]
             angle = np.broadcast_to(self._transform(coord), coord.shape) * self.frequencies[r]
             scale = np.broadcast_to(self._scales[side](coord, r), coord.shape)
@@ -147,10 +147,10 @@ def _probe_pairs(n: int) -> list:
 
 def _exact_rotary(variant: Variant, vector, position, side, freqs):
     """The exact image of ``vector`` at ``position`` on the probed pairs."""
-    half = variant.rotated_width // 2
+    pairs = pair_indices(variant.rotated_width, variant.pairing)
     out = {}
-    for r in _probe_pairs(half):
-        a, b = (2 * r, 2 * r + 1) if variant.pairing == "adjacent" else (r, r + half)
+    for r in _probe_pairs(len(pairs)):
+        a, b = pairs[r]
         coord = position[variant.axis_of(r)]
         matrix = variant.scale(side, coord, r) * variant.block_at(variant.angle_position(coord) * freqs[r])
         pair = matrix * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
