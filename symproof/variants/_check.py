@@ -25,7 +25,7 @@ from typing import Callable
 import sympy as sp
 
 from ..claims import Claim, Proof, run_claim
-from ..encodings import sin_shift
+from ..encodings import sin_shift, sinusoidal_vector
 from ..prover import PROVED, prove_equal
 from ._kernel import check_kernel
 from ._spec import Variant
@@ -88,8 +88,7 @@ def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
 
 
 def _sin_pair(variant: Variant, position, w):
-    angle = variant.angle_position(position) * w
-    return sp.ImmutableMatrix([sp.sin(angle), sp.cos(angle)])
+    return sinusoidal_vector(variant.angle_position(position), [w])
 
 
 def _additive_product(variant: Variant, a, b, w):
@@ -292,8 +291,8 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
 def _equivalence_additive(variant: Variant, proof: Proof):
     ours = variant.frequencies()
     target = variant.equivalent_frequencies_exact()
-    lhs = sp.ImmutableMatrix([e for w in ours for e in _sin_pair(variant, t, w)])
-    rhs = sp.ImmutableMatrix([e for w in target for e in (sp.sin(t * w), sp.cos(t * w))])
+    lhs = sinusoidal_vector(variant.angle_position(t), ours)
+    rhs = sinusoidal_vector(t, target)
     proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
 
 
