@@ -18,7 +18,7 @@ import sympy as sp
 
 from .._errors import InvalidInputError, SymproofError
 from ..prover import PROVED, REFUTED, UNKNOWN, evaluate_at, find_witness, format_witness
-from ..prover import candidates_for, is_certainly_nonzero, prove_equal, search_variables
+from ..prover import complete_witness, is_certainly_nonzero, prove_equal, search_variables
 
 __all__ = ["KINDS", "Claim", "Part", "Proof", "Chain", "claim", "registered_claims"]
 
@@ -252,8 +252,7 @@ def _search(lhs, rhs, fixed):
             if a != b:
                 found = find_witness(a, b, fixed=fixed)
                 if found is not None:
-                    rest = {s: candidates_for(s)[0] for s in search_variables(lhs, rhs) - set(found)}
-                    return {**rest, **found}
+                    return complete_witness(found, lhs, rhs)
         return None
     return find_witness(lhs, rhs, fixed=fixed)
 

@@ -3,11 +3,13 @@
 from ._prove import PROVED, REFUTED, TACTICS, UNKNOWN, Step, Verdict, prove_equal
 from ._trigpoly import TrigPolynomial, to_trig_polynomial
 from ._witness import (
-    candidates_for, evaluate_at, find_witness, format_witness, is_certainly_nonzero, search_variables,
+    candidates_for, complete_witness, evaluate_at, find_witness, format_witness, is_certainly_nonzero,
+    search_variables,
 )
 
 __all__ = [
     "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "Step", "Verdict", "prove_equal",
     "TrigPolynomial", "to_trig_polynomial",
-    "candidates_for", "search_variables", "evaluate_at", "find_witness", "format_witness", "is_certainly_nonzero",
+    "candidates_for", "complete_witness", "search_variables", "evaluate_at", "find_witness", "format_witness",
+    "is_certainly_nonzero",
 ]

@@ -45,7 +45,7 @@ from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixEx
 
 from .._errors import InvalidInputError, UndefinedExpressionError
 from ._trigpoly import to_trig_polynomial
-from ._witness import candidates_for, evaluate_at, find_witness, format_witness, search_variables
+from ._witness import complete_witness, evaluate_at, find_witness, format_witness
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS"]
 
@@ -537,13 +537,4 @@ def _complete_witness(verdict: Verdict) -> Verdict:
     that differs (the others get their simplest admissible value; they do not change it)."""
     if verdict.witness is None:
         return verdict
-    free = search_variables(verdict.lhs, verdict.rhs) - set(verdict.witness)
-    extra = {}
-    for symbol in sorted(free, key=str):
-        pool = candidates_for(symbol)
-        if not pool:
-            return verdict
-        extra[symbol] = pool[0]
-    if not extra:
-        return verdict
-    return replace(verdict, witness={**verdict.witness, **extra})
+    return replace(verdict, witness=complete_witness(verdict.witness, verdict.lhs, verdict.rhs))

@@ -17,7 +17,7 @@ import sympy as sp
 from sympy import Rational, pi
 from sympy.core.evalf import PrecisionExhausted
 
-__all__ = ["candidates_for", "search_variables", "find_witness", "is_certainly_nonzero", "evaluate_at", "format_witness"]
+__all__ = ["candidates_for", "search_variables", "complete_witness", "find_witness", "is_certainly_nonzero", "evaluate_at", "format_witness"]
 
 _BASE_CANDIDATES = [
     sp.Integer(0), sp.Integer(1), sp.Integer(-1), sp.Integer(2), sp.Integer(-2),
@@ -180,6 +180,22 @@ def search_variables(*exprs) -> set:
             else:
                 variables.add(symbol)
     return variables
+
+
+def complete_witness(witness: Mapping, *exprs) -> dict:
+    """``witness`` with every other variable of ``exprs`` bound to its simplest admissible value.
+
+    Used when the witness was found on one entry of a matrix statement: the
+    other variables do not change that entry.  A variable with no admissible
+    value is left unbound (and the witness with it), so that callers say so.
+    """
+    extra = {}
+    for symbol in sorted(search_variables(*exprs) - set(witness), key=str):
+        pool = candidates_for(symbol)
+        if not pool:
+            return dict(witness)
+        extra[symbol] = pool[0]
+    return {**witness, **extra}
 
 
 def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0):
