@@ -58,15 +58,7 @@ def _statement(value, display="block") -> Markup:
 
 def _witness(pairs) -> Markup:
     """``a = 1, b = pi/2`` as inline MathML."""
-    out = Markup("")
-    for k, (symbol, value) in enumerate(pairs):
-        if k:
-            out += Markup(", ")
-        inner = to_mathml(symbol, display="inline")[:-len("</math>")]
-        value_inner = to_mathml(value, display="inline")
-        value_inner = value_inner[value_inner.index(">") + 1:]
-        out += Markup(inner + "<mo>=</mo>" + value_inner)
-    return out
+    return Markup(", ").join(Markup(mathml_relation(symbol, "=", value, display="inline")) for symbol, value in pairs)
 
 
 def render_html(document) -> str:
