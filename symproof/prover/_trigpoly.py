@@ -302,16 +302,27 @@ def _reduce_in_ring(expr, s_vars):
     s_list = sorted(s_vars, key=lambda v: v.name)
     c_list = [s_vars[v] for v in s_list]
     atom_list = list(atoms)
-    stand_ins = [a if isinstance(a, sp.Symbol) else Dummy("atom") for a in atom_list]
-    ring, *gens = sp.polys.rings.ring(s_list + c_list + stand_ins, sp.QQ)
+    ring, gens = _ring(s_list + c_list, atom_list)
     index = dict(zip(s_list + c_list + atom_list, gens))
     poly = _to_ring(expr, ring, index)
-    reduced = _reduce_ring_element(poly, ring, gens, len(s_list))
-    independent = all(isinstance(a, sp.Symbol) for a in atom_list)
-    if reduced and not independent:
+    return _from_ring(_reduce_ring_element(poly, ring, gens, len(s_list)), atom_list)
+
+
+def _ring(pair_vars, atom_list):
+    """The sparse polynomial ring over QQ on ``pair_vars`` then the atoms, and its generators;
+    an atom that is not a symbol (``sqrt(2)``, ``exp(x)``) gets a stand-in generator."""
+    stand_ins = [a if isinstance(a, sp.Symbol) else Dummy("atom") for a in atom_list]
+    ring, *gens = sp.polys.rings.ring(list(pair_vars) + stand_ins, sp.QQ)
+    return ring, gens
+
+
+def _from_ring(reduced, atom_list):
+    """``reduced`` as an expression, or ``None`` when it is not zero and some atom is not a
+    symbol: the ring took that atom as independent, which ``sqrt(2)**2 = 2`` contradicts.
+    (So a stand-in generator never survives into the result.)"""
+    if reduced and not all(isinstance(a, sp.Symbol) for a in atom_list):
         return None
-    back = {d: a for d, a in zip(stand_ins, atom_list) if d is not a}
-    return reduced.as_expr().xreplace(back) if back else reduced.as_expr()
+    return reduced.as_expr()
 
 
 def _reduce_ring_element(poly, ring, gens, n):
@@ -360,8 +371,7 @@ def _form_in_ring(expr, recipes, pair_of):
     s_list = [pair_of[k][1] for k in keys]
     c_list = [pair_of[k][0] for k in keys]
     atom_list = list(atoms)
-    stand_ins = [a if isinstance(a, sp.Symbol) else Dummy("atom") for a in atom_list]
-    ring, *gens = sp.polys.rings.ring(s_list + c_list + stand_ins, sp.QQ)
+    ring, gens = _ring(s_list + c_list, atom_list)
     n = len(keys)
     index = dict(zip(atom_list, gens[2 * n:]))
     pair_index = {k: (gens[n + m], gens[m]) for m, k in enumerate(keys)}
@@ -391,11 +401,7 @@ def _form_in_ring(expr, recipes, pair_of):
                 ct, st = multiple(*data)
             c_total, s_total = c_total * ct - s_total * st, s_total * ct + c_total * st
         index[f] = c_total if isinstance(f, cos) else s_total
-    reduced = _reduce_ring_element(_to_ring(expr, ring, index), ring, gens, n)
-    if reduced and not all(isinstance(a, sp.Symbol) for a in atom_list):
-        return None
-    back = {d: a for d, a in zip(stand_ins, atom_list) if d is not a}
-    return reduced.as_expr().xreplace(back) if back else reduced.as_expr()
+    return _from_ring(_reduce_ring_element(_to_ring(expr, ring, index), ring, gens, n), atom_list)
 
 
 def _reduce_expand(expr, s_vars):
