@@ -22,7 +22,8 @@ from sympy.printing.pytorch import TorchPrinter
 from .. import __version__
 from .._errors import InvalidInputError
 from ..encodings import pair_indices
-from ._kernel import linear_position_factor
+from ..kernels import atomic_write_text, export_kernel
+from ._kernel import plain_rope_factor
 from ._spec import Variant
 
 __all__ = ["export_variant", "variant_source", "check_target", "TARGETS"]
@@ -37,12 +38,6 @@ _i, _j, _slope = sp.symbols("i j slope", real=True)
 
 def _module_name(variant: Variant) -> str:
     return "symproof_variant_" + variant.name.replace("-", "_")
-
-
-def _is_plain_rope(variant: Variant) -> bool:
-    return (variant.kind == "rotary" and variant.standard_block and variant.query_scale is None
-            and variant.key_scale is None and variant.factor is None and len(variant.axes) == 1
-            and linear_position_factor(variant) is not None)
 
 
 def _header(variant: Variant, target: str) -> str:
@@ -189,19 +184,11 @@ def export_variant(variant: Variant, folder, target: str = "numpy") -> list:
     """Write the variant's kernel for ``target`` into ``folder``; return the paths written."""
     if target not in TARGETS:
         raise InvalidInputError(f"unknown target {target!r}; expected one of {TARGETS}", target=target)
-    if _is_plain_rope(variant):
-        try:
-            from ..kernels import export_kernel
-        except ImportError:
-            export_kernel = None
-        if export_kernel is not None:
-            a = linear_position_factor(variant)
-            return export_kernel("rope", target, folder, head_dim=variant.width,
-                                 rotary_dim=variant.rotated_width, denominator=variant.freq_denominator,
-                                 pairing=variant.pairing, freqs=[a * w for w in variant.frequencies()],
-                                 name=_module_name(variant))
-    from ..kernels import atomic_write_text
-
+    a = plain_rope_factor(variant)
+    if a is not None:
+        return export_kernel("rope", target, folder, head_dim=variant.width, rotary_dim=variant.rotated_width,
+                             denominator=variant.freq_denominator, pairing=variant.pairing,
+                             freqs=[a * w for w in variant.frequencies()], name=_module_name(variant))
     paths = []
     for filename, text in variant_source(variant, target).items():
         path = os.path.join(os.fspath(folder), filename)

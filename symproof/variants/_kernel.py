@@ -6,8 +6,7 @@ code contains nothing a description file could smuggle in).  It is checked
 twice: against the exact definition evaluated to 30 digits at a few
 positions, and — when the variant is plain RoPE with a linear position
 transform, or a plain sinusoidal table — against the hand-written kernels of
-:mod:`symproof.kernels` (``rope_apply(..., freqs=...)``, ``sinusoidal_table``),
-when those are available.
+:mod:`symproof.kernels` (``rope_apply(..., freqs=...)``, ``sinusoidal_table``).
 """
 
 from __future__ import annotations
@@ -20,9 +19,11 @@ import sympy as sp
 
 from .._errors import InvalidInputError
 from ..encodings import pair_indices
+from ..kernels import rope_apply, sinusoidal_table
 from ._spec import Variant
 
-__all__ = ["VariantKernel", "build_kernel", "check_kernel", "linear_position_factor", "TOLERANCE"]
+__all__ = ["VariantKernel", "build_kernel", "check_kernel", "linear_position_factor", "plain_rope_factor",
+           "TOLERANCE"]
 
 #: relative agreement demanded of float64 kernels against the exact values
 TOLERANCE = 1e-12
@@ -136,6 +137,14 @@ def linear_position_factor(variant: Variant):
     return a
 
 
+def plain_rope_factor(variant: Variant):
+    """``a`` when ``variant`` is plain RoPE at frequencies ``a omega`` (standard block, no scale or
+    attention factor, one position axis, a linear transform ``m -> a m``); ``None`` otherwise."""
+    plain = (variant.kind == "rotary" and variant.standard_block and variant.query_scale is None
+             and variant.key_scale is None and variant.factor is None and len(variant.axes) == 1)
+    return linear_position_factor(variant) if plain else None
+
+
 # -- the check ----------------------------------------------------------------------------------
 
 
@@ -177,18 +186,10 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
     proof.check("generated kernel = exact definition (30 digits) at positions "
                 f"{list(_PROBE_POSITIONS)}, queries and keys", worst <= TOLERANCE,
                 f"largest relative difference {worst:.2e} (must be <= {TOLERANCE:g})", data={"max_rel": worst})
-    a = linear_position_factor(variant)
-    plain = (variant.standard_block and variant.query_scale is None and variant.key_scale is None
-             and variant.factor is None and axes == 1 and a is not None)
-    if not plain:
+    a = plain_rope_factor(variant)
+    if a is None:
         proof.note("Not plain RoPE (scale, factor, custom block, several axes or a non-linear transform): "
                    "no hand-written reference kernel applies.")
-        return
-    try:
-        from ..kernels import rope_apply
-    except ImportError:
-        proof.note("symproof.kernels.rope_apply is not available: the comparison with the hand-written "
-                   "RoPE kernel was skipped.")
         return
     x = rng.standard_normal((2, 5, variant.width))
     positions = np.array([[0, 1, 2, 50, 3000], [7, 8, 9, 10, 11]])
@@ -217,11 +218,6 @@ def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
                 worst <= TOLERANCE, f"largest relative difference {worst:.2e}", data={"max_rel": worst})
     plain = variant.rule == "geometric" and variant.transform is None and variant.freq_denominator == variant.width
     if not plain:
-        return
-    try:
-        from ..kernels import sinusoidal_table
-    except ImportError:
-        proof.note("symproof.kernels.sinusoidal_table is not available: comparison skipped.")
         return
     base = _float(variant.base.build(variant.width_env()))
     layout = "interleaved" if variant.pairing == "adjacent" else "concatenated"
