@@ -70,8 +70,6 @@ def causal_mask(T: int) -> ImmutableMatrix:
 
 
 def _as_matrix(value, name: str) -> ImmutableMatrix:
-    if isinstance(value, sp.MatrixBase):
-        return ImmutableMatrix(value)
     try:
         return ImmutableMatrix(value)
     except (TypeError, ValueError, sp.SympifyError) as err:
