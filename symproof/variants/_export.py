@@ -17,7 +17,6 @@ import os
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
-from sympy.printing.pytorch import TorchPrinter
 
 from .. import __version__
 from .._errors import InvalidInputError
@@ -51,7 +50,12 @@ def _floats(values) -> str:
 
 
 def _python_source(variant: Variant, target: str) -> str:
-    printer = NumPyPrinter() if target == "numpy" else TorchPrinter()
+    if target == "numpy":
+        printer = NumPyPrinter()
+    else:  # imported here: sympy.printing.pytorch imports torch (~2 s), which the numpy and C targets need not pay
+        from sympy.printing.pytorch import TorchPrinter
+
+        printer = TorchPrinter()
     lib = "numpy" if target == "numpy" else "torch"
 
     def code(expr):
