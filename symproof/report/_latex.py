@@ -16,7 +16,7 @@ import tempfile
 
 from .._errors import SymproofError
 from ._html import statement_is_prose
-from ._printers import latex_relation, to_latex
+from ._printers import latex_relation, split_prose, to_latex
 from ._templates import environment
 
 __all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "PDFLATEX_PASSES"]
@@ -62,18 +62,9 @@ def escape_tex(text) -> str:
     return "".join(out)
 
 
-_INLINE_MATH = re.compile(r"\$([^$]+)\$")
-
-
 def _prose(text) -> str:
     """Prose with ``$...$`` math: the text escaped, the math kept."""
-    text, out, last = str(text), [], 0
-    for match in _INLINE_MATH.finditer(text):
-        out.append(escape_tex(text[last:match.start()]))
-        out.append(f"${match.group(1)}$")
-        last = match.end()
-    out.append(escape_tex(text[last:]))
-    return "".join(out)
+    return "".join(f"${piece}$" if kind == "math" else escape_tex(piece) for kind, piece in split_prose(str(text)))
 
 
 def _statement(value) -> str:

@@ -31,7 +31,7 @@ from ..encodings import rotation, sin_shift
 __all__ = [
     "ReportLatexPrinter", "ReportMathMLPrinter", "to_latex", "to_mathml", "latex_to_mathml",
     "mathml_relation", "latex_relation",
-    "text_with_math_to_mathml", "MATHML_NAMESPACE",
+    "split_prose", "text_with_math_to_mathml", "MATHML_NAMESPACE",
 ]
 
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
@@ -406,14 +406,20 @@ def latex_to_mathml(latex: str, *, display: str = "block") -> str:
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")
 
 
-def text_with_math_to_mathml(text: str):
-    """Split prose with ``$...$`` math into ``[("text", s) | ("math", mathml)]`` pieces."""
+def split_prose(text: str):
+    """Split prose with ``$...$`` math into ``[("text", s) | ("math", latex)]`` pieces."""
     pieces, last = [], 0
     for match in _INLINE_MATH.finditer(text):
         if match.start() > last:
             pieces.append(("text", text[last:match.start()]))
-        pieces.append(("math", latex_to_mathml(match.group(1), display="inline")))
+        pieces.append(("math", match.group(1)))
         last = match.end()
     if last < len(text):
         pieces.append(("text", text[last:]))
     return pieces
+
+
+def text_with_math_to_mathml(text: str):
+    """:func:`split_prose` with each math piece as inline MathML."""
+    return [(kind, latex_to_mathml(piece, display="inline") if kind == "math" else piece)
+            for kind, piece in split_prose(text)]
