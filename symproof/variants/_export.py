@@ -139,7 +139,6 @@ def check_target(variant: Variant, target: str) -> None:
 
 
 def _c_source(variant: Variant) -> str:
-    check_target(variant, "c")
     printer = C99CodePrinter()
     name = _module_name(variant)
     half = variant.rotated_width // 2
@@ -175,8 +174,7 @@ def _c_source(variant: Variant) -> str:
 
 def variant_source(variant: Variant, target: str) -> dict:
     """``{file name: text}`` of the standalone kernel for ``target``."""
-    if target not in TARGETS:
-        raise InvalidInputError(f"unknown target {target!r}; expected one of {TARGETS}", target=target)
+    check_target(variant, target)
     name = _module_name(variant)
     if target == "c":
         return {f"{name}.c": _c_source(variant)}
@@ -186,8 +184,7 @@ def variant_source(variant: Variant, target: str) -> dict:
 
 def export_variant(variant: Variant, folder, target: str = "numpy") -> list:
     """Write the variant's kernel for ``target`` into ``folder``; return the paths written."""
-    if target not in TARGETS:
-        raise InvalidInputError(f"unknown target {target!r}; expected one of {TARGETS}", target=target)
+    check_target(variant, target)
     a = plain_rope_factor(variant)
     if a is not None:
         return export_kernel("rope", target, folder, head_dim=variant.width, rotary_dim=variant.rotated_width,
