@@ -90,10 +90,10 @@ def _inline_svg(svg: str, spec: FigureSpec) -> str:
     return svg.replace("<svg ", f'<svg role="img" aria-label="{label}" ', 1)
 
 
-def figures_for(claim_ids, *, every: bool = False) -> list:
-    """The figures that illustrate any of ``claim_ids`` (all of them with ``every``)."""
+def figures_for(claim_ids) -> list:
+    """The figures that illustrate any of ``claim_ids``."""
     chosen = set(claim_ids)
-    return [spec for spec in FIGURES if every or chosen.intersection(spec.claims)]
+    return [spec for spec in FIGURES if chosen.intersection(spec.claims)]
 
 
 # -- numeric evaluation of the symbolic definitions -----------------------------------------------------
