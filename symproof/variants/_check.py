@@ -237,7 +237,7 @@ def _derive_identity(variant: Variant, prop: Property):
         proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
                    "trying the concrete values.")
         instances = _instances(variant)
-        tried = _spread(instances) if len(instances) > MAX_CONCRETE_PAIRS else instances
+        tried = _spread(instances)
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             part = proof.equal(f"{_name(variant)} = {index} ({sym} = {value})",
