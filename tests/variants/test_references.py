@@ -2,7 +2,8 @@
 
 Each reference below is written from the published description of the method
 (float64 NumPy, the way the reference implementations compute it), not from
-symproof's definitions.
+symproof's definitions; the ALiBi slopes use ``alibi_slopes_reference``, the
+hand-written reference the kernels are tested against, written the same way.
 """
 
 import math
@@ -10,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from symproof.kernels._reference import alibi_slopes_reference
 from symproof.variants import build_kernel, load_variant, shipped_variants
 
 
@@ -71,17 +73,6 @@ def test_llama3_frequencies():
     assert (wavelen < high_wavelen).any() and (wavelen > low_wavelen).any() and medium.any()
 
 
-def _alibi_reference(n):
-    def power_of_2(n):
-        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
-        return [start * start**i for i in range(n)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_2(closest) + _alibi_reference(2 * closest)[0::2][: n - closest]
-
-
 @pytest.mark.parametrize("heads", [1, 2, 5, 8, 12, 16, 24, 33])
 def test_alibi_slopes_for_any_head_count(heads):
     from symproof.variants import Variant
@@ -90,13 +81,13 @@ def test_alibi_slopes_for_any_head_count(heads):
     data = {"name": "alibi", "kind": "bias",
             "bias": {"formula": shipped.bias.text, "heads": heads, "slope": shipped.slope.text}}
     got = build_kernel(Variant.from_dict(data)).frequencies
-    np.testing.assert_allclose(got, _alibi_reference(heads), rtol=1e-14)
+    np.testing.assert_allclose(got, alibi_slopes_reference(heads), rtol=1e-14)
 
 
 def test_alibi_bias_is_minus_slope_times_distance():
     variant = load_variant(shipped_variants()["alibi"])
     bias = build_kernel(variant).bias(5, 5)
-    slopes = np.array(_alibi_reference(12))
+    slopes = np.array(alibi_slopes_reference(12))
     distance = np.abs(np.arange(5)[None, :] - np.arange(5)[:, None])
     np.testing.assert_allclose(bias, -slopes[:, None, None] * distance[None], rtol=1e-14, atol=0)
 
