@@ -136,7 +136,7 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
         if figure.section not in by_section:
             by_section[figure.section] = Section(figure.section, _section_title(figure.section, None, sections), [])
         by_section[figure.section].figures.append(rendered)
-    ordered = sorted(by_section.values(), key=lambda s: _section_key(s.number, list(by_section)))
+    ordered = sorted(by_section.values(), key=lambda s: _section_key(s.number))
     counts = {status: sum(r.status == status for r in results) for status in STATUSES}
     listings = [Listing(*entry) for entry in extra_listings]
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
@@ -147,11 +147,11 @@ def _is_chapter_number(number: str) -> bool:
     return all(part.isdigit() for part in number.split("."))
 
 
-def _section_key(number: str, first_seen: list):
-    parts = number.split(".")
+def _section_key(number: str):
+    """Chapter sections in numeric order, then named groups (the sort is stable: in order of appearance)."""
     if _is_chapter_number(number):
-        return (0, tuple(int(p) for p in parts), 0)
-    return (1, (), first_seen.index(number))
+        return (0, tuple(int(p) for p in number.split(".")))
+    return (1, ())
 
 
 def _section_title(number: str, result, sections) -> str:
