@@ -33,7 +33,7 @@ w = sp.Symbol("w", positive=True)
 m = sp.Symbol("m", integer=True, positive=True)
 r = sp.Symbol("r", integer=True, nonnegative=True)
 
-#: the targets of issue 2, in seconds
+#: the performance targets, in seconds
 TARGETS = {128: 0.050, 4096: 1.0, "symbolic": 0.1}
 
 
