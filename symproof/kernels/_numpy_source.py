@@ -9,9 +9,13 @@ pairing a pair ``(x_2r, x_2r+1)`` is one complex number in memory, so the
 rotation is one in-place complex multiplication by a table of
 ``cos + i sin`` (the complex form of ``R(theta)`` is checked exactly when the
 kernel is generated); with half pairing the two halves are contiguous and the
-update is ``x * [R00 | R11] + swap_halves(x) * [R01 | R10]`` (entries of the
-2x2 matrix, printed), run as ufuncs with ``out=`` on cache-sized blocks, so no
-temporary ever leaves the cache.
+update is ``x * [R00 | R11] + swap_halves(x * [R10 | R01])`` (entries of the
+2x2 matrix, printed; the same products as ``swap_halves(x) * [R01 | R10]``, so
+the same bits), run as ufuncs with ``out=`` on cache-sized blocks, so no
+temporary ever leaves the cache.  For ``x`` laid out ``(B, T, H, d)`` with
+positions constant over heads, the tables of a block of positions are expanded
+over heads once (once for the whole batch when positions are shared), so both
+products run on contiguous rows and the half swap is folded into the final add.
 """
 
 from __future__ import annotations
@@ -113,11 +117,11 @@ def _gather(positions, direction, kind, dtype):
 
 
 def _combine(cos_, sin_, direction, kind, dtype):
-    if kind == "real":  # out = x * diagonal + swap_halves(x) * off_diagonal, entries of the 2x2 matrix
+    if kind == "real":  # out = x * diagonal + swap_halves(x * swapped_off), entries of the 2x2 matrix
         if direction == "forward":
-            diagonal, off = ({forward_diagonal}), ({forward_off})
+            diagonal, off = ({forward_diagonal}), ({forward_swapped_off})
         else:
-            diagonal, off = ({backward_diagonal}), ({backward_off})
+            diagonal, off = ({backward_diagonal}), ({backward_swapped_off})
         return (numpy.concatenate(numpy.broadcast_arrays(*diagonal), axis=-1).astype(dtype),
                 numpy.concatenate(numpy.broadcast_arrays(*off), axis=-1).astype(dtype))
     complex_dtype = numpy.result_type(dtype, numpy.complex64)
@@ -182,8 +186,10 @@ def _rotate(x, positions, direction, out):
         z = x[..., :ROTARY_DIM].view(complex_dtype)
         numpy.multiply(z, _tables(positions, direction, x.dtype), out=out[..., :ROTARY_DIM].view(complex_dtype))
         return out
-    half = ROTARY_DIM // 2
     diagonal, off = _tables(positions, direction, x.dtype)
+    if _heads_share_positions(x, positions):
+        return _rotate_half_blocked(x, diagonal, off, out, aliased)
+    half = ROTARY_DIM // 2
     rows = x.shape[:-1]
     diagonal = numpy.broadcast_to(diagonal, rows + (ROTARY_DIM,))
     off = numpy.broadcast_to(off, rows + (ROTARY_DIM,))
@@ -199,9 +205,55 @@ def _rotate(x, positions, direction, out):
             block = saved
         d, o = diagonal[index], off[index]
         numpy.multiply(block, d, out=target)
-        numpy.multiply(block[..., half:], o[..., :half], out=tmp[..., :half])
-        numpy.multiply(block[..., :half], o[..., half:], out=tmp[..., half:])
+        numpy.multiply(block[..., half:], o[..., half:], out=tmp[..., :half])
+        numpy.multiply(block[..., :half], o[..., :half], out=tmp[..., half:])
         numpy.add(target, tmp, out=target)
+    return out
+
+
+def _heads_share_positions(x, positions):
+    """True for x laid out (B, T, H, d) with position ids of shape (1 or B, 1 or T, 1)."""
+    return (x.ndim == 4 and positions.shape[2] == 1
+            and positions.shape[0] in (1, x.shape[0]) and positions.shape[1] in (1, x.shape[1]))
+
+
+def _halves(v, swapped=False):
+    """A (..., 2, ROTARY_DIM // 2) view of v's rotated part: its two halves, in swapped order if asked.
+
+    Built with strides, never with reshape, which would silently copy a strided array; built once
+    per call on whole arrays, since ``as_strided`` costs microseconds."""
+    half, step = ROTARY_DIM // 2, v.strides[-1]
+    base = v[..., half:] if swapped else v[..., :half]
+    return numpy.lib.stride_tricks.as_strided(
+        base, v.shape[:-1] + (2, half), v.strides[:-1] + ((-half if swapped else half) * step, step))
+
+
+def _rotate_half_blocked(x, diagonal, off, out, aliased):
+    """Half pairing on (B, T, H, d), a block of positions at a time, tables expanded over heads once."""
+    batch, steps, heads = x.shape[:3]
+    per_sample = diagonal.shape[0] > 1
+    span = max(1, BLOCK_ELEMENTS // (heads * ROTARY_DIM))
+    shape = (min(span, steps), heads, ROTARY_DIM)
+    d, o, tmp = (numpy.empty(shape, x.dtype) for _ in range(3))
+    out_pairs, tmp_swapped = _halves(out), _halves(tmp, swapped=True)
+    for start in range(0, steps, span):
+        stop = min(start + span, steps)
+        n = stop - start
+        ids = slice(start, stop) if diagonal.shape[1] > 1 else slice(0, 1)
+        for b in range(batch):
+            if b == 0 or per_sample:
+                numpy.copyto(d[:n], diagonal[b if per_sample else 0, ids])
+                numpy.copyto(o[:n], off[b if per_sample else 0, ids])
+            block = x[b, start:stop, :, :ROTARY_DIM]
+            target = out[b, start:stop, :, :ROTARY_DIM]
+            if aliased:  # tmp first: the diagonal product overwrites x in place
+                numpy.multiply(block, o[:n], out=tmp[:n])
+                numpy.multiply(block, d[:n], out=target)
+            else:  # diagonal first: measured faster when out is a separate array
+                numpy.multiply(block, d[:n], out=target)
+                numpy.multiply(block, o[:n], out=tmp[:n])
+            pairs = out_pairs[b, start:stop]
+            numpy.add(pairs, tmp_swapped[:n], out=pairs)
     return out
 
 
@@ -226,7 +278,7 @@ def rope_numpy_source(spec: RopeSpec, header: str) -> str:
     for direction in DIRECTIONS:
         m = rotation_form(direction).entries
         halves[f"{direction}_diagonal"] = f"{_print(m[0, 0])}, {_print(m[1, 1])}"
-        halves[f"{direction}_off"] = f"{_print(m[0, 1])}, {_print(m[1, 0])}"
+        halves[f"{direction}_swapped_off"] = f"{_print(m[1, 0])}, {_print(m[0, 1])}"
     return _TEMPLATE.format(
         header=header,
         head_dim=spec.config.head_dim,

@@ -15,6 +15,9 @@ CONFIGS = [
     pytest.param(12, 4, 12, 500000.0, "adjacent", (2, 7), (2, 7), id="per-sample-positions-base-5e5"),
     pytest.param(6, 6, 6, 10.0, "half", (4,), (4,), id="small-base-three-pairs"),
     pytest.param(4, 4, 4, 10000.0, "adjacent", (2, 3), (2, 3), id="left-padding-style-ids"),
+    # (B, T, H, d) with ids constant over heads: the blocked half-pairing path
+    pytest.param(16, 8, 16, 10000.0, "half", (2, 5, 3), (5, 1), id="half-partial-bthd-shared-positions"),
+    pytest.param(8, 8, 8, 10000.0, "half", (2, 5, 3), (2, 5, 1), id="half-bthd-per-sample-positions"),
 ]
 
 
@@ -80,6 +83,28 @@ def test_in_place_output_equals_fresh_output():
         y = x.copy()
         assert kernel.apply(y, positions, out=y) is y
         np.testing.assert_array_equal(y, fresh)
+
+
+# Several blocks of positions (the last one partial) on the blocked half path: in place, the
+# diagonal product overwrites x, so the off-diagonal product must have read it first.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("positions_shape", [(300, 1), (2, 300, 1)], ids=["shared", "per-sample"])
+@pytest.mark.parametrize("direction", ["apply", "backward"])
+def test_half_blocked_path_in_place_equals_fresh_and_reference(dtype, positions_shape, direction):
+    from symproof.kernels import rope_kernel, rope_spec
+
+    x, positions = _inputs(128, (2, 300, 4), positions_shape, seed=5)
+    x = x.astype(dtype)
+    kernel = rope_kernel(rope_spec(head_dim=128, rotary_dim=96, denominator=128, pairing="half"))
+    rotate = getattr(kernel, direction)
+    fresh = rotate(x, positions)
+    y = x.copy()
+    assert rotate(y, positions, out=y) is y
+    np.testing.assert_array_equal(y, fresh)
+    want = ROPE_REFERENCES["rotate_half"](x.astype(np.float64), positions, reference_frequencies(96, 10000.0, 128),
+                                          rotary_dim=96, pairing="half", transpose=direction == "backward")
+    assert _relative_error(fresh, want) < (1e-12 if dtype == np.float64 else FLOAT32_BOUND)
+    np.testing.assert_array_equal(fresh[..., 96:], x[..., 96:])
 
 
 @pytest.mark.parametrize("pairing", ["adjacent", "half"])
