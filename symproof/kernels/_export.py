@@ -209,7 +209,7 @@ int {name}_{verb}(const {ctype} *x, {ctype} *out, const int64_t *positions, size
     return c_text, h
 
 
-_TORCH_TEMPLATE = '''\
+_TORCH_TEMPLATE = """\
 {header}
 import torch
 
@@ -218,61 +218,212 @@ ROTARY_DIM = {rotary_dim}
 PAIRING = {pairing!r}
 # {frequency_doc}; exact values rounded once to float64
 FREQUENCIES = torch.tensor({frequencies}, dtype=torch.float64)
+DIRECTIONS = ("forward", "backward")
 
 
 def angle_table(p, w):
-    """(cos theta, sin theta) of position id p at frequency w: the first column of R(theta)."""
+    \"\"\"(cos theta, sin theta) of position id p at frequency w: the first column of R(theta).\"\"\"
     return ({cos_code}, {sin_code})
 
 
-def _rotate(x, positions, direction):
-    if not torch.is_tensor(x) or not x.is_floating_point() or x.dim() < 2 or x.shape[-1] != HEAD_DIM:
-        raise ValueError(f"x must be a floating tensor of shape (..., T, {{HEAD_DIM}})")
-    positions = torch.as_tensor(positions, device=x.device)
+def _factors(c, s, direction):
+    \"\"\"What a row is multiplied by, printed from the entries of the pair's 2x2 matrix.
+
+    adjacent pairs in float32/float64: pair r is the complex number x[2r] + i x[2r+1], rotated by
+    one complex factor; otherwise (x_a, x_b) = the pairs' first and second coordinates and
+    out_a = x_a m00 + x_b m01, out_b = x_b m11 + x_a m10: diagonal = [m00 | m11], off = [m01 | m10].\"\"\"
+    if PAIRING == "adjacent" and c.dtype in (torch.float32, torch.float64):
+        if direction == "forward":
+            return torch.complex({forward_re}, {forward_im})
+        return torch.complex({backward_re}, {backward_im})
+    if direction == "forward":
+        m00, m01, m10, m11 = {forward_entries}
+    else:
+        m00, m01, m10, m11 = {backward_entries}
+    return torch.cat((m00, m11), dim=-1), torch.cat((m01, m10), dim=-1)
+
+
+class RopeTable:
+    \"\"\"The rotation of every position id of one forward pass, on one device and dtype.
+
+    Build it once per forward (``table(positions, dtype, device)``) and hand it to every layer's
+    ``apply``, as HF models share ``cos, sin``.  Factors are made on first use per direction.\"\"\"
+
+    __slots__ = ("positions", "cos", "sin", "_factors")
+
+    def __init__(self, positions, cos_, sin_):
+        self.positions, self.cos, self.sin, self._factors = positions, cos_, sin_, {{}}
+
+    @property
+    def dtype(self):
+        return self.cos.dtype
+
+    @property
+    def device(self):
+        return self.cos.device
+
+    def factors(self, direction="forward"):
+        found = self._factors.get(direction)
+        if found is None:
+            found = self._factors[direction] = _factors(self.cos, self.sin, direction)
+        return found
+
+    def __repr__(self):
+        return (f"RopeTable(positions of shape {{tuple(self.positions.shape)}}, {{PAIRING}} pairing, "
+                f"{{self.dtype}}, {{self.device}})")
+
+
+def _check_positions(positions, device):
+    positions = torch.as_tensor(positions, device=device)
     if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
         raise ValueError(f"positions must be integers, got {{positions.dtype}}")
-    if torch.broadcast_shapes(positions.shape, x.shape[:-1]) != x.shape[:-1]:
-        raise ValueError(f"positions of shape {{tuple(positions.shape)}} do not broadcast to {{tuple(x.shape[:-1])}}")
-    cos_, sin_ = angle_table(positions.to(torch.float64)[..., None], FREQUENCIES.to(x.device))
-    c, s = cos_.to(x.dtype), sin_.to(x.dtype)
-    half = ROTARY_DIM // 2
-    if PAIRING == "adjacent":
-        x_a, x_b = x[..., 0:ROTARY_DIM:2], x[..., 1:ROTARY_DIM:2]
+    return positions
+
+
+def table(positions, dtype=torch.float32, device=None):
+    \"\"\"The :class:`RopeTable` of integer ``positions`` (any shape broadcastable to x.shape[:-1]).
+
+    Angles are computed in float64 on ``device`` (default: the positions' device), then rounded
+    once to ``dtype``.\"\"\"
+    if dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        raise ValueError(f"dtype must be a floating dtype, got {{dtype}}")
+    positions = _check_positions(positions, device)
+    cos_, sin_ = angle_table(positions.to(torch.float64)[..., None], FREQUENCIES.to(positions.device))
+    rope = RopeTable(positions, cos_.to(dtype), sin_.to(dtype))
+    rope.factors("forward")
+    return rope
+
+
+def _resolve(x, positions, rope, name):
+    if not torch.is_tensor(x) or not x.is_floating_point() or x.dim() < 2 or x.shape[-1] != HEAD_DIM:
+        raise ValueError(f"{{name}} must be a floating tensor of shape (..., T, {{HEAD_DIM}})")
+    if rope is None:
+        if positions is None:
+            raise ValueError("give the position ids or a table built from them")
+        rope = table(positions, x.dtype, x.device)
+    elif not isinstance(rope, RopeTable):
+        raise ValueError(f"table must be a RopeTable from table(positions), got {{type(rope).__name__}}")
+    elif positions is not None and positions is not rope.positions and not torch.equal(
+            _check_positions(positions, rope.device), rope.positions):
+        raise ValueError("positions differ from the ids the table was built from")
+    if rope.dtype != x.dtype or rope.device != x.device:
+        raise ValueError(f"the table is {{rope.dtype}} on {{rope.device}}, {{name}} is {{x.dtype}} on {{x.device}}: "
+                         "build it with table(positions, x.dtype, x.device)")
+    shape = rope.positions.shape
+    try:
+        fits = len(shape) < x.dim() and torch.broadcast_shapes(shape, x.shape[:-1]) == x.shape[:-1]
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(f"positions of shape {{tuple(shape)}} do not broadcast to {{tuple(x.shape[:-1])}}")
+    return rope
+
+
+def _complex_view(t):
+    \"\"\"The rotated part of t as complex numbers (adjacent pairs), or None if its strides forbid it.\"\"\"
+    try:
+        return torch.view_as_complex(t[..., :ROTARY_DIM].unflatten(-1, (ROTARY_DIM // 2, 2)))
+    except RuntimeError:
+        return None
+
+
+def _rotate_into(x, factors, out):
+    \"\"\"out = the rotation of x, no temporary beyond half of x in place; out may be x itself.\"\"\"
+    in_place = out is x
+    if torch.is_tensor(factors):  # complex: adjacent pairs
+        z, target = _complex_view(x), _complex_view(out)
+        if z is None or target is None:  # odd strides or offset: through a contiguous copy
+            rotated = _rotate_into(x.contiguous(), factors, torch.empty(x.shape, dtype=x.dtype, device=x.device))
+            out[..., :ROTARY_DIM].copy_(rotated[..., :ROTARY_DIM])
+        else:
+            torch.mul(z, factors, out=target)
     else:
-        x_a, x_b = x[..., :half], x[..., half:ROTARY_DIM]
-    if direction == "forward":
-        out_a, out_b = {forward_a}, {forward_b}
-    else:
-        out_a, out_b = {backward_a}, {backward_b}
-    if PAIRING == "adjacent":
-        rotated = torch.stack((out_a, out_b), dim=-1).flatten(-2)
-    else:
-        rotated = torch.cat((out_a, out_b), dim=-1)
-    return torch.cat((rotated, x[..., ROTARY_DIM:].expand(rotated.shape[:-1] + (HEAD_DIM - ROTARY_DIM,))), dim=-1)
+        half = ROTARY_DIM // 2
+        first, second = (slice(0, half), slice(half, ROTARY_DIM)) if PAIRING == "half" else \\
+            (slice(0, ROTARY_DIM, 2), slice(1, ROTARY_DIM, 2))
+        diagonal, off = factors
+        x_a, x_b = x[..., first], x[..., second]
+        if in_place:  # x_a is overwritten first: keep its product with m10
+            saved = torch.mul(x_a, off[..., half:])
+            x_a.mul_(diagonal[..., :half]).addcmul_(x_b, off[..., :half])
+            x_b.mul_(diagonal[..., half:]).add_(saved)
+        else:
+            out_a, out_b = out[..., first], out[..., second]
+            if PAIRING == "half":  # one contiguous product over both halves: measured fastest
+                torch.mul(x[..., :ROTARY_DIM], diagonal, out=out[..., :ROTARY_DIM])
+            else:
+                torch.mul(x_a, diagonal[..., :half], out=out_a)
+                torch.mul(x_b, diagonal[..., half:], out=out_b)
+            out_a.addcmul_(x_b, off[..., :half])
+            out_b.addcmul_(x_a, off[..., half:])
+    if ROTARY_DIM < HEAD_DIM and not in_place:
+        out[..., ROTARY_DIM:].copy_(x[..., ROTARY_DIM:])
+    return out
 
 
-def apply(x, positions):
-    """RoPE: rotate pair r of every row of x by the angle of its position id ({pairing} pairing)."""
-    return _rotate(x, positions, "forward")
+class _Rotation(torch.autograd.Function):
+    \"\"\"R_m x with gradient R_m^T g, the proved backward of the rotation.\"\"\"
+
+    @staticmethod
+    def forward(ctx, x, rope, direction):
+        ctx.rope, ctx.direction = rope, direction
+        return _rotate_into(x, rope.factors(direction), torch.empty_like(x))
+
+    @staticmethod
+    def backward(ctx, g):
+        other = DIRECTIONS[1 - DIRECTIONS.index(ctx.direction)]
+        return _Rotation.apply(g, ctx.rope, other), None, None
 
 
-def backward(g, positions):
-    """The gradient of ``apply`` with respect to x: R_m^T g."""
-    return _rotate(g, positions, "backward")
-'''
+def _rotate(x, positions, rope, out, direction, name):
+    rope = _resolve(x, positions, rope, name)
+    if torch.is_grad_enabled() and x.requires_grad:
+        if out is not None:
+            raise ValueError(f"out= (and in-place) cannot record a gradient; {{name}} requires grad: use out=None")
+        return _Rotation.apply(x, rope, direction)
+    if out is None:
+        out = torch.empty_like(x)
+    elif out is not x:
+        if not torch.is_tensor(out) or out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
+            raise ValueError(f"out must be a tensor of shape {{tuple(x.shape)}}, {{x.dtype}} on {{x.device}}")
+        if out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+            raise ValueError(f"out shares memory with {{name}} without being {{name}} itself: pass out={{name}} "
+                             "(in place) or a separate tensor")
+    with torch.no_grad():
+        return _rotate_into(x, rope.factors(direction), out)
+
+
+def apply(x, positions=None, table=None, out=None):
+    \"\"\"RoPE: rotate pair r of every row of x by the angle of its position id ({pairing} pairing).
+
+    x: (..., T, HEAD_DIM); positions: integer ids broadcastable to x.shape[:-1], or ``table``
+    built from them once per forward; out: a tensor to write into, or x itself (in place).\"\"\"
+    return _rotate(x, positions, table, out, "forward", "x")
+
+
+def apply_(x, positions=None, table=None):
+    \"\"\"``apply`` in place: x is overwritten by its rotation and returned.\"\"\"
+    return _rotate(x, positions, table, x, "forward", "x")
+
+
+def backward(g, positions=None, table=None, out=None):
+    \"\"\"The gradient of ``apply`` with respect to x: R_m^T g.\"\"\"
+    return _rotate(g, positions, table, out, "backward", "g")
+"""
 
 
 def rope_torch_source(spec: RopeSpec, header: str) -> str:
     cos_expr, sin_expr = angle_entries(spec.config)
-    updates = {}
+    parts = {}
     for direction in DIRECTIONS:
-        a, b = (_torch(e) for e in rotation_form(direction).update)
-        updates[f"{direction}_a"], updates[f"{direction}_b"] = a, b
+        form = rotation_form(direction)
+        parts[f"{direction}_re"], parts[f"{direction}_im"] = (_torch(e) for e in form.complex_factor.as_real_imag())
+        parts[f"{direction}_entries"] = ", ".join(_torch(e) for e in form.entries)
     return _TORCH_TEMPLATE.format(
         header=header, head_dim=spec.config.head_dim, rotary_dim=spec.config.rotary_dim,
         pairing=spec.config.pairing, frequency_doc=spec.describe_frequencies(),
         frequencies=repr([float(v) for v in spec.frequency_values]),
-        cos_code=_torch(cos_expr), sin_code=_torch(sin_expr), **updates,
+        cos_code=_torch(cos_expr), sin_code=_torch(sin_expr), **parts,
     )
 
 
