@@ -1,16 +1,28 @@
-"""RoPE kernel throughput against the memory floor (``np.copyto`` on the same array).
+"""RoPE kernels against the memory floor and against what users run today, in one process.
 
-Run alone: ``python benchmarks/bench_kernels.py [--quick]``.  Every figure is a
-median over repeated runs of (kernel time / copy time), with the copy timed
-right before the kernel in the same iteration, so load from other processes
-shifts both.  Nothing here asserts; the numbers are for the report.
+Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c]``.
+
+- torch: the exported module beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
+  ``LlamaRotaryEmbedding`` from ``transformers.models.llama.modeling_llama``; install with
+  ``pip install -e .[bench]``) and ``x.clone()``, float32 ``(B, H, T, d) = (4, 8, 2048, 128)``;
+  then a decode step (``T = 1``, ``B = 8``, ``H = 32``, position ids at a KV-cache offset of 4000),
+  where per-call overhead dominates.
+- numpy: the generated kernel (the text ``rope_apply`` runs) with ``out=`` against ``np.copyto``.
+- C: the exported kernel's fused pass against a plain copy loop compiled with the same flags.
+
+Every case of a section runs once per iteration, interleaved, so load from other processes
+shifts them together; a ratio is the median over iterations of (case time / baseline time in
+the same iteration).  Nothing here asserts; the numbers are for the README.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import importlib.util
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,110 +34,235 @@ import numpy as np
 from symproof.kernels import export_kernel, rope_kernel, rope_spec
 from symproof.kernels._reference import reference_frequencies
 
+C_FLAGS = ("-std=c99", "-O3", "-march=native", "-shared", "-fPIC")
+COPY_LOOP_C = """
+#include <stddef.h>
+void copy_loop(const float *x, float *out, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        out[i] = x[i];
+    }
+}
+"""
 
-def ratio(kernel, x, out, repeats):
-    kernel()
-    rates, copies = [], []
+
+def interleaved(cases: dict, repeats: int) -> dict:
+    """``{name: [seconds per iteration]}``: every case once per iteration, in order, after one warm-up."""
+    for run in cases.values():
+        run()
+    times = {name: [] for name in cases}
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        np.copyto(out, x)
-        t1 = time.perf_counter()
-        kernel()
-        t2 = time.perf_counter()
-        rates.append((t2 - t1) / (t1 - t0))
-        copies.append(t1 - t0)
-    return float(np.median(rates)), float(np.median(copies)) * 1e3
+        for name, run in cases.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return times
 
 
-def naive_rotate_half(x, positions, freqs):
-    angles = positions[..., None].astype(np.float32) * freqs.astype(np.float32)
-    cos, sin = np.cos(angles), np.sin(angles)
-    half = x.shape[-1] // 2
-    cos, sin = np.concatenate([cos, cos], -1), np.concatenate([sin, sin], -1)
-    return x * cos + np.concatenate([-x[..., half:], x[..., :half]], -1) * sin
+def ratio(times: dict, name: str, base: str) -> float:
+    return statistics.median(a / b for a, b in zip(times[name], times[base]))
 
 
-def complex_table_reference(x, table, out):
-    """Hand-written best: complex view of adjacent pairs times a precomputed complex table."""
-    np.multiply(x.view(np.complex64), table, out=out.view(np.complex64))
-    return out
+def report(title: str, times: dict, base: str, extra=None, unit="ms") -> None:
+    scale = 1e3 if unit == "ms" else 1e6
+    print(title)
+    for name in times:
+        line = f"  {name:<58s} {statistics.median(times[name]) * scale:9.2f} {unit}   {ratio(times, name, base):5.2f} x {base}"
+        if extra and name in extra:
+            line += "   " + extra[name](times)
+        print(line, flush=True)
 
 
-def compile_c(tmp):
+def load_exported(target_dir: str, **options):
+    (path,) = export_kernel("rope", "torch", target_dir, verify=False, name=f"rope_{options['pairing']}", **options)
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------- torch
+
+def torch_section(repeats: int, quick: bool) -> None:
+    try:
+        import torch
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb, rotate_half
+    except ImportError as err:
+        print(f"torch section skipped: {err} (pip install -e .[bench])\n")
+        return
+    B, H, T, D = (2, 8, 1024, 128) if quick else (4, 8, 2048, 128)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; x: float32 (B, H, T, d) = {(B, H, T, D)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        half = load_exported(tmp, head_dim=D, pairing="half")
+        adjacent = load_exported(tmp, head_dim=D, pairing="adjacent")
+    torch.manual_seed(0)
+    x = torch.randn(B, H, T, D)
+    k = torch.randn(B, H, T, D)
+    out = torch.empty_like(x)
+    scratch = x.clone()
+    positions = torch.arange(T)[None, :].expand(B, T)  # HF's position_ids (B, T)
+    rotary = LlamaRotaryEmbedding(LlamaConfig(hidden_size=H * D, num_attention_heads=H, head_dim=D,
+                                              max_position_embeddings=max(T, 8192)))
+    cos, sin = rotary(x, positions)
+    cos4, sin4 = cos.unsqueeze(1), sin.unsqueeze(1)
+    ids = positions[:, None, :]  # (B, 1, T): broadcast over heads
+    table_half = half.table(ids, x.dtype, x.device)
+    table_adjacent = adjacent.table(ids, x.dtype, x.device)
+    cases = {
+        "x.clone()": x.clone,
+        "out.copy_(x)": lambda: out.copy_(x),
+        "HF x*cos + rotate_half(x)*sin (cos, sin given)": lambda: x * cos4 + rotate_half(x) * sin4,
+        "HF LlamaRotaryEmbedding + the formula": lambda: (lambda c, s: x * c.unsqueeze(1) + rotate_half(x) * s.unsqueeze(1))(
+            *rotary(x, positions)),
+        "ours half: apply(x, table=t)": lambda: half.apply(x, table=table_half),
+        "ours half: apply(x, positions) (table built)": lambda: half.apply(x, ids),
+        "ours half: apply(x, table=t, out=out)": lambda: half.apply(x, table=table_half, out=out),
+        "ours half: apply_(x, table=t) (in place)": lambda: half.apply_(scratch, table=table_half),
+        "ours adjacent: apply(x, table=t)": lambda: adjacent.apply(x, table=table_adjacent),
+        "ours adjacent: apply(x, table=t, out=out)": lambda: adjacent.apply(x, table=table_adjacent, out=out),
+    }
+    hf = "HF x*cos + rotate_half(x)*sin (cos, sin given)"
+    faster = {name: (lambda n: lambda t: f"{ratio(t, hf, n):4.2f}x faster than HF (cos, sin given)")(name)
+              for name in cases if name.startswith("ours")}
+    times = interleaved(cases, repeats)
+    report("prefill, half pairing unless said (new outputs against x.clone(); out= against out.copy_(x): "
+           f"{ratio(times, 'ours half: apply(x, table=t, out=out)', 'out.copy_(x)'):.2f}x, "
+           f"adjacent {ratio(times, 'ours adjacent: apply(x, table=t, out=out)', 'out.copy_(x)'):.2f}x)",
+           times, "x.clone()", faster)
+
+    # decode: one new token per sequence, position ids at the KV-cache offset, q and k rotated
+    B, H, D, offset = 8, 32, 128, 4000
+    q1, k1 = torch.randn(B, H, 1, D), torch.randn(B, H, 1, D)
+    step_ids = torch.full((B, 1), offset)
+    rotary = LlamaRotaryEmbedding(LlamaConfig(hidden_size=H * D, num_attention_heads=H, head_dim=D,
+                                              max_position_embeddings=8192))
+    cos, sin = rotary(q1, step_ids)
+    ours_ids = step_ids[:, None, :]
+    table = half.table(ours_ids, q1.dtype, q1.device)
+
+    def ours_step():
+        t = half.table(ours_ids, q1.dtype, q1.device)
+        return half.apply(q1, table=t), half.apply(k1, table=t)
+
+    cases = {
+        "q.clone(), k.clone()": lambda: (q1.clone(), k1.clone()),
+        "HF apply_rotary_pos_emb(q, k, cos, sin)": lambda: apply_rotary_pos_emb(q1, k1, cos, sin),
+        "HF rotary(x, position_ids) + apply_rotary_pos_emb": lambda: apply_rotary_pos_emb(q1, k1, *rotary(q1, step_ids)),
+        "ours apply(q), apply(k) with table t": lambda: (half.apply(q1, table=table), half.apply(k1, table=table)),
+        "ours table(ids) + apply(q), apply(k)": ours_step,
+    }
+    times = interleaved(cases, repeats * 20)
+    extra = {
+        "ours apply(q), apply(k) with table t": lambda t: f"{ratio(t, 'HF apply_rotary_pos_emb(q, k, cos, sin)', 'ours apply(q), apply(k) with table t'):4.2f}x faster than HF",
+        "ours table(ids) + apply(q), apply(k)": lambda t: f"{ratio(t, 'HF rotary(x, position_ids) + apply_rotary_pos_emb', 'ours table(ids) + apply(q), apply(k)'):4.2f}x faster than HF",
+    }
+    report(f"decode step: q, k float32 (B, H, 1, d) = {(B, H, 1, D)}, position ids {offset} (half pairing)",
+           times, "q.clone(), k.clone()", extra, unit="us")
+    print()
+
+
+# --------------------------------------------------------------------------- numpy
+
+def numpy_section(repeats: int, quick: bool) -> None:
+    B, T, H, D = (2, 1024, 8, 128) if quick else (4, 2048, 8, 128)
+    rng = np.random.default_rng(0)
+    bthd = rng.standard_normal((B, T, H, D)).astype(np.float32)
+    bhtd = np.ascontiguousarray(bthd.transpose(0, 2, 1, 3))
+    out_bthd, out_bhtd = np.empty_like(bthd), np.empty_like(bhtd)
+    shared = np.arange(T)[None, :, None]  # (1, T, 1): one id per step, shared over batch and heads
+    per_sample = np.maximum(np.arange(T)[None, :] - rng.integers(0, 64, (B, 1)), 0)  # left padding, (B, T)
+    freqs = np.array(reference_frequencies(D), dtype=np.float64)
+    table = np.exp(1j * np.arange(T)[:, None] * freqs).astype(np.complex64)[None, :, None, :]
+    print(f"numpy {np.__version__}; x: float32, {bthd.size / 1e6:.1f}M elements, as (B, T, H, d) = {bthd.shape} "
+          f"and (B, H, T, d) = {bhtd.shape}")
+    cases = {
+        "np.copyto(out, x)": lambda: np.copyto(out_bthd, bthd),
+        "hand-written: complex view x precomputed table (out=)": lambda: np.multiply(
+            bthd.view(np.complex64), table, out=out_bthd.view(np.complex64)),
+    }
+    for pairing in ("adjacent", "half"):
+        kernel = rope_kernel(rope_spec(head_dim=D, pairing=pairing))
+        cases[f"{pairing}, (B, T, H, d), shared ids, out="] = (
+            lambda kr: lambda: kr.apply(bthd, shared, out=out_bthd))(kernel)
+        cases[f"{pairing}, (B, T, H, d), per-sample ids, out="] = (
+            lambda kr: lambda: kr.apply(bthd, per_sample[:, :, None], out=out_bthd))(kernel)
+        cases[f"{pairing}, (B, H, T, d), shared ids, out="] = (
+            lambda kr: lambda: kr.apply(bhtd, np.arange(T), out=out_bhtd))(kernel)
+        cases[f"{pairing}, (B, H, T, d), per-sample ids, out="] = (
+            lambda kr: lambda: kr.apply(bhtd, per_sample[:, None, :], out=out_bhtd))(kernel)
+        cases[f"{pairing}, (B, H, T, d), shared ids, new output"] = (
+            lambda kr: lambda: kr.apply(bhtd, np.arange(T)))(kernel)
+    report("generated numpy kernel (the text rope_apply runs)", interleaved(cases, repeats), "np.copyto(out, x)")
+    print()
+
+
+# --------------------------------------------------------------------------- C
+
+def c_section(repeats: int, quick: bool) -> None:
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        return None
-    c_path, _ = export_kernel("rope", "c", tmp, verify=False, head_dim=128, dtype="float32")
-    so = Path(tmp) / "rope.so"
-    subprocess.run([cc, "-std=c99", "-O3", "-march=native", "-shared", "-fPIC", c_path, "-o", str(so), "-lm"],
-                   check=True)
-    lib = ctypes.CDLL(str(so))
-    p = ctypes.c_void_p
-    lib.symproof_rope_apply.argtypes = [p, p, p, ctypes.c_size_t]
-    lib.symproof_rope_apply_with_table.argtypes = [p, p, p, ctypes.c_size_t, p, ctypes.c_int64, ctypes.c_size_t]
-    lib.symproof_rope_table.argtypes = [ctypes.c_int64, ctypes.c_size_t, p]
-    return lib
+        print("C section skipped: no C compiler\n")
+        return
+    B, T, H, D = (2, 1024, 8, 128) if quick else (4, 2048, 8, 128)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((B, T, H, D)).astype(np.float32)
+    out = np.empty_like(x)
+    per_sample = np.maximum(np.arange(T)[None, :] - rng.integers(0, 64, (B, 1)), 0)[:, :, None]
+    ids = np.ascontiguousarray(np.broadcast_to(per_sample, x.shape[:-1]), dtype=np.int64)
+    pointer = ctypes.c_void_p
+    with tempfile.TemporaryDirectory() as tmp:
+        libraries = {}
+        for pairing in ("adjacent", "half"):
+            c_path, _ = export_kernel("rope", "c", tmp, verify=False, head_dim=D, dtype="float32", pairing=pairing,
+                                      name=f"rope_{pairing}")
+            so = os.path.join(tmp, f"rope_{pairing}.so")
+            subprocess.run([cc, *C_FLAGS, c_path, "-o", so, "-lm"], check=True)
+            lib = libraries[pairing] = ctypes.CDLL(so)
+            getattr(lib, f"rope_{pairing}_apply").argtypes = [pointer, pointer, pointer, ctypes.c_size_t]
+            getattr(lib, f"rope_{pairing}_apply_with_table").argtypes = [
+                pointer, pointer, pointer, ctypes.c_size_t, pointer, ctypes.c_int64, ctypes.c_size_t]
+            getattr(lib, f"rope_{pairing}_table").argtypes = [ctypes.c_int64, ctypes.c_size_t, pointer]
+        copy_c = os.path.join(tmp, "copy_loop.c")
+        Path(copy_c).write_text(COPY_LOOP_C)
+        subprocess.run([cc, *C_FLAGS, copy_c, "-o", os.path.join(tmp, "copy_loop.so")], check=True)
+        copy_lib = ctypes.CDLL(os.path.join(tmp, "copy_loop.so"))
+        copy_lib.copy_loop.argtypes = [pointer, pointer, ctypes.c_size_t]
+        table = np.empty((T, D // 2, 2), np.float32)
+        cases = {
+            "copy loop, same flags": lambda: copy_lib.copy_loop(x.ctypes.data, out.ctypes.data, x.size),
+            "np.copyto(out, x)": lambda: np.copyto(out, x),
+        }
+        for pairing, lib in libraries.items():
+            getattr(lib, f"rope_{pairing}_table")(0, T, table.ctypes.data)
+            tab = table.copy()
+            cases[f"{pairing}: fused pass with a table"] = (lambda f, t: lambda: f(
+                x.ctypes.data, out.ctypes.data, ids.ctypes.data, ids.size, t.ctypes.data, 0, T))(
+                getattr(lib, f"rope_{pairing}_apply_with_table"), tab)
+            cases[f"{pairing}: building its own table"] = (lambda f: lambda: f(
+                x.ctypes.data, out.ctypes.data, ids.ctypes.data, ids.size))(getattr(lib, f"rope_{pairing}_apply"))
+        times = interleaved(cases, repeats)
+    extra = {name: (lambda n: lambda t: f"{ratio(t, n, 'np.copyto(out, x)'):4.2f}x np.copyto")(name) for name in times}
+    report(f"exported C kernel (gcc {' '.join(C_FLAGS[:3])}, one thread), x float32 {x.shape}, per-sample ids",
+           times, "copy loop, same flags", extra)
+    print()
+
+
+SECTIONS = {"torch": torch_section, "numpy": numpy_section, "c": c_section}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and a smaller tensor")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller tensors")
+    parser.add_argument("--repeats", type=int, default=None, help="iterations per median (default 15, quick 5)")
+    parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only these sections")
     args = parser.parse_args(argv)
-    repeats = 5 if args.quick else 15
-    B, T, H, D = (2, 1024, 8, 128) if args.quick else (4, 2048, 8, 128)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((B, T, H, D)).astype(np.float32)
-    out = np.empty_like(x)
-    shared = np.arange(T)[None, :, None]  # (1, T, 1): one position per column, shared over batch and heads
-    per_sample = np.maximum(np.arange(T)[None, :] - rng.integers(0, 64, (B, 1)), 0)[:, :, None]  # left padding
-    print(f"x: float32 {x.shape} ({x.size / 1e6:.1f}M elements), layout (B, T, H, d)")
-    rows = []
-
-    def record(name, kernel):
-        r, copy_ms = ratio(kernel, x, out, repeats)
-        rows.append((name, r, copy_ms))
-        print(f"  {name:<58s} {r:5.2f} x copy   (copy {copy_ms:.2f} ms)", flush=True)
-        return r
-
-    freqs = np.array(reference_frequencies(D), dtype=np.float64)
-    table = np.exp(1j * np.arange(T)[:, None] * freqs).astype(np.complex64)[None, :, None, :]
-    print("hand-written references")
-    best = record("complex view x precomputed table (out=)", lambda: complex_table_reference(x, table, out))
-    record("complex view x precomputed table (new output)",
-           lambda: complex_table_reference(x, table, np.empty_like(x)))
-    record("naive rotate-half with temporaries", lambda: naive_rotate_half(x, np.broadcast_to(shared, (B, T, 1)), freqs))
-    print("generated numpy kernel")
-    for pairing in ("adjacent", "half"):
-        kernel = rope_kernel(rope_spec(head_dim=D, pairing=pairing))
-        for label, ids in (("shared positions", shared), ("per-sample positions", per_sample)):
-            r_out = record(f"{pairing}, {label}, out=", lambda: kernel.apply(x, ids, out=out))
-            record(f"{pairing}, {label}, new output", lambda: kernel.apply(x, ids))
-            if pairing == "adjacent":
-                print(f"    throughput vs best hand-written (out=): {best / r_out:.2f}")
-    with tempfile.TemporaryDirectory() as tmp:
-        lib = compile_c(tmp)
-        if lib is not None:
-            print("exported C kernel (gcc -O3 -march=native, one thread)")
-            ids = np.ascontiguousarray(np.broadcast_to(per_sample, x.shape[:-1]), dtype=np.int64)
-            ctab = np.empty((T, D // 2, 2), np.float32)
-            lib.symproof_rope_table(0, T, ctab.ctypes.data)
-            record("fused pass with table", lambda: lib.symproof_rope_apply_with_table(
-                x.ctypes.data, out.ctypes.data, ids.ctypes.data, ids.size, ctab.ctypes.data, 0, T))
-            record("building its own table", lambda: lib.symproof_rope_apply(
-                x.ctypes.data, out.ctypes.data, ids.ctypes.data, ids.size))
-    print("scaling of the generated adjacent kernel (ms per million rotated elements, out=)")
-    kernel = rope_kernel(rope_spec(head_dim=D))
-    for tokens in (256, 1024, 4096, 16384):
-        y = rng.standard_normal((tokens, H, D)).astype(np.float32)
-        o = np.empty_like(y)
-        ids = np.arange(tokens)[:, None]
-        kernel.apply(y, ids, out=o)
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            kernel.apply(y, ids, out=o)
-            times.append(time.perf_counter() - t0)
-        print(f"  B*T = {tokens:6d}: {np.median(times) * 1e3 / (y.size / 1e6):.3f} ms / M elements")
+    repeats = args.repeats or (5 if args.quick else 15)
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
+    for name, section in SECTIONS.items():
+        if not args.only or name in args.only:
+            section(repeats, args.quick)
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
     return 0
 
 

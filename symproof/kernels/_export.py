@@ -219,6 +219,8 @@ PAIRING = {pairing!r}
 # {frequency_doc}; exact values rounded once to float64
 FREQUENCIES = torch.tensor({frequencies}, dtype=torch.float64)
 DIRECTIONS = ("forward", "backward")
+# up to this many elements (a decode step), half pairing spends one small copy to save dispatches
+SMALL = 1 << 16
 
 
 def angle_table(p, w):
@@ -231,7 +233,7 @@ def _factors(c, s, direction):
 
     adjacent pairs in float32/float64: pair r is the complex number x[2r] + i x[2r+1], rotated by
     one complex factor; otherwise (x_a, x_b) = the pairs' first and second coordinates and
-    out_a = x_a m00 + x_b m01, out_b = x_b m11 + x_a m10: diagonal = [m00 | m11], off = [m01 | m10].\"\"\"
+    out_a = x_a m00 + x_b m01, out_b = x_b m11 + x_a m10: ([m00 | m11], [m01 | m10], m00, m11, m01, m10).\"\"\"
     if PAIRING == "adjacent" and c.dtype in (torch.float32, torch.float64):
         if direction == "forward":
             return torch.complex({forward_re}, {forward_im})
@@ -240,7 +242,7 @@ def _factors(c, s, direction):
         m00, m01, m10, m11 = {forward_entries}
     else:
         m00, m01, m10, m11 = {backward_entries}
-    return torch.cat((m00, m11), dim=-1), torch.cat((m01, m10), dim=-1)
+    return torch.cat((m00, m11), dim=-1), torch.cat((m01, m10), dim=-1), m00, m11, m01, m10
 
 
 class RopeTable:
@@ -249,18 +251,12 @@ class RopeTable:
     Build it once per forward (``table(positions, dtype, device)``) and hand it to every layer's
     ``apply``, as HF models share ``cos, sin``.  Factors are made on first use per direction.\"\"\"
 
-    __slots__ = ("positions", "cos", "sin", "_factors")
+    __slots__ = ("positions", "cos", "sin", "dtype", "device", "_factors", "_fits")
 
     def __init__(self, positions, cos_, sin_):
-        self.positions, self.cos, self.sin, self._factors = positions, cos_, sin_, {{}}
-
-    @property
-    def dtype(self):
-        return self.cos.dtype
-
-    @property
-    def device(self):
-        return self.cos.device
+        self.positions, self.cos, self.sin = positions, cos_, sin_
+        self.dtype, self.device = cos_.dtype, cos_.device
+        self._factors, self._fits = {{}}, set()  # shapes of x the positions are known to broadcast to
 
     def factors(self, direction="forward"):
         found = self._factors.get(direction)
@@ -288,7 +284,8 @@ def table(positions, dtype=torch.float32, device=None):
     if dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         raise ValueError(f"dtype must be a floating dtype, got {{dtype}}")
     positions = _check_positions(positions, device)
-    cos_, sin_ = angle_table(positions.to(torch.float64)[..., None], FREQUENCIES.to(positions.device))
+    # integer ids times float64 frequencies: float64 angles (ids are exact below 2^53)
+    cos_, sin_ = angle_table(positions.unsqueeze(-1), FREQUENCIES.to(positions.device))
     rope = RopeTable(positions, cos_.to(dtype), sin_.to(dtype))
     rope.factors("forward")
     return rope
@@ -309,54 +306,75 @@ def _resolve(x, positions, rope, name):
     if rope.dtype != x.dtype or rope.device != x.device:
         raise ValueError(f"the table is {{rope.dtype}} on {{rope.device}}, {{name}} is {{x.dtype}} on {{x.device}}: "
                          "build it with table(positions, x.dtype, x.device)")
-    shape = rope.positions.shape
-    try:
-        fits = len(shape) < x.dim() and torch.broadcast_shapes(shape, x.shape[:-1]) == x.shape[:-1]
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(f"positions of shape {{tuple(shape)}} do not broadcast to {{tuple(x.shape[:-1])}}")
+    if x.shape not in rope._fits:
+        shape = rope.positions.shape
+        try:
+            fits = len(shape) < x.dim() and torch.broadcast_shapes(shape, x.shape[:-1]) == x.shape[:-1]
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(f"positions of shape {{tuple(shape)}} do not broadcast to {{tuple(x.shape[:-1])}}")
+        rope._fits.add(x.shape)
     return rope
 
 
 def _complex_view(t):
     \"\"\"The rotated part of t as complex numbers (adjacent pairs), or None if its strides forbid it.\"\"\"
     try:
-        return torch.view_as_complex(t[..., :ROTARY_DIM].unflatten(-1, (ROTARY_DIM // 2, 2)))
+        rotated = t if ROTARY_DIM == HEAD_DIM else t[..., :ROTARY_DIM]
+        return torch.view_as_complex(rotated.unflatten(-1, (ROTARY_DIM // 2, 2)))
     except RuntimeError:
         return None
 
 
-def _rotate_into(x, factors, out):
-    \"\"\"out = the rotation of x, no temporary beyond half of x in place; out may be x itself.\"\"\"
-    in_place = out is x
+def _rotate_into(x, factors, out=None):
+    \"\"\"The rotation of x, into out (a new tensor if None, or x itself); no temporary beyond
+    half of x in place.  Written for few dispatches: a decode step is all per-call overhead.\"\"\"
+    whole = ROTARY_DIM == HEAD_DIM
     if torch.is_tensor(factors):  # complex: adjacent pairs
-        z, target = _complex_view(x), _complex_view(out)
+        z = _complex_view(x)
+        if out is None and whole and z is not None:
+            return torch.view_as_real(torch.mul(z, factors)).flatten(-2)
+        out = torch.empty_like(x) if out is None else out
+        target = _complex_view(out)
         if z is None or target is None:  # odd strides or offset: through a contiguous copy
-            rotated = _rotate_into(x.contiguous(), factors, torch.empty(x.shape, dtype=x.dtype, device=x.device))
+            rotated = _rotate_into(x.contiguous(), factors)
             out[..., :ROTARY_DIM].copy_(rotated[..., :ROTARY_DIM])
         else:
             torch.mul(z, factors, out=target)
-    else:
+    elif PAIRING == "half":
+        diagonal, off, m00, m11, m01, m10 = factors
         half = ROTARY_DIM // 2
-        first, second = (slice(0, half), slice(half, ROTARY_DIM)) if PAIRING == "half" else \\
-            (slice(0, ROTARY_DIM, 2), slice(1, ROTARY_DIM, 2))
-        diagonal, off = factors
-        x_a, x_b = x[..., first], x[..., second]
-        if in_place:  # x_a is overwritten first: keep its product with m10
-            saved = torch.mul(x_a, off[..., half:])
-            x_a.mul_(diagonal[..., :half]).addcmul_(x_b, off[..., :half])
-            x_b.mul_(diagonal[..., half:]).add_(saved)
+        if out is None and whole and x.numel() <= SMALL:  # three dispatches: [x_b | x_a] is a small copy
+            return torch.addcmul(torch.mul(x, diagonal), x.roll(half, -1), off)
+        rotated = x if whole else x[..., :ROTARY_DIM]
+        x_a, x_b = rotated.narrow(-1, 0, half), rotated.narrow(-1, half, half)
+        if out is x:  # x_a is overwritten first: keep its product with m10
+            saved = torch.mul(x_a, m10)
+            x_a.mul_(m00).addcmul_(x_b, m01)
+            x_b.mul_(m11).add_(saved)
+            return out
+        if out is None and whole:
+            out = target = torch.mul(x, diagonal)
         else:
-            out_a, out_b = out[..., first], out[..., second]
-            if PAIRING == "half":  # one contiguous product over both halves: measured fastest
-                torch.mul(x[..., :ROTARY_DIM], diagonal, out=out[..., :ROTARY_DIM])
-            else:
-                torch.mul(x_a, diagonal[..., :half], out=out_a)
-                torch.mul(x_b, diagonal[..., half:], out=out_b)
-            out_a.addcmul_(x_b, off[..., :half])
-            out_b.addcmul_(x_a, off[..., half:])
-    if ROTARY_DIM < HEAD_DIM and not in_place:
+            out = torch.empty_like(x) if out is None else out
+            target = out if whole else out[..., :ROTARY_DIM]
+            torch.mul(rotated, diagonal, out=target)
+        target.narrow(-1, 0, half).addcmul_(x_b, m01)
+        target.narrow(-1, half, half).addcmul_(x_a, m10)
+    else:  # adjacent pairs in a dtype without complex numbers
+        diagonal, off, m00, m11, m01, m10 = factors
+        x_a, x_b = x[..., 0:ROTARY_DIM:2], x[..., 1:ROTARY_DIM:2]
+        if out is x:
+            saved = torch.mul(x_a, m10)
+            x_a.mul_(m00).addcmul_(x_b, m01)
+            x_b.mul_(m11).add_(saved)
+            return out
+        out = torch.empty_like(x) if out is None else out
+        out_a, out_b = out[..., 0:ROTARY_DIM:2], out[..., 1:ROTARY_DIM:2]
+        torch.mul(x_a, m00, out=out_a).addcmul_(x_b, m01)
+        torch.mul(x_b, m11, out=out_b).addcmul_(x_a, m10)
+    if not whole and out is not x:
         out[..., ROTARY_DIM:].copy_(x[..., ROTARY_DIM:])
     return out
 
@@ -367,7 +385,7 @@ class _Rotation(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, rope, direction):
         ctx.rope, ctx.direction = rope, direction
-        return _rotate_into(x, rope.factors(direction), torch.empty_like(x))
+        return _rotate_into(x, rope.factors(direction))
 
     @staticmethod
     def backward(ctx, g):
@@ -381,16 +399,13 @@ def _rotate(x, positions, rope, out, direction, name):
         if out is not None:
             raise ValueError(f"out= (and in-place) cannot record a gradient; {{name}} requires grad: use out=None")
         return _Rotation.apply(x, rope, direction)
-    if out is None:
-        out = torch.empty_like(x)
-    elif out is not x:
+    if out is not None and out is not x:
         if not torch.is_tensor(out) or out.shape != x.shape or out.dtype != x.dtype or out.device != x.device:
             raise ValueError(f"out must be a tensor of shape {{tuple(x.shape)}}, {{x.dtype}} on {{x.device}}")
         if out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
             raise ValueError(f"out shares memory with {{name}} without being {{name}} itself: pass out={{name}} "
                              "(in place) or a separate tensor")
-    with torch.no_grad():
-        return _rotate_into(x, rope.factors(direction), out)
+    return _rotate_into(x, rope.factors(direction), out)  # nothing requires grad: no graph is recorded
 
 
 def apply(x, positions=None, table=None, out=None):
