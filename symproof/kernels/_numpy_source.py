@@ -189,25 +189,23 @@ def _rotate(x, positions, direction, out):
     diagonal, off = _tables(positions, direction, x.dtype)
     if _heads_share_positions(x, positions):
         return _rotate_half_blocked(x, diagonal, off, out, aliased)
-    half = ROTARY_DIM // 2
     rows = x.shape[:-1]
     diagonal = numpy.broadcast_to(diagonal, rows + (ROTARY_DIM,))
     off = numpy.broadcast_to(off, rows + (ROTARY_DIM,))
+    out_pairs = _halves(out)
     scratch = {{}}
     for index in _blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM)):
         block = x[index][..., :ROTARY_DIM]
         target = out[index][..., :ROTARY_DIM]
         if block.shape not in scratch:
-            scratch[block.shape] = (numpy.empty(block.shape, x.dtype), numpy.empty(block.shape, x.dtype))
-        tmp, saved = scratch[block.shape]
-        if aliased:  # x is overwritten by the first product; keep the block's originals
-            numpy.copyto(saved, block)
-            block = saved
+            tmp = numpy.empty(block.shape, x.dtype)
+            scratch[block.shape] = (tmp, _halves(tmp, swapped=True))
+        tmp, tmp_swapped = scratch[block.shape]
         d, o = diagonal[index], off[index]
+        numpy.multiply(block, o, out=tmp)  # first: in place, the next product overwrites x
         numpy.multiply(block, d, out=target)
-        numpy.multiply(block[..., half:], o[..., half:], out=tmp[..., :half])
-        numpy.multiply(block[..., :half], o[..., :half], out=tmp[..., half:])
-        numpy.add(target, tmp, out=target)
+        pairs = out_pairs[index]
+        numpy.add(pairs, tmp_swapped, out=pairs)
     return out
 
 
