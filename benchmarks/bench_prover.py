@@ -4,7 +4,7 @@
    frequencies ``w_0 .. w_{d_k/2-1}``: ``prove_equal`` (blockwise: blocks equal up
    to renaming their frequency are proved once, as one generic block) against
    the dense matrix with ``simplify`` on every entry.  Building the matrices
-   and proving are timed separately.  The symbolic-``d_k`` row is the generic
+   and proving are timed separately, and together (median of the per-run sums).  The symbolic-``d_k`` row is the generic
    2x2 block with a symbolic frequency, which is the proof for every width.
 2. ``||p_t||^2 = d/2``: ``simplify`` of the whole concrete sum against
    ``prove_equal`` on the concrete sum (trig-polynomial) and on the sum over a
@@ -33,8 +33,8 @@ w = sp.Symbol("w", positive=True)
 m = sp.Symbol("m", integer=True, positive=True)
 r = sp.Symbol("r", integer=True, nonnegative=True)
 
-#: the performance targets, in seconds
-TARGETS = {128: 0.050, 4096: 1.0, "symbolic": 0.1}
+#: the performance targets: (what is timed, seconds)
+TARGETS = {128: ("prove", 0.050), 4096: ("build + prove", 1.0), "symbolic": ("prove", 0.1)}
 
 
 def timed(func, runs: int):
@@ -96,10 +96,11 @@ def relative_rotation_rows(widths, dense_widths, runs):
             dense, _ = timed(lambda: dense_simplify(width), 1)
         rows.append({
             "d_k": width, "runs": n, "build": statistics.median(builds), "prove": statistics.median(proofs),
+            "total": statistics.median(b + p for b, p in zip(builds, proofs)),
             "dense": dense, "blocks": verdict.details.get("generic_blocks"), "target": TARGETS.get(width),
         })
     seconds, _ = timed(generic_block, runs)
-    rows.append({"d_k": "symbolic", "runs": runs, "build": None, "prove": seconds, "dense": None,
+    rows.append({"d_k": "symbolic", "runs": runs, "build": None, "prove": seconds, "total": seconds, "dense": None,
                  "blocks": 1, "target": TARGETS["symbolic"]})
     return rows
 
@@ -140,10 +141,17 @@ def format_relative(rows) -> str:
     cells = []
     for row in rows:
         target = row["target"]
-        verdict = "-" if target is None else ("ok" if row["prove"] <= target else "OVER")
-        cells.append([row["d_k"], row["runs"], _ms(row["build"]), _ms(row["prove"]),
-                      "-" if target is None else _ms(target), verdict, row["blocks"], _ms(row["dense"])])
-    header = ["d_k", "runs", "build", "prove", "target", "", "generic blocks", "dense simplify (1 run)"]
+        total = row["total"]
+        if target is None:
+            goal, verdict = "-", "-"
+        else:
+            timed_part, seconds = target
+            verdict = "ok" if (total if timed_part == "build + prove" else row["prove"]) <= seconds else "OVER"
+            goal = f"{timed_part} <= {_ms(seconds)}"
+        cells.append([row["d_k"], row["runs"], _ms(row["build"]), _ms(row["prove"]), _ms(total), goal, verdict,
+                      row["blocks"], _ms(row["dense"])])
+    header = ["d_k", "runs", "build", "prove", "build + prove", "target", "", "generic blocks",
+              "dense simplify (1 run)"]
     return table(header, cells)
 
 
