@@ -4,8 +4,9 @@
    frequencies ``w_0 .. w_{d_k/2-1}``: ``prove_equal`` (blockwise: blocks equal up
    to renaming their frequency are proved once, as one generic block) against
    the dense matrix with ``simplify`` on every entry.  Building the matrices
-   and proving are timed separately, and together (median of the per-run sums).  The symbolic-``d_k`` row is the generic
-   2x2 block with a symbolic frequency, which is the proof for every width.
+   and proving are timed separately, and together (median of the per-run sums).
+   The symbolic-``d_k`` row is the generic 2x2 block with a symbolic frequency,
+   which is the proof for every width.
 2. ``||p_t||^2 = d/2``: ``simplify`` of the whole concrete sum against
    ``prove_equal`` on the concrete sum (trig-polynomial) and on the sum over a
    symbolic range ``d = 2m`` (summand-first).
