@@ -83,7 +83,7 @@ def load_exported(target_dir: str, **options):
 
 # --------------------------------------------------------------------------- torch
 
-def torch_section(repeats: int, quick: bool) -> None:
+def torch_section(repeats: int, quick: bool, threads=None) -> None:
     try:
         import torch
         from transformers import LlamaConfig
@@ -91,6 +91,8 @@ def torch_section(repeats: int, quick: bool) -> None:
     except ImportError as err:
         print(f"torch section skipped: {err} (pip install -e .[bench])\n")
         return
+    if threads:
+        torch.set_num_threads(threads)
     B, H, T, D = (2, 8, 1024, 128) if quick else (4, 8, 2048, 128)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; x: float32 (B, H, T, d) = {(B, H, T, D)}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,7 +125,7 @@ def torch_section(repeats: int, quick: bool) -> None:
         "ours adjacent: apply(x, table=t, out=out)": lambda: adjacent.apply(x, table=table_adjacent, out=out),
     }
     hf = "HF x*cos + rotate_half(x)*sin (cos, sin given)"
-    faster = {name: (lambda n: lambda t: f"{ratio(t, hf, n):4.2f}x faster than HF (cos, sin given)")(name)
+    faster = {name: (lambda n: lambda t: f"HF (cos, sin given) / ours = {ratio(t, hf, n):4.2f}")(name)
               for name in cases if name.startswith("ours")}
     times = interleaved(cases, repeats)
     report("prefill, half pairing unless said (new outputs against x.clone(); out= against out.copy_(x): "
@@ -154,8 +156,10 @@ def torch_section(repeats: int, quick: bool) -> None:
     }
     times = interleaved(cases, repeats * 20)
     extra = {
-        "ours apply(q), apply(k) with table t": lambda t: f"{ratio(t, 'HF apply_rotary_pos_emb(q, k, cos, sin)', 'ours apply(q), apply(k) with table t'):4.2f}x faster than HF",
-        "ours table(ids) + apply(q), apply(k)": lambda t: f"{ratio(t, 'HF rotary(x, position_ids) + apply_rotary_pos_emb', 'ours table(ids) + apply(q), apply(k)'):4.2f}x faster than HF",
+        "ours apply(q), apply(k) with table t": lambda t: "HF / ours = " + format(ratio(
+            t, "HF apply_rotary_pos_emb(q, k, cos, sin)", "ours apply(q), apply(k) with table t"), ".2f"),
+        "ours table(ids) + apply(q), apply(k)": lambda t: "HF / ours = " + format(ratio(
+            t, "HF rotary(x, position_ids) + apply_rotary_pos_emb", "ours table(ids) + apply(q), apply(k)"), ".2f"),
     }
     report(f"decode step: q, k float32 (B, H, 1, d) = {(B, H, 1, D)}, position ids {offset} (half pairing)",
            times, "q.clone(), k.clone()", extra, unit="us")
@@ -164,7 +168,7 @@ def torch_section(repeats: int, quick: bool) -> None:
 
 # --------------------------------------------------------------------------- numpy
 
-def numpy_section(repeats: int, quick: bool) -> None:
+def numpy_section(repeats: int, quick: bool, threads=None) -> None:
     B, T, H, D = (2, 1024, 8, 128) if quick else (4, 2048, 8, 128)
     rng = np.random.default_rng(0)
     bthd = rng.standard_normal((B, T, H, D)).astype(np.float32)
@@ -199,7 +203,7 @@ def numpy_section(repeats: int, quick: bool) -> None:
 
 # --------------------------------------------------------------------------- C
 
-def c_section(repeats: int, quick: bool) -> None:
+def c_section(repeats: int, quick: bool, threads=None) -> None:
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         print("C section skipped: no C compiler\n")
@@ -256,12 +260,13 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller tensors")
     parser.add_argument("--repeats", type=int, default=None, help="iterations per median (default 15, quick 5)")
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only these sections")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     args = parser.parse_args(argv)
     repeats = args.repeats or (5 if args.quick else 15)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
     for name, section in SECTIONS.items():
         if not args.only or name in args.only:
-            section(repeats, args.quick)
+            section(repeats, args.quick, args.threads)
     print(f"load average {os.getloadavg()[0]:.2f} at end")
     return 0
 

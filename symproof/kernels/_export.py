@@ -269,10 +269,16 @@ class RopeTable:
                 f"{{self.dtype}}, {{self.device}})")
 
 
+_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_frequencies_on = {{}}  # device -> FREQUENCIES there (a decode step should not copy them every call)
+
+
 def _check_positions(positions, device):
-    positions = torch.as_tensor(positions, device=device)
-    if positions.is_floating_point() or positions.is_complex() or positions.dtype == torch.bool:
-        raise ValueError(f"positions must be integers, got {{positions.dtype}}")
+    if not torch.is_tensor(positions) or (device is not None and positions.device != torch.device(device)):
+        positions = torch.as_tensor(positions, device=device)
+    kind = positions.dtype
+    if kind.is_floating_point or kind.is_complex or kind == torch.bool:
+        raise ValueError(f"positions must be integers, got {{kind}}")
     return positions
 
 
@@ -281,11 +287,14 @@ def table(positions, dtype=torch.float32, device=None):
 
     Angles are computed in float64 on ``device`` (default: the positions' device), then rounded
     once to ``dtype``.\"\"\"
-    if dtype not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+    if dtype not in _FLOAT_DTYPES:
         raise ValueError(f"dtype must be a floating dtype, got {{dtype}}")
     positions = _check_positions(positions, device)
+    frequencies = _frequencies_on.get(positions.device)
+    if frequencies is None:
+        frequencies = _frequencies_on[positions.device] = FREQUENCIES.to(positions.device)
     # integer ids times float64 frequencies: float64 angles (ids are exact below 2^53)
-    cos_, sin_ = angle_table(positions.unsqueeze(-1), FREQUENCIES.to(positions.device))
+    cos_, sin_ = angle_table(positions.unsqueeze(-1), frequencies)
     rope = RopeTable(positions, cos_.to(dtype), sin_.to(dtype))
     rope.factors("forward")
     return rope
