@@ -146,8 +146,11 @@ def _prepare(x, positions):
     return x, positions.reshape((1,) * (len(rows) - positions.ndim) + positions.shape)
 
 
-def _blocks(shape, rows):
-    """Index tuples covering ``shape`` in blocks of at most ``rows`` entries (at least one)."""
+def _blocks(shape, rows, shared=()):
+    """Index tuples covering ``shape`` in blocks of at most ``rows`` entries (at least one).
+
+    Outer axes listed in ``shared`` (those the table is broadcast along) are walked innermost,
+    so a block of the table is read from memory once and then from cache."""
     inner, axis = 1, len(shape)
     while axis > 0 and inner * shape[axis - 1] <= rows:
         inner *= shape[axis - 1]
@@ -156,9 +159,18 @@ def _blocks(shape, rows):
         yield ()
         return
     step = max(1, rows // inner)
-    for outer in numpy.ndindex(*shape[:axis - 1]):
+    outer = range(axis - 1)
+    varying = [k for k in outer if k not in shared]
+    repeated = [k for k in outer if k in shared]
+    index = [0] * (axis - 1)
+    for first in numpy.ndindex(*(shape[k] for k in varying)):
+        for k, i in zip(varying, first):
+            index[k] = i
         for start in range(0, shape[axis - 1], step):
-            yield outer + (slice(start, start + step),)
+            for second in numpy.ndindex(*(shape[k] for k in repeated)):
+                for k, i in zip(repeated, second):
+                    index[k] = i
+                yield tuple(index) + (slice(start, start + step),)
 
 
 def _output(x, out):
@@ -194,7 +206,8 @@ def _rotate(x, positions, direction, out):
     off = numpy.broadcast_to(off, rows + (ROTARY_DIM,))
     out_pairs = _halves(out)
     scratch = {{}}
-    for index in _blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM)):
+    shared = [k for k in range(len(rows)) if positions.shape[k] == 1 and rows[k] > 1]
+    for index in _blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM), shared):
         block = x[index][..., :ROTARY_DIM]
         target = out[index][..., :ROTARY_DIM]
         if block.shape not in scratch:
