@@ -144,3 +144,22 @@ def test_wrong_configuration_is_detected(kernel_options, reference_options, refe
     want = ROPE_REFERENCES[reference](x, positions, freqs, rotary_dim=rotary,
                                       pairing=reference_options.get("pairing", "adjacent"))
     assert _relative_error(got, want) > 1e-6
+
+
+# (B, H, T, d) with ids constant over heads, T longer than one block: blocks of positions are
+# split, and the heads (the axis the table is broadcast along) are walked innermost.
+@pytest.mark.parametrize("positions_shape", [(5000,), (2, 1, 5000)], ids=["shared", "per-sample"])
+@pytest.mark.parametrize("direction", ["apply", "backward"])
+def test_half_general_path_over_several_blocks(positions_shape, direction):
+    from symproof.kernels import rope_kernel, rope_spec
+
+    x, positions = _inputs(16, (2, 3, 5000), positions_shape, seed=6)
+    kernel = rope_kernel(rope_spec(head_dim=16, rotary_dim=12, denominator=16, pairing="half"))
+    rotate = getattr(kernel, direction)
+    fresh = rotate(x, positions)
+    want = ROPE_REFERENCES["rotate_half"](x, positions, reference_frequencies(12, 10000.0, 16), rotary_dim=12,
+                                          pairing="half", transpose=direction == "backward")
+    assert _relative_error(fresh, want) < 1e-12
+    y = x.copy()
+    assert rotate(y, positions, out=y) is y
+    np.testing.assert_array_equal(y, fresh)
