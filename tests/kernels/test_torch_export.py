@@ -169,3 +169,17 @@ def test_bad_input_names_what_was_expected(modules, torch, call, message):
     x, positions = _data(torch, "adjacent", "Td", seed=8)
     with pytest.raises(ValueError, match=message):
         call(modules["adjacent"], torch, x, positions)
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_nothing_is_tied_to_the_cpu(modules, torch, name):
+    """On the ``meta`` device (shapes only, no data) every tensor the module makes must follow x:
+    a hard-coded CPU tensor would raise here, as it would on CUDA."""
+    module = modules[name]
+    x = torch.empty((2, 3, 5, CONFIGS[name]["head_dim"]), device="meta")
+    ids = torch.zeros((2, 1, 5), dtype=torch.int64, device="meta")
+    rope = module.table(ids, x.dtype, x.device)
+    assert rope.device == x.device
+    for result in (module.apply(x, table=rope), module.apply(x, ids), module.backward(x, table=rope),
+                   module.apply_(x, table=rope), module.apply(x[:, :, :1], ids[:, :, :1])):
+        assert result.device == x.device and result.shape[-1] == x.shape[-1]
