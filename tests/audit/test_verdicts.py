@@ -14,65 +14,11 @@ import pytest
 from symproof import Variant, relayout_pairing
 from symproof.audit import WHATS, audit, load_function, load_like
 
-LIBRARIES = ("numpy", "torch")
-
-# (id, style, params, model, verdict, whats)
-RIGHT = [
-    ("hf-rotate-half", "rotate_half", {}, "hf", "equivalent", set()),
-    ("hf-float32-angles", "rotate_half", {"dtype": "float32"}, "hf", "equivalent", set()),
-    ("meta-complex", "complex", {}, "meta", "equivalent", set()),
-    ("gptj-interleaved-partial", "every_two", {"rot": 16}, "gptj", "equivalent", set()),
-    ("neox-partial", "rotate_half", {"rot": 16}, "neox", "equivalent", set()),
-    ("hf-scaled", "rotate_half", {"scale": 1.25}, "hf_scaled", "equivalent", set()),
-    ("interpolated", "rotate_half", {"pscale": 4}, "interpolated", "equivalent", set()),
-    ("interpolated-meta", "complex", {"pscale": 4}, "interpolated", "equivalent_after_relayout", set()),
-    ("port-meta-to-rotate-half", "rotate_half", {}, "meta", "equivalent_after_relayout", set()),
-    ("port-hf-to-complex", "complex", {}, "hf", "equivalent_after_relayout", set()),
-    ("port-hf-to-every-two", "every_two", {}, "hf", "equivalent_after_relayout", set()),
-]
-
-WRONG = [
-    ("pairing-partial", "every_two", {"rot": 16}, "neox", "differs", {"pairing"}),
-    ("rotate-half-without-minus", "rotate_half", {"neg": 1}, "hf", "differs", {"pairing"}),
-    ("denominator-head-width", "rotate_half", {"rot": 16, "den": 64}, "neox", "differs", {"denominator"}),
-    ("denominator-gptj", "every_two", {"rot": 16, "den": 64}, "gptj", "differs", {"denominator"}),
-    ("position-from-1", "rotate_half", {"offset": 1}, "hf", "differs", {"position_offset"}),
-    ("position-from-1-meta", "complex", {"offset": 1}, "meta", "differs", {"position_offset"}),
-    ("sign-flipped", "rotate_half", {"sign": -1}, "hf", "differs", {"direction"}),
-    ("sign-flipped-meta", "complex", {"sign": -1}, "meta", "differs", {"direction"}),
-    ("float16-angles", "rotate_half", {"dtype": "float16"}, "hf", "differs", {"precision"}),
-    ("wrong-rotary-dim", "rotate_half", {"rot": 32}, "neox", "differs", {"rotary_dim"}),
-    ("whole-head-rotated", "every_two", {}, "gptj", "differs", {"rotary_dim"}),
-    ("wrong-base", "rotate_half", {"base": "500000.0"}, "hf", "differs", {"frequency"}),
-    ("wrong-base-meta", "complex", {"base": "500000.0"}, "meta", "differs", {"frequency"}),
-    ("missing-attention-scaling", "rotate_half", {}, "hf_scaled", "differs", {"scaling"}),
-    ("extra-scaling", "rotate_half", {"scale": 1.1}, "hf", "differs", {"scaling"}),
-    ("missing-interpolation", "rotate_half", {}, "interpolated", "differs", {"frequency"}),
-    ("nonlinear-tanh", "rotate_half", {"post": "TANH(out)"}, "hf", "differs", {"nonlinear"}),
-    ("nonlinear-normalised", "every_two", {"post": "out / (1 + (x * x).sum(-1, keepdims=True))"}, "meta",
-     "differs", {"nonlinear"}),
-]
-
-TORCH_ONLY = [
-    ("bfloat16-angles", "rotate_half", {"dtype": "bfloat16"}, "hf", "differs", {"precision"}),
-    ("float16-angles-torch", "rotate_half", {"dtype": "float16"}, "hf", "differs", {"precision"}),
-]
-
-
-def _library_params(library: str, params: dict) -> dict:
-    """Library-specific spellings inside ``post`` expressions."""
-    post = params.get("post")
-    if post is None:
-        return params
-    if library == "torch":
-        post = post.replace("TANH", "torch.tanh").replace("keepdims", "keepdim")
-    else:
-        post = post.replace("TANH", "np.tanh")
-    return {**params, "post": post}
+from audit_implementations import LIBRARIES, RIGHT, TORCH_ONLY, WRONG, library_params
 
 
 def _audit_case(write_impl, model_file, library, style, params, model):
-    params = _library_params(library, params)
+    params = library_params(library, params)
     path = write_impl(library, style, **params)
     fn = load_function(f"{path}:apply_rope")
     return audit(fn, model_file(model), name=f"{path.name}:apply_rope")
