@@ -40,7 +40,7 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_audit(args) -> int:
-    from .audit import main_audit
+    from ._audit import main_audit
 
     return main_audit(args)
 

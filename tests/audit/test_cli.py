@@ -186,7 +186,7 @@ def test_config_json_goes_to_the_model_reader(tmp_path, capsys, monkeypatch, mod
 
 def test_a_function_that_never_returns_is_stopped(model_file):
     from symproof import InvalidInputError
-    from symproof.audit import audit
+    from symproof import audit
 
     def forever(x, positions):
         while True:

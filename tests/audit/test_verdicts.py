@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from symproof import Variant, relayout_pairing
-from symproof.audit import WHATS, audit, load_function, load_like
+from symproof import audit
+from symproof._audit import WHATS, load_function, load_like
 
 from audit_implementations import LIBRARIES, RIGHT, TORCH_ONLY, WRONG, library_params
 

@@ -6,7 +6,10 @@ Exit codes: 0 equivalent (either kind), 1 differs, 2 invalid input.
 from __future__ import annotations
 
 import json
+import os
 import sys
+
+from .._errors import InvalidInputError
 
 from ._audit import audit
 from ._load import load_function, load_like
@@ -15,6 +18,8 @@ __all__ = ["main_audit"]
 
 
 def main_audit(args) -> int:
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        raise InvalidInputError(f"--report {args.report}: exists and is not a folder")
     variant = load_like(args.like, args.head_dim)  # a bad --like is reported before the user's code runs
     function = load_function(args.target)
     result = audit(function, variant, name=args.target)

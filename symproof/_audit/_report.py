@@ -18,7 +18,7 @@ from .._io import atomic_write_bytes, atomic_write_text
 from ._audit import AuditResult
 from ._diagnose import ANGLE_ATOL, ANGLE_REL, WHATS
 
-__all__ = ["write_report", "comparison_rows", "FILES"]
+__all__ = ["write_report", "comparison_rows", "angle_error_figure", "FILES"]
 
 FILES = ("audit.html", "audit.tex", "audit_angle_error.png", "audit_angle_error.pdf")
 _MAX_PLOTTED_PAIRS = 6
@@ -73,7 +73,8 @@ def comparison_rows(result: AuditResult) -> list:
     return rows
 
 
-def _plot(result: AuditResult):
+def angle_error_figure(result: AuditResult):
+    """The matplotlib ``Figure``: |angle error| per pair (radians) against position (tokens), log scales."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -103,6 +104,11 @@ def _plot(result: AuditResult):
     ax.set_title("Angle of each pair: function minus model", fontsize=10)
     ax.grid(True, which="major", linewidth=0.3)
     fig.tight_layout()
+    return fig
+
+
+def _plot(result: AuditResult):
+    fig = angle_error_figure(result)
     png, pdf = io.BytesIO(), io.BytesIO()
     fig.savefig(png, format="png", metadata={"Software": None})
     fig.savefig(pdf, format="pdf", metadata={"Creator": None, "Producer": None, "CreationDate": None})

@@ -4,7 +4,8 @@
 whether it is the declared rotary map (``equivalent``), the same map once the
 query/key weights are re-laid (``equivalent_after_relayout``), or what differs
 (``differs``, each difference named with a minimal input).  ``main_audit`` is
-``symproof audit FILE.py:FUNCTION --like VARIANT.toml|CONFIG.json``.
+``symproof audit FILE.py:FUNCTION --like VARIANT.toml|CONFIG.json``.  The package is private: the
+public names are ``symproof.audit`` and ``symproof.AuditResult``.
 """
 
 from ._audit import MAX_AUDIT_WIDTH, POSITIONS, VERDICTS, AuditResult, audit
