@@ -212,14 +212,18 @@ def _check_blocks(ctx: _Context, n: int) -> np.ndarray:
 
 def _check_scaling(ctx: _Context, model: Model, n: int, rotating: np.ndarray) -> Model:
     s = ctx.structure
-    copied_expected = np.array([float(np.median(ctx.expected[:, j, j])) for j in s.copied])
-    if len(s.copied):
-        gap = np.abs(s.copied_scale - copied_expected)
+    # coordinates both sides leave unrotated: the model copies them (times its own constant)
+    rotated_by_model = {c for p in model.pairs for c in p}
+    both = [(k, j) for k, j in enumerate(s.copied) if j not in rotated_by_model]
+    if both:
+        found_scale = np.array([s.copied_scale[k] for k, _ in both])
+        copied_expected = np.array([float(np.median(ctx.expected[:, j, j])) for _, j in both])
+        gap = np.abs(found_scale - copied_expected)
         if (gap > SCALE_REL * np.maximum(np.abs(copied_expected), 1)).any():
             k = int(np.argmax(gap))
-            j = s.copied[k]
-            ctx.add("scaling", _num(copied_expected[k]), _num(s.copied_scale[k]),
-                    f"coordinate {j} (not rotated) is multiplied by {_num(s.copied_scale[k])} where the model "
+            j = both[k][1]
+            ctx.add("scaling", _num(copied_expected[k]), _num(found_scale[k]),
+                    f"coordinate {j} (not rotated) is multiplied by {_num(found_scale[k])} where the model "
                     f"copies it times {_num(copied_expected[k])}", basis=j, t=0)
     if n == 0 or not rotating.any():
         return model
