@@ -134,7 +134,11 @@ def _short(value, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _declared_images(variant: Variant, positions: np.ndarray) -> np.ndarray:
+def _declared_images(variant: Variant, model: Model, positions: np.ndarray) -> np.ndarray:
+    """The declared map's matrix at every position: from the exact frequencies (standard rotation blocks),
+    or from the variant's generated kernel (a block of its own)."""
+    if variant.standard_block:
+        return model.images(positions)
     d = variant.width
     basis = np.broadcast_to(np.eye(d)[:, None, :], (d, len(positions), d))
     out = build_kernel(variant).apply(basis, positions.astype(np.float64), side="query")
@@ -158,17 +162,21 @@ def _matches(found, expected, tol) -> bool:
     return bool(np.all(np.abs(found - expected) <= tol[:, None, :]))
 
 
-def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray) -> Difference | None:
-    """``None`` when the images predict the outputs of other inputs; otherwise a ``nonlinear`` difference."""
-    d, n = probe.width, len(positions)
+def _linearity_inputs(d: int, n: int) -> np.ndarray:
+    """Random vectors, a multiple, a sum and zero: a linear map's basis images predict all of them."""
     rng = np.random.default_rng(20261201)
     x = rng.standard_normal((2, n, d))
     y = rng.standard_normal((2, n, d))
-    inputs = np.concatenate([x, -2.5 * x, x + y, np.zeros((1, n, d))])
-    outputs = probe(inputs, positions)
+    return np.concatenate([x, -2.5 * x, x + y, np.zeros((1, n, d))])
+
+
+def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: np.ndarray,
+               outputs: np.ndarray) -> Difference | None:
+    """``None`` when the images predict the outputs of other inputs; otherwise a ``nonlinear`` difference."""
+    d, n = probe.width, len(positions)
 
     def predicted(z):
-        return np.einsum("tij,btj->bti", images, z)
+        return np.matmul(images[None], z[..., None])[..., 0]
 
     def off(z, out):
         scale = np.abs(z).max(axis=-1, keepdims=True) * max(1.0, float(np.abs(images).max())) + 1.0
@@ -250,11 +258,12 @@ def audit(fn, like, *, head_dim: int | None = None, name: str | None = None,
     label = name or getattr(fn, "__qualname__", None) or repr(fn)
     positions = np.array(POSITIONS, dtype=np.int64)
     probe = Probe(fn, variant.width, name=label, seconds=probe_seconds)
-    found = probe.basis_images(positions)
-    nonlinear = _linearity(probe, found, positions)
+    inputs = _linearity_inputs(variant.width, len(positions))
+    found, outputs = probe.basis_images(positions, extra=inputs)
+    nonlinear = _linearity(probe, found, positions, inputs, outputs)
 
     model = Model.of(variant)
-    expected = _declared_images(variant, positions)
+    expected = _declared_images(variant, model, positions)
     tol = _column_tolerance(model, positions)
     structure = recover_structure(found)
     result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None)

@@ -45,8 +45,8 @@ class Model:
 
     @classmethod
     def of(cls, variant: Variant) -> "Model":
-        model = cls(variant, np.array([float(w) for w in variant.frequencies_digits(20)], dtype=np.float64))
-        return model
+        # 40 digits: the same cached values the variant's kernel is built from
+        return cls(variant, np.array([float(w) for w in variant.frequencies_digits(40)], dtype=np.float64))
 
     @property
     def pairs(self) -> list:
@@ -79,6 +79,18 @@ class Model:
         r = np.arange(len(self.thetas), dtype=np.float64)[None, :]
         return self.extra_scale * self._functions()[1](m, r)
 
+    def images(self, positions) -> np.ndarray:
+        """``(T, d, d)``: the map's matrix at every position (pairs rotated and scaled, the rest copied)."""
+        d = self.variant.width
+        out = np.broadcast_to(np.eye(d), (len(positions), d, d)).copy()
+        angles, scales = self.angles(positions), self.scales(positions)
+        cos, sin = scales * np.cos(angles), scales * np.sin(angles)
+        pairs = np.array(self.pairs, dtype=np.int64).reshape(-1, 2)
+        a, b = pairs[:, 0], pairs[:, 1]
+        out[:, a, a], out[:, a, b] = cos, -sin
+        out[:, b, a], out[:, b, b] = sin, cos
+        return out
+
     def rebuilt(self, **changes) -> "Model | None":
         """The model of the variant with ``rotated_width``, ``pairing`` or ``denominator`` changed (or None)."""
         v = self.variant
@@ -92,9 +104,15 @@ class Model:
                 fields["denominator"] = None if w == v.width else w
         if v.rule == "list" and fields.get("rotated_width", v.rotated_width) != v.rotated_width:
             return None
+        if set(fields) <= {"pairing"}:  # the same pairs' frequencies, transform and scales in another layout
+            variant = dataclasses.replace(v, **fields)
+            for key in ("_audit_functions", "_frequencies", "_digits_40"):
+                if key in v.__dict__:
+                    variant.__dict__[key] = v.__dict__[key]
+            return Model(variant, self.thetas, self.sign, self.offset, self.extra_scale)
         try:
             variant = dataclasses.replace(v, **fields)
-            thetas = np.array([float(w) for w in variant.frequencies_digits(20)], dtype=np.float64)
+            thetas = np.array([float(w) for w in variant.frequencies_digits(40)], dtype=np.float64)
         except Exception:  # a rule that does not extend to the new width
             return None
         if not np.all(np.isfinite(thetas)):

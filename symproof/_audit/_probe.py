@@ -78,10 +78,15 @@ class Probe:
 
     # -- conventions -----------------------------------------------------------------------------
     def _conventions(self):
-        out = [("numpy", "full"), ("numpy", "row")]
-        if "torch" in sys.modules:
-            out += [("torch", "full"), ("torch", "row")]
-        return out
+        numpy_first = [("numpy", "full"), ("numpy", "row")]
+        if "torch" not in sys.modules:
+            return numpy_first
+        torch_first = [("torch", "full"), ("torch", "row")]
+        # a function whose module uses torch is tried with tensors first: a failed NumPy attempt can cost a
+        # whole call (tables built before the first tensor method is reached)
+        names = getattr(self.fn, "__globals__", {})
+        uses_torch = any(getattr(v, "__name__", "").split(".")[0] == "torch" for v in list(names.values()))
+        return torch_first + numpy_first if uses_torch else numpy_first + torch_first
 
     def _call(self, backend: str, layout: str, x: np.ndarray, positions: np.ndarray):
         pos = np.ascontiguousarray(np.broadcast_to(positions, x.shape[:-1])) if layout == "full" else positions.copy()
@@ -163,19 +168,29 @@ class Probe:
             raise InvalidInputError(f"{self.name} raised {_one_line(err)} with "
                                     f"{self._describe(self.backend, self.layout, x, positions)}") from None
 
-    def basis_images(self, positions: np.ndarray) -> np.ndarray:
-        """``F[t, i, j]``: coordinate ``i`` of the output for basis vector ``e_j`` at ``positions[t]``."""
+    def basis_images(self, positions: np.ndarray, extra: np.ndarray | None = None):
+        """``F[t, i, j]``: coordinate ``i`` of the output for basis vector ``e_j`` at ``positions[t]``.
+
+        ``extra`` (shape ``(k, T, d)``) rides along in the same call (a call can cost more than its
+        inputs, e.g. when it builds a table for every position up to the largest); with ``extra`` the
+        result is ``(F, outputs for extra)``.
+        """
         d, n = self.width, len(positions)
+        extra = np.zeros((0, n, d)) if extra is None else np.asarray(extra, dtype=np.float64)
+        rows = d + len(extra)
         chunk = max(1, MAX_PROBE_ELEMENTS // (n * d))
-        out = np.empty((n, d, d))
-        for start in range(0, d, chunk):
-            stop = min(d, start + chunk)
+        out = np.empty((rows, n, d))
+        for start in range(0, rows, chunk):
+            stop = min(rows, start + chunk)
             x = np.zeros((stop - start, n, d))
-            x[np.arange(stop - start), :, np.arange(start, stop)] = 1.0
-            y = self(x, positions)
-            out[:, :, start:stop] = np.transpose(y, (1, 2, 0))
-        self.check_finite(out, positions)
-        return out
+            basis = np.arange(start, min(stop, d))
+            x[basis - start, :, basis] = 1.0
+            if stop > d:
+                x[max(start, d) - start:] = extra[max(start, d) - d:stop - d]
+            out[start:stop] = self(x, positions)
+        images = np.transpose(out[:d], (1, 2, 0))
+        self.check_finite(images, positions)
+        return (images, out[d:]) if len(extra) else images
 
     def check_finite(self, images: np.ndarray, positions: np.ndarray) -> None:
         bad = ~np.isfinite(images)
