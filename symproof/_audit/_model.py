@@ -26,6 +26,17 @@ _r = sp.Symbol("r", integer=True, nonnegative=True)
 
 
 def _vectorised(expr, *args):
+    """``expr`` as a float64 function of arrays; affine and constant expressions without ``lambdify``
+    (whose NumPy namespace imports every lazy NumPy submodule, ~1 s on a cold process)."""
+    if not expr.free_symbols - set(args[:1]) and expr.is_polynomial(args[0]) and sp.degree(expr, args[0]) <= 1:
+        poly = sp.Poly(expr, args[0])
+        slope, intercept = (float(c) for c in (poly.coeff_monomial(args[0]), poly.coeff_monomial(1)))
+
+        def affine(*values):
+            shape = np.broadcast(*values).shape
+            return np.broadcast_to(slope * np.asarray(values[0], dtype=np.float64) + intercept, shape)
+
+        return affine
     func = sp.lambdify(args, expr, modules="numpy")
 
     def call(*values):
