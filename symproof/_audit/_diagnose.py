@@ -308,6 +308,12 @@ class _Angles:
         return self.ctx.structure.pairs[int(self.cols[k])][0]
 
 
+def _mask(A: "_Angles") -> np.ndarray:
+    mask = np.zeros(A.n, dtype=bool)
+    mask[A.cols] = True
+    return mask
+
+
 def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray) -> None:
     A = _Angles(ctx, model, n, rotating)
     if A.cols.size == 0 or A.fits(A.base):
@@ -337,16 +343,20 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
         for k in candidates:
             trial = Model(model.variant, model.thetas, model.sign * sign, model.offset + k, model.extra_scale)
             if A.fits(A.angles_of(trial), LOOSE):
-                t = int(np.argmin(positions)) if A.phi[0].any() else t0
-                counted = f"positions counted from {k}" if sign == 1 else f"positions shifted by {k} and negated"
-                ctx.add("position_offset", "angle m*theta at position m (the first token at 0)",
-                        f"angle (m{k:+d})*theta", f"the function rotates position m by the angle of position "
-                        f"m{k:+d}: {counted} (e.g. position ids starting at 1, or an off-by-one cache offset)",
-                        basis=basis, t=t, offset=k)
-                if sign == -1:
-                    ctx.add("direction", "rotation by +m*theta", "rotation by -(m+offset)*theta",
-                            "the rotation also turns the other way", basis=basis, t=t0)
+                _add_offset(ctx, A, k, sign, basis, t0)
                 return
+
+    # positions ignored: token t is rotated by the angle of position t (its index in the sequence)
+    index = np.arange(len(positions), dtype=np.float64)
+    by_index = model.sign * model.transform(index + model.offset)[:, None] * thetas[None, :]
+    if not np.array_equal(index, positions) and A.fits(by_index, LOOSE):
+        t = int(np.flatnonzero(index != positions)[0])
+        ctx.add("position_offset", "the angle of the given position m",
+                "the angle of the token's index t in the sequence (positions ignored)",
+                f"the function ignores the positions it is given and rotates the t-th token by the angle of "
+                f"position t (e.g. arange(T) instead of position_ids): position {int(positions[t])} at index {t} "
+                f"gets the angle of position {t}", basis=basis, t=t)
+        return
 
     g = model.transform(positions.astype(np.float64) + model.offset) * model.sign
     est = _estimate_thetas(A.phi, g)
@@ -379,10 +389,14 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
             trial = model.rebuilt(denominator=d_hat)
             if trial is not None and A.fits(A.angles_of(trial), LOOSE):
                 base = variant.base.text if variant.rule == "geometric" and variant.base is not None else "base"
-                ctx.add("denominator", d_now, d_hat,
-                        f"denominator {d_hat} where the model says {d_now}: all frequencies of pair r match "
-                        f"{base}^(-2r/{d_hat})" + (" (the head width)" if d_hat == variant.width != d_now else ""),
-                        basis=basis, t=t0, pairs_checked=int(A.cols.size))
+                declared = ctx.declared.variant.freq_denominator
+                note = "" if declared == d_now else (f" (the model's denominator is its rotated width: {declared} "
+                                                     f"for its {declared} rotated coordinates, {d_now} at the "
+                                                     "function's rotated width)")
+                ctx.add("denominator", declared, d_hat,
+                        f"denominator {d_hat} where the model says {declared}: all frequencies of pair r match "
+                        f"{base}^(-2r/{d_hat})" + (" (the head width)" if d_hat == variant.width != d_now else "")
+                        + note, basis=basis, t=t0, pairs_checked=int(A.cols.size))
                 return
 
     # another base
@@ -408,21 +422,31 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                             f"matches {_num(value)}^(-2r/{d_now})", basis=basis, t=t0, base=_num(value))
                     return
 
-    # angles computed in low precision
-    gm = model.transform(positions.astype(np.float64) + model.offset) * model.sign
-    full_thetas = thetas
-    for fmt in ("float16", "bfloat16"):
-        rnd = _rounder(fmt)
-        simulations = {
-            "positions and frequencies rounded, product rounded": rnd(rnd(gm)[:, None] * rnd(full_thetas)[None, :]),
-            "angles rounded": rnd(gm[:, None] * full_thetas[None, :]),
-            "positions rounded": rnd(gm)[:, None] * full_thetas[None, :],
-            "frequencies rounded": gm[:, None] * rnd(full_thetas)[None, :],
-        }
-        for how, sim in simulations.items():
-            if A.fits(sim, LOOSE, _SLACK[fmt]):
-                _add_precision(ctx, A, fmt, how)
-                return
+    # angles computed in low precision (possibly with a position offset or a flipped sign as well)
+    for sign, k in [(1, 0)] + [(s, k) for s in (1, -1) for k in candidates] + [(-1, 0)]:
+        gm = model.transform(positions.astype(np.float64) + model.offset + k) * model.sign * sign
+        for fmt in ("float16", "bfloat16"):
+            rnd = _rounder(fmt)
+            simulations = {
+                "positions and frequencies rounded, product rounded": rnd(rnd(gm)[:, None] * rnd(thetas)[None, :]),
+                "angles rounded": rnd(gm[:, None] * thetas[None, :]),
+                "positions rounded": rnd(gm)[:, None] * thetas[None, :],
+                "frequencies rounded": gm[:, None] * rnd(thetas)[None, :],
+            }
+            for how, sim in simulations.items():
+                if A.fits(sim, LOOSE, _SLACK[fmt]):
+                    if k == 0 and sign == 1:
+                        _add_precision(ctx, A, fmt, how)
+                    else:
+                        exact = Model(model.variant, model.thetas, model.sign * sign, model.offset + k,
+                                      model.extra_scale)
+                        if k:
+                            _add_offset(ctx, A, k, 1, basis, t0)
+                        if sign == -1:
+                            ctx.add("direction", "rotation by +m*theta", "rotation by -m*theta",
+                                    "every pair turns the other way (the sign of sin is flipped)", basis=basis, t=t0)
+                        _add_precision(ctx, _Angles(ctx, exact, A.n, _mask(A)), fmt, how)
+                    return
 
     # pair by pair: a frequency per pair explains the angles
     if np.isfinite(est).all():
@@ -456,6 +480,17 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
             pairs=listed)
 
 
+def _add_offset(ctx: _Context, A: _Angles, k: int, sign: int, basis: int, t0: int) -> None:
+    t = int(np.argmin(ctx.positions)) if A.phi[0].any() else t0
+    first = "first token at 0"
+    ctx.add("position_offset", f"angle m*theta at position m ({first})", f"angle (m{k:+d})*theta",
+            f"the function rotates position m by the angle of position m{k:+d}: positions counted from {k} "
+            "(e.g. position ids starting at 1, or an off-by-one cache offset)", basis=basis, t=t, offset=k)
+    if sign == -1:
+        ctx.add("direction", "rotation by +m*theta", "rotation by -(m+offset)*theta",
+                "the rotation also turns the other way (the sign of sin is flipped)", basis=basis, t=t0)
+
+
 def _rounder(fmt: str):
     if fmt == "float16":
         return lambda v: np.asarray(v, dtype=np.float64).astype(np.float16).astype(np.float64)
@@ -466,8 +501,8 @@ def _add_precision(ctx: _Context, A: _Angles, fmt: str, how: str) -> None:
     residual = np.abs(A.residual(A.base))
     small = ctx.positions <= _SMALL_POSITION
     bad = residual > A.tolerance(A.base)
-    t, k = (int(v) for v in np.argwhere(bad)[0])
     t_max, k_max = (int(v) for v in np.unravel_index(np.argmax(residual), residual.shape))
+    t, k = (int(v) for v in np.argwhere(bad)[0]) if bad.any() else (t_max, k_max)
     ctx.add("precision", "angles computed in float32 or float64", f"angles computed in {fmt} ({how})",
             f"angle errors grow with position beyond float32 round-off: at most {_num(residual[small].max(), 3)} rad "
             f"up to position {_SMALL_POSITION}, {_num(residual[t_max, k_max], 3)} rad at position "

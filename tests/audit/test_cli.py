@@ -194,3 +194,23 @@ def test_a_function_that_never_returns_is_stopped(model_file):
 
     with pytest.raises(InvalidInputError, match="took longer than 0.3 s"):
         audit(forever, model_file("hf"), probe_seconds=0.3)
+
+
+def test_what_the_user_code_prints_does_not_break_the_json(tmp_path, model_file, capsys):
+    path = tmp_path / "chatty.py"
+    path.write_text(cases.implementation_source("numpy", "rotate_half").replace(
+        "def apply_rope(x, positions):\n", "print('loading rope')\n\n\ndef apply_rope(x, positions):\n    print('called')\n"))
+    code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"), "--json")
+    assert code == 0 and json.loads(out)["verdict"] == "equivalent"
+    assert "loading rope" in err and "called" in err
+
+
+def test_a_function_that_wants_one_row_of_positions(tmp_path, model_file, capsys):
+    """positions of shape (T,) broadcast over the batch are tried when x.shape[:-1] is refused."""
+    path = tmp_path / "row.py"
+    source = cases.implementation_source("numpy", "rotate_half").replace(
+        "    d = x.shape[-1]\n", "    assert np.ndim(positions) == 1, 'positions must be (T,)'\n    d = x.shape[-1]\n", 1)
+    path.write_text(source)
+    code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"), "--json")
+    document = json.loads(out)
+    assert code == 0 and document["positions_passed_as"] == "(T,)"

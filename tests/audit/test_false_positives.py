@@ -195,3 +195,33 @@ base = "10000 * s**(d / (d - 2))"
     ntk_base = 10000 * 4 ** (64 / 62)
     right = _audit_source(tmp_path, implementation_source("numpy", "rotate_half", base=repr(ntk_base)), toml, "r")
     assert right.verdict == "equivalent"
+
+
+COMBINED = [
+    ("half port with flipped sign", "rotate_half", {"sign": -1}, "meta", ["pairing", "direction"]),
+    ("adjacent partial with head-width denominator", "every_two", {"rot": 16, "den": 64}, "neox",
+     ["pairing", "denominator"]),
+    ("wider rotation, head-width denominator", "rotate_half", {"rot": 32, "den": 64}, "neox",
+     ["rotary_dim", "denominator"]),
+    ("offset and float16 angles", "rotate_half", {"offset": 1, "dtype": "float16"}, "hf",
+     ["position_offset", "precision"]),
+    ("extra scale and wrong base", "rotate_half", {"scale": 1.1, "base": "500000.0"}, "hf", ["scaling", "frequency"]),
+    ("offset and flipped sign", "rotate_half", {"offset": 1, "sign": -1}, "hf", ["position_offset", "direction"]),
+]
+
+
+@pytest.mark.parametrize("label, style, params, model, whats", COMBINED, ids=[c[0] for c in COMBINED])
+def test_two_bugs_at_once_are_both_named(label, style, params, model, whats, tmp_path):
+    from audit_implementations import MODELS
+
+    result = _audit_source(tmp_path, implementation_source("numpy", style, **params), MODELS[model])
+    assert [d.what for d in result.differences] == whats, result.summary()
+
+
+def test_positions_ignored_is_named(tmp_path):
+    source = implementation_source("numpy", "rotate_half").replace(
+        "np.asarray(positions)", "np.broadcast_to(np.arange(np.shape(positions)[-1]), np.shape(positions))")
+    result = _audit_source(tmp_path, source, _variant_toml(64, "half", 10000))
+    (diff,) = result.differences
+    assert diff.what == "position_offset" and "positions ignored" in diff.found
+    assert diff.position == 16  # the first probed position that is not its own index
