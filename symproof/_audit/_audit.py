@@ -99,7 +99,7 @@ class AuditResult:
         lines = [f"{self.function} vs {v.title} ({v.source}; width {v.width}, rotated {v.rotated_width}, "
                  f"{v.pairing} pairing)",
                  f"probed with {self.backend} inputs at {len(POSITIONS)} positions (0..{POSITIONS[-1]}), "
-                 f"{self.probe_calls} calls, {self.seconds:.2f} s"]
+                 f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"]
         if self.verdict == "equivalent":
             lines.append(f"verdict: equivalent (max entry error {self.max_error:.3g}"
                          + self._angle_text() + ")")
