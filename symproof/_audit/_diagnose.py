@@ -172,7 +172,7 @@ def _check_pairing(ctx: _Context, model: Model) -> Model:
     found_text = _pairing_text(found_pairing, width) if found_pairing else f"pairs {_pairs_text(s.pairs)}"
     model_partner = {a: b for a, b in model.pairs} | {b: a for a, b in model.pairs}
     found_partner = {a: b for a, b in s.pairs} | {b: a for a, b in s.pairs}
-    j = next(c for c in sorted(found_partner) if model_partner.get(c) != found_partner[c])
+    j = next((c for c in sorted(found_partner) if model_partner.get(c) != found_partner[c]), min(found_partner))
     detail = (f"coordinate {j} is rotated with coordinate {found_partner[j]}; the model rotates it with "
               f"{model_partner.get(j, 'nothing')}")
     extra = {}
@@ -448,6 +448,17 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                         _add_precision(ctx, _Angles(ctx, exact, A.n, _mask(A)), fmt, how)
                     return
 
+    # values (cos and sin, or the outputs) rounded to a low precision: errors that do not grow with position
+    for fmt in ("float16", "bfloat16"):
+        if A.fits(A.base, LOOSE, _SLACK[fmt]):
+            residual = np.abs(A.residual(A.base))
+            t, k = (int(v) for v in np.argwhere(residual > A.tolerance(A.base))[0])
+            ctx.add("precision", "values computed in float32 or float64", f"values rounded to {fmt}",
+                    f"angle errors up to {_num(residual.max(), 3)} rad that do not grow with position: cos/sin "
+                    f"(or the outputs) are rounded to {fmt}", basis=A.basis_of(k), t=t, format=fmt,
+                    max_angle_error=_num(residual.max(), 4))
+            return
+
     # pair by pair: a frequency per pair explains the angles
     if np.isfinite(est).all():
         trial = A.base * 0 + g[:, None] * est[None, :]
@@ -516,6 +527,11 @@ def _add_precision(ctx: _Context, A: _Angles, fmt: str, how: str) -> None:
 def analyse(model: Model, found: np.ndarray, expected: np.ndarray, positions: np.ndarray,
             structure: Structure, explain: bool = True) -> Analysis:
     """Align the structure with ``model`` and (when ``explain``) name every difference."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _analyse(model, found, expected, positions, structure, explain)
+
+
+def _analyse(model, found, expected, positions, structure, explain) -> Analysis:
     ctx = _Context(model, found, expected, positions, structure)
     aligned = _check_rotary_dim(ctx, model)
     if aligned is not None:

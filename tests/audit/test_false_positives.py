@@ -225,3 +225,20 @@ def test_positions_ignored_is_named(tmp_path):
     (diff,) = result.differences
     assert diff.what == "position_offset" and "positions ignored" in diff.found
     assert diff.position == 16  # the first probed position that is not its own index
+
+
+@pytest.mark.parametrize("library, fmt", [("numpy", "float16"), ("torch", "float16"), ("torch", "bfloat16")])
+def test_values_rounded_to_low_precision_are_precision(library, fmt, tmp_path):
+    """x cast to a 16-bit type inside: errors of that format's size that do not grow with position."""
+    if library == "torch":
+        pytest.importorskip("torch")
+        source = implementation_source("torch", "rotate_half", dtype="float32").replace(
+            "def apply_rope(x, positions):\n", f"def apply_rope(x, positions):\n    x0 = x\n    x = x.to(torch.{fmt})\n"
+        ).replace("return out", "return out.to(x0.dtype)")
+    else:
+        source = implementation_source("numpy", "rotate_half").replace(
+            "np.cos(emb).astype(x.dtype)", "np.cos(emb).astype(np.float16).astype(x.dtype)").replace(
+            "np.sin(emb).astype(x.dtype)", "np.sin(emb).astype(np.float16).astype(x.dtype)")
+    result = _audit_source(tmp_path, source, _variant_toml(64, "half", 10000))
+    (diff,) = result.differences
+    assert diff.what == "precision" and diff.found == f"values rounded to {fmt}"
