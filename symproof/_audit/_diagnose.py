@@ -13,7 +13,6 @@ one); otherwise the differing pairs are listed with their measured frequency.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 

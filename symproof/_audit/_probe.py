@@ -39,6 +39,17 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[:240]}" if text else type(err).__name__
 
 
+def _module_globals(fn) -> dict:
+    """The globals of the code behind ``fn``: a function, a ``functools.partial``, or a callable object
+    (a ``torch.nn.Module`` instance: its ``forward``)."""
+    for candidate in (fn, getattr(fn, "func", None), getattr(fn, "forward", None),
+                      getattr(type(fn), "__call__", None)):
+        names = getattr(candidate, "__globals__", None)
+        if isinstance(names, dict):
+            return names
+    return {}
+
+
 class _time_limit:
     """Raise :class:`_Timeout` inside the call after ``seconds`` (main thread, Unix); otherwise no limit."""
 
@@ -84,8 +95,8 @@ class Probe:
         torch_first = [("torch", "full"), ("torch", "row")]
         # a function whose module uses torch is tried with tensors first: a failed NumPy attempt can cost a
         # whole call (tables built before the first tensor method is reached)
-        names = getattr(self.fn, "__globals__", {})
-        uses_torch = any(getattr(v, "__name__", "").split(".")[0] == "torch" for v in list(names.values()))
+        uses_torch = any(getattr(v, "__name__", "").split(".")[0] == "torch"
+                         for v in list(_module_globals(self.fn).values()))
         return torch_first + numpy_first if uses_torch else numpy_first + torch_first
 
     def _call(self, backend: str, layout: str, x: np.ndarray, positions: np.ndarray):

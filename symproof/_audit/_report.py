@@ -16,7 +16,7 @@ import numpy as np
 
 from .._io import atomic_write_bytes, atomic_write_text
 from ._audit import AuditResult
-from ._diagnose import ANGLE_ATOL, ANGLE_REL, WHATS
+from ._diagnose import ANGLE_ATOL, WHATS
 
 __all__ = ["write_report", "comparison_rows", "angle_error_figure", "FILES"]
 

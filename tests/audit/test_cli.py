@@ -214,3 +214,30 @@ def test_a_function_that_wants_one_row_of_positions(tmp_path, model_file, capsys
     code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"), "--json")
     document = json.loads(out)
     assert code == 0 and document["positions_passed_as"] == "(T,)"
+
+
+def test_a_torch_module_instance_is_a_function_too(tmp_path, model_file, capsys):
+    pytest.importorskip("torch")
+    path = tmp_path / "module.py"
+    path.write_text('''
+import torch
+
+
+class Rotary(torch.nn.Module):
+    def __init__(self, dim, base=10000.0):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / base ** (torch.arange(0, dim, 2).float() / dim))
+
+    def forward(self, x, positions):
+        freqs = positions.float()[..., None] * self.inv_freq
+        emb = torch.cat((freqs, freqs), dim=-1)
+        half = x.shape[-1] // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * emb.cos().to(x.dtype) + rotated * emb.sin().to(x.dtype)
+
+
+rope = Rotary(64)
+''')
+    code, out, err = _run(capsys, f"{path}:rope", "--like", model_file("hf"), "--json")
+    document = json.loads(out)
+    assert code == 0 and document["verdict"] == "equivalent" and document["array_library"] == "torch"

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from symproof import audit
-from symproof._audit import load_function, load_like
+from symproof._audit import load_function
 
 from audit_implementations import implementation_source
 
