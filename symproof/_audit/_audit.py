@@ -26,7 +26,7 @@ from .._errors import InvalidInputError
 from ..encodings import pairing_permutation
 from ..variants import Variant, build_kernel
 from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse
-from ._load import load_like
+from ._load import MAX_AUDIT_WIDTH, load_like
 from ._model import Model
 from ._probe import PROBE_SECONDS, Probe
 from ._structure import recover_structure
@@ -36,8 +36,6 @@ __all__ = ["audit", "AuditResult", "POSITIONS", "VERDICTS", "MAX_AUDIT_WIDTH", "
 #: probed positions: small ones (offsets, frequencies) and large odd ones (float16 cannot hold 4095, bfloat16 257)
 POSITIONS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 31, 64, 100, 257, 1000, 4095, 10007, 32767)
 VERDICTS = ("equivalent", "equivalent_after_relayout", "differs")
-#: the audit probes d basis vectors at every position: widths above this are refused
-MAX_AUDIT_WIDTH = 2048
 #: an entry of F(m) matches when within ENTRY_ATOL + the pair's angle tolerance (times its scale)
 ENTRY_ATOL = 1e-5
 #: the linearity check accepts this relative deviation (low-precision arithmetic stays well inside)

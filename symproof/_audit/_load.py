@@ -19,7 +19,10 @@ import sys
 from .._errors import InvalidInputError, SymproofError
 from ..variants import Variant, load_variant, parse_variant
 
-__all__ = ["load_function", "load_like", "split_target"]
+__all__ = ["load_function", "load_like", "split_target", "MAX_AUDIT_WIDTH"]
+
+#: the audit probes d basis vectors at every position: widths above this are refused
+MAX_AUDIT_WIDTH = 2048
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -110,6 +113,8 @@ def load_like(like, head_dim: int | None = None) -> Variant:
     if head_dim is not None and (isinstance(head_dim, bool) or not isinstance(head_dim, int)
                                  or head_dim < 2 or head_dim % 2):
         raise InvalidInputError(f"--head-dim must be an even integer >= 2, got {head_dim!r}")
+    if head_dim is not None and head_dim > MAX_AUDIT_WIDTH:
+        raise InvalidInputError(f"--head-dim {head_dim} is above {MAX_AUDIT_WIDTH}, the widest head the audit probes")
     if isinstance(like, Variant):
         if head_dim is not None and head_dim != like.width:
             raise InvalidInputError(f"head_dim={head_dim} differs from the variant's width {like.width}; "

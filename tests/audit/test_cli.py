@@ -241,3 +241,11 @@ rope = Rotary(64)
     code, out, err = _run(capsys, f"{path}:rope", "--like", model_file("hf"), "--json")
     document = json.loads(out)
     assert code == 0 and document["verdict"] == "equivalent" and document["array_library"] == "torch"
+
+
+@pytest.mark.parametrize("value, message", [("7", "even integer"), ("4096", "above 2048")])
+def test_head_dim_is_checked_before_anything_runs(value, message, tmp_path, model_file, capsys):
+    path = tmp_path / "user.py"
+    path.write_text("raise RuntimeError('must not run')\n")
+    code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"), "--head-dim", value)
+    assert code == 2 and message in err and "must not run" not in err
