@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import InvalidInputError
 from ..encodings import pairing_permutation
 from ..variants import Variant, build_kernel
-from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse
+from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse, fallback_differences
 from ._load import MAX_AUDIT_WIDTH, load_like
 from ._model import Model
 from ._probe import PROBE_SECONDS, Probe
@@ -202,7 +202,7 @@ def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: 
         if gap.max() > LINEARITY_REL:
             j, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
             return _nonlinear_witness(f"{c:g} * e_{j}", out[j, t], predicted(z)[j, t], positions[t],
-                                      f"T({c:g} x) != {c:g} T(x) for x = e_{j}")
+                                      f"T({c:g} x) != {c:g} T(x) for x = e_{j}", basis=j)
     pairs = np.zeros((d - 1, n, d))
     pairs[:, :, 0] = 1.0
     pairs[np.arange(d - 1), :, np.arange(1, d)] = 1.0
@@ -211,19 +211,22 @@ def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: 
     if gap.max() > LINEARITY_REL:
         k, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
         return _nonlinear_witness(f"e_0 + e_{k + 1}", out[k, t], predicted(pairs)[k, t], positions[t],
-                                  f"T(e_0 + e_{k + 1}) != T(e_0) + T(e_{k + 1})")
+                                  f"T(e_0 + e_{k + 1}) != T(e_0) + T(e_{k + 1})", basis=[0, k + 1])
     gap = off(inputs, outputs)
     b, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
     return _nonlinear_witness(f"a random normal vector (seed 20261201, row {b})", outputs[b, t],
                               predicted(inputs)[b, t], positions[t], "superposition fails for random inputs")
 
 
-def _nonlinear_witness(x_text, got, want, position, what) -> Difference:
+def _nonlinear_witness(x_text, got, want, position, what, basis=None) -> Difference:
     k = int(np.argmax(np.abs(got - want)))
+    shown = {"x": x_text, "position": int(position)}
+    if basis is not None:
+        shown["basis"] = basis
     return Difference("nonlinear", "a linear map: T(a x + b y) = a T(x) + b T(y)",
                       f"coordinate {k} is {got[k]:.6g} where linearity predicts {want[k]:.6g}",
                       f"{what} at position {int(position)}: the function is not linear in x, so it is no "
-                      "rotation of x", extra={"input": {"x": x_text, "position": int(position)}})
+                      "rotation of x", extra={"input": shown})
 
 
 def _max_angle(analysis: Analysis, positions) -> dict | None:
@@ -290,10 +293,16 @@ def audit(fn, like, *, head_dim: int | None = None, name: str | None = None,
         if result.verdict == "differs":
             result.max_error = float(np.abs(found - expected).max())
     if nonlinear is None:
-        result.analysis = analyse(model, found, expected, positions, structure,
-                                  explain=result.verdict == "differs")
-        result.differences = result.analysis.differences
-        result.max_angle_error = _max_angle(result.analysis, positions)
+        try:
+            result.analysis = analyse(model, found, expected, positions, structure,
+                                      explain=result.verdict == "differs")
+        except Exception as err:  # the verdict stands without its explanation; say why there is none
+            note = f"{type(err).__name__}: {err}"[:200]
+            if result.verdict == "differs":
+                result.differences = fallback_differences(model, found, expected, positions, structure, note)
+        else:
+            result.differences = result.analysis.differences
+            result.max_angle_error = _max_angle(result.analysis, positions)
     result.seconds = time.perf_counter() - start
     result.probe_calls = probe.calls
     return result

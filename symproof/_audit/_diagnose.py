@@ -211,8 +211,8 @@ def _check_blocks(ctx: _Context, n: int) -> np.ndarray:
 
 def _check_scaling(ctx: _Context, model: Model, n: int, rotating: np.ndarray) -> Model:
     s = ctx.structure
-    # coordinates both sides leave unrotated: the model copies them (times its own constant)
-    rotated_by_model = {c for p in model.pairs for c in p}
+    # coordinates the function and the declared model both leave unrotated (times the model's own constant)
+    rotated_by_model = {c for p in ctx.declared.pairs for c in p} | {c for p in model.pairs for c in p}
     both = [(k, j) for k, j in enumerate(s.copied) if j not in rotated_by_model]
     if both:
         found_scale = np.array([s.copied_scale[k] for k, _ in both])
@@ -550,6 +550,14 @@ def _analyse(model, found, expected, positions, structure, explain) -> Analysis:
         _unexplained(ctx, model)
     return Analysis(structure, ctx.differences if explain else [], positions, residual, tolerance,
                     list(structure.pairs[:n]))
+
+
+def fallback_differences(model: Model, found, expected, positions, structure, note: str) -> list:
+    """The worst entry as it is, when the diagnosis itself could not run (``note`` says why)."""
+    ctx = _Context(model, found, expected, positions, structure)
+    _unexplained(ctx, model)
+    ctx.differences[0].detail += f" (the diagnosis stopped: {note})"
+    return ctx.differences
 
 
 def _unexplained(ctx: _Context, model: Model) -> None:

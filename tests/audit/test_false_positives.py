@@ -4,8 +4,10 @@ frequencies."""
 
 from __future__ import annotations
 
+import json
 import math
 
+import numpy as np
 import pytest
 
 from symproof import audit
@@ -241,3 +243,53 @@ def test_values_rounded_to_low_precision_are_precision(library, fmt, tmp_path):
     result = _audit_source(tmp_path, source, _variant_toml(64, "half", 10000))
     (diff,) = result.differences
     assert diff.what == "precision" and diff.found == f"values rounded to {fmt}"
+
+
+def _random_map(kind: str, d: int, rng):
+    """A linear map of width d that is not the declared RoPE, drawn from ``kind``."""
+    perm, c, m = rng.permutation(d), rng.uniform(0.5, 2.0), rng.standard_normal((d, d))
+    thetas = rng.uniform(0.01, 1.5, d // 2)
+    half = d // 2
+
+    def fn(x, positions):
+        pos = np.broadcast_to(np.asarray(positions, dtype=np.float64), x.shape[:-1])
+        if kind == "permutation":
+            return x[..., perm]
+        if kind == "dense":
+            return x @ m.T
+        if kind == "scaled":
+            return c * x
+        if kind == "diagonal":
+            return x * np.cos(pos[..., None] * np.linspace(0.1, 1.0, d))
+        out = x.copy()
+        pairs = [(perm[2 * r], perm[2 * r + 1]) for r in range(half)] if kind == "shuffled-pairs" else \
+            [(r, r + half) for r in range(half)]
+        for r, (a, b) in enumerate(pairs):
+            angle = pos * thetas[r]
+            cos, sin = np.cos(angle), np.sin(angle)
+            if kind == "reflection":
+                out[..., a], out[..., b] = cos * x[..., a] + sin * x[..., b], sin * x[..., a] - cos * x[..., b]
+            else:
+                out[..., a], out[..., b] = cos * x[..., a] - sin * x[..., b], sin * x[..., a] + cos * x[..., b]
+        return out
+
+    return fn
+
+
+KINDS = ("permutation", "dense", "scaled", "diagonal", "shuffled-pairs", "random-frequencies", "reflection")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind", KINDS)
+def test_random_linear_maps_differ_with_named_differences(kind, seed, tmp_path):
+    from symproof._audit import WHATS, load_like
+
+    rng = np.random.default_rng(seed)
+    d = (8, 16)[seed % 2]
+    pairing = ("half", "adjacent")[seed // 2 % 2]
+    like = tmp_path / "model.toml"
+    like.write_text(_variant_toml(d, pairing, 10000))
+    result = audit(_random_map(kind, d, rng), load_like(like))
+    assert result.verdict == "differs" and result.differences
+    assert {diff.what for diff in result.differences} <= set(WHATS)
+    assert json.loads(json.dumps(result.as_dict()))["verdict"] == "differs"
