@@ -58,13 +58,17 @@ def load_function(target: str):
     saved_bytecode, saved_path = sys.dont_write_bytecode, list(sys.path)
     sys.dont_write_bytecode = True  # never leave __pycache__ in the user's folder
     sys.path.insert(0, folder)
+    sys.modules[module_name] = module  # as any import does: dataclasses, pickle and typing look it up
     try:
         spec.loader.exec_module(module)
     except SyntaxError as err:
+        sys.modules.pop(module_name, None)
         raise InvalidInputError(f"{path} does not import: SyntaxError at line {err.lineno}: {err.msg}") from None
     except KeyboardInterrupt:
+        sys.modules.pop(module_name, None)
         raise
     except BaseException as err:  # the user's code may raise anything, SystemExit included
+        sys.modules.pop(module_name, None)
         raise InvalidInputError(f"{path} does not import: {_one_line(err)}") from None
     finally:
         sys.dont_write_bytecode = saved_bytecode

@@ -249,3 +249,13 @@ def test_head_dim_is_checked_before_anything_runs(value, message, tmp_path, mode
     path.write_text("raise RuntimeError('must not run')\n")
     code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"), "--head-dim", value)
     assert code == 2 and message in err and "must not run" not in err
+
+
+def test_a_file_with_a_dataclass_imports_like_a_module(tmp_path, model_file, capsys):
+    path = tmp_path / "configured.py"
+    source = cases.implementation_source("numpy", "rotate_half").replace(
+        "import numpy as np\n", "import numpy as np\nfrom dataclasses import dataclass\n\n\n@dataclass\n"
+        "class RopeSettings:\n    base: float = 10000.0\n\n\nSETTINGS = RopeSettings()\n", 1)
+    path.write_text(source)
+    code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"))
+    assert code == 0, err
