@@ -97,6 +97,8 @@ BROKEN = {
     "wrong-shape": ("def apply_rope(x, positions):\n    return x[..., :-2]\n", "apply_rope", "returned shape"),
     "returns-nan": ("import numpy as np\ndef apply_rope(x, positions):\n    return x * np.nan\n", "apply_rope",
                     "expected finite numbers"),
+    "nan-with-warning": ("import numpy as np\ndef apply_rope(x, positions):\n    return x / (x - x)\n", "apply_rope",
+                         "expected finite numbers"),
     "returns-none": ("def apply_rope(x, positions):\n    return None\n", "apply_rope", "returned shape ()"),
     "complex-output": ("def apply_rope(x, positions):\n    return x * 1j\n", "apply_rope", "complex values"),
 }
@@ -259,3 +261,14 @@ def test_a_file_with_a_dataclass_imports_like_a_module(tmp_path, model_file, cap
     path.write_text(source)
     code, out, err = _run(capsys, f"{path}:apply_rope", "--like", model_file("hf"))
     assert code == 0, err
+
+
+def test_warnings_of_the_user_code_do_not_add_lines_to_the_error(tmp_path, model_file):
+    """In a fresh interpreter (pytest captures warnings itself): exit 2 with exactly one line on stderr."""
+    path = tmp_path / "divides.py"
+    path.write_text("def apply_rope(x, positions):\n    return x / (x - x)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-m", "symproof", "audit", f"{path}:apply_rope", "--like",
+                          str(model_file("hf"))], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "expected finite numbers" in run.stderr
