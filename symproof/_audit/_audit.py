@@ -80,8 +80,8 @@ class AuditResult:
             "positions_probed": list(POSITIONS),
             "max_error": self.max_error,
             "max_angle_error": self.max_angle_error,
-            "tolerance": f"|entry error| <= {ENTRY_ATOL:g} + {ANGLE_REL:.3g} * |angle of the pair| "
-                         f"(float32 angle arithmetic)",
+            "tolerance": f"|entry error| <= {ENTRY_ATOL:g} + ({ANGLE_ATOL:g} + 2^-19 * |angle of its pair|) * "
+                         "max(1, scale of its pair): float32 angle arithmetic passes",
             "relayout": self.relayout,
             "differences": [d.as_dict() for d in self.differences],
             "probe_calls": self.probe_calls,
