@@ -19,6 +19,7 @@ from .encodings import relayout_pairing
 from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
 from .prover import Step, Verdict, find_witness, prove_equal
 from .variants import Variant, check_variant, load_variant
+from ._audit import AuditResult, audit
 
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "frequency", "pairing_permutation", "relayout_pairing",
     "RopeConfig", "save_config", "load_config", "rope_apply", "sinusoidal_table", "export_kernel",
     "Variant", "load_variant", "check_variant",
+    "audit", "AuditResult",
 ]

@@ -1,4 +1,4 @@
-"""The ``symproof`` command: verify, report, export, check."""
+"""The ``symproof`` command: verify, report, export, check, audit."""
 
 from __future__ import annotations
 
@@ -37,6 +37,12 @@ def _cmd_check(args) -> int:
     from .variants import main_check
 
     return main_check(args)
+
+
+def _cmd_audit(args) -> int:
+    from ._audit import main_audit
+
+    return main_audit(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +84,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--export", default=None, metavar="DIR")
     check.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
     check.set_defaults(func=_cmd_check)
+
+    audit = sub.add_parser(
+        "audit", help="audit your own RoPE function against a model: equivalent, after re-laying weights, or what differs",
+        description="Probe FUNCTION(x, positions) of FILE.py with basis vectors and compare it with the declared "
+                    "model. WARNING: FILE.py is imported, which runs the code in it; the audit then only calls "
+                    "FUNCTION. Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, 2: invalid input.")
+    audit.add_argument("target", metavar="FILE.py:FUNCTION",
+                       help="your rotary map FUNCTION(x, positions), x of shape (..., T, d); numpy or torch "
+                            "(importing FILE.py runs its code)")
+    audit.add_argument("--like", required=True, metavar="VARIANT.toml|CONFIG.json",
+                       help="the model it should equal: a variant description or a model's config.json")
+    audit.add_argument("--json", action="store_true", help="print the verdict and differences as JSON")
+    audit.add_argument("--head-dim", type=int, default=None, metavar="N", help="head width d (overrides the file's)")
+    audit.add_argument("--report", default=None, metavar="DIR", help="write an HTML/LaTeX section and a plot there")
+    audit.set_defaults(func=_cmd_audit)
     return parser
 
 

@@ -1,0 +1,308 @@
+"""``symproof.audit(fn, like)``: is the user's rotary map the declared one?
+
+The function is probed with every basis vector ``e_j`` at the positions of
+:data:`POSITIONS` (float64 inputs); its images ``F(m)`` are the matrix of the
+map at each position when the map is linear, which is checked first (the
+images must predict the outputs for random vectors, their multiples and
+sums, and zero must map to zero).  The verdict compares ``F(m)`` with the
+declared variant's own kernel, entry by entry, with a tolerance that allows
+float32 angle arithmetic (``ANGLE_ATOL + ANGLE_REL * |angle|`` per pair):
+
+- ``equivalent``: every entry matches;
+- ``equivalent_after_relayout``: ``F(m) = P E(m) P^T`` with ``P`` the pairing
+  permutation, i.e. the function is the model once ``Wq``/``Wk`` are re-laid
+  by :func:`symproof.relayout_pairing` (claim ``rope.pairing_permutation``);
+- ``differs``: otherwise, with every difference named (:mod:`._diagnose`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._errors import InvalidInputError
+from ..encodings import pairing_permutation
+from ..variants import Variant, build_kernel
+from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse, fallback_differences
+from ._load import MAX_AUDIT_WIDTH, load_like
+from ._model import Model
+from ._probe import PROBE_SECONDS, Probe
+from ._structure import recover_structure
+
+__all__ = ["audit", "AuditResult", "POSITIONS", "VERDICTS", "MAX_AUDIT_WIDTH", "ENTRY_ATOL"]
+
+#: probed positions: small ones (offsets, frequencies) and large odd ones (float16 cannot hold 4095, bfloat16 257)
+POSITIONS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 31, 64, 100, 257, 1000, 4095, 10007, 32767)
+VERDICTS = ("equivalent", "equivalent_after_relayout", "differs")
+#: an entry of F(m) matches when within ENTRY_ATOL + the pair's angle tolerance (times its scale)
+ENTRY_ATOL = 1e-5
+#: the linearity check accepts this relative deviation (low-precision arithmetic stays well inside)
+LINEARITY_REL = 1e-2
+_OTHER = {"adjacent": "half", "half": "adjacent"}
+
+
+@dataclass
+class AuditResult:
+    """What :func:`audit` found; ``as_dict()`` is the ``--json`` document."""
+
+    verdict: str
+    variant: Variant
+    function: str
+    backend: str | None
+    layout: str | None
+    max_error: float | None
+    max_angle_error: dict | None
+    differences: list = field(default_factory=list)
+    relayout: dict | None = None
+    analysis: Analysis | None = None
+    seconds: float = 0.0
+    probe_calls: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.verdict in ("equivalent", "equivalent_after_relayout") else 1
+
+    @property
+    def equivalent(self) -> bool:
+        return self.exit_code == 0
+
+    def as_dict(self) -> dict:
+        out = {
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "function": self.function,
+            "like": self.variant.describe(),
+            "head_dim": self.variant.width,
+            "array_library": self.backend,
+            "positions_passed_as": {"full": "x.shape[:-1]", "row": "(T,)"}.get(self.layout),
+            "positions_probed": list(POSITIONS),
+            "max_error": self.max_error,
+            "max_angle_error": self.max_angle_error,
+            "tolerance": f"|entry error| <= {ENTRY_ATOL:g} + ({ANGLE_ATOL:g} + 2^-19 * |angle of its pair|) * "
+                         "max(1, scale of its pair): float32 angle arithmetic passes",
+            "relayout": self.relayout,
+            "differences": [d.as_dict() for d in self.differences],
+            "probe_calls": self.probe_calls,
+            "seconds": round(self.seconds, 4),
+        }
+        if self.analysis is not None:
+            out["structure"] = self.analysis.structure.describe()
+        return out
+
+    def summary(self) -> str:
+        """The text ``symproof audit`` prints without ``--json``."""
+        v = self.variant
+        lines = [f"{self.function} vs {v.title} ({v.source}; width {v.width}, rotated {v.rotated_width}, "
+                 f"{v.pairing} pairing)",
+                 f"probed with {self.backend} inputs at {len(POSITIONS)} positions (0..{POSITIONS[-1]}), "
+                 f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"]
+        if self.verdict == "equivalent":
+            lines.append(f"verdict: equivalent (max entry error {self.max_error:.3g}"
+                         + self._angle_text() + ")")
+        elif self.verdict == "equivalent_after_relayout":
+            lines.append(f"verdict: equivalent after re-laying the weights (max entry error {self.max_error:.3g}"
+                         + self._angle_text() + ")")
+            lines.append(f"  {self.relayout['call']}")
+            lines.append(f"  applied to {self.relayout['applies_to']}")
+        else:
+            lines.append(f"verdict: differs ({len(self.differences)} difference(s))")
+            for d in self.differences:
+                lines.append(f"  {d.what}: expected {_short(d.expected)}, found {_short(d.found)}")
+                lines.append(f"    {d.detail}")
+                if d.basis is not None:
+                    lines.append(f"    shown by: x = e_{d.basis} at position {d.position}: expected "
+                                 f"{_short(d.expected_output)}, got {_short(d.found_output)}")
+                elif d.extra.get("input"):
+                    lines.append(f"    shown by: {d.extra['input']}")
+                if d.extra.get("fix"):
+                    lines.append(f"    fix: {d.extra['fix']}")
+        return "\n".join(lines)
+
+    def _angle_text(self) -> str:
+        a = self.max_angle_error
+        if not a:
+            return ""
+        return f", max angle error {a['radians']:.3g} rad at position {a['position']}"
+
+
+def _short(value, limit: int = 160) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _declared_images(variant: Variant, model: Model, positions: np.ndarray) -> np.ndarray:
+    """The declared map's matrix at every position: from the exact frequencies (standard rotation blocks),
+    or from the variant's generated kernel (a block of its own)."""
+    if variant.standard_block:
+        return model.images(positions)
+    d = variant.width
+    basis = np.broadcast_to(np.eye(d)[:, None, :], (d, len(positions), d))
+    out = build_kernel(variant).apply(basis, positions.astype(np.float64), side="query")
+    return np.transpose(out, (1, 2, 0))  # (T, i, j)
+
+
+def _column_tolerance(model: Model, positions: np.ndarray) -> np.ndarray:
+    """``(T, d)``: how far each entry of column j may be off (its pair's angle tolerance times its scale)."""
+    d = model.variant.width
+    tol = np.full((len(positions), d), ENTRY_ATOL)
+    angles = np.abs(model.angles(positions))
+    scales = np.abs(model.scales(positions))
+    for r, (a, b) in enumerate(model.pairs):
+        extra = (ANGLE_ATOL + ANGLE_REL * angles[:, r]) * np.maximum(scales[:, r], 1.0)
+        tol[:, a] += extra
+        tol[:, b] += extra
+    return tol
+
+
+def _matches(found, expected, tol) -> bool:
+    return bool(np.all(np.abs(found - expected) <= tol[:, None, :]))
+
+
+def _linearity_inputs(d: int, n: int) -> np.ndarray:
+    """Random vectors, a multiple, a sum and zero: a linear map's basis images predict all of them."""
+    rng = np.random.default_rng(20261201)
+    x = rng.standard_normal((2, n, d))
+    y = rng.standard_normal((2, n, d))
+    return np.concatenate([x, -2.5 * x, x + y, np.zeros((1, n, d))])
+
+
+def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: np.ndarray,
+               outputs: np.ndarray) -> Difference | None:
+    """``None`` when the images predict the outputs of other inputs; otherwise a ``nonlinear`` difference."""
+    d, n = probe.width, len(positions)
+
+    def predicted(z):
+        return np.matmul(images[None], z[..., None])[..., 0]
+
+    def off(z, out):
+        scale = np.abs(z).max(axis=-1, keepdims=True) * max(1.0, float(np.abs(images).max())) + 1.0
+        return np.abs(out - predicted(z)) / scale
+
+    if not np.isfinite(outputs).all():
+        b, t = (int(v) for v in np.argwhere(~np.isfinite(outputs))[0][:2])
+        raise InvalidInputError(f"{probe.name} returned a non-finite value for a random input at position "
+                                f"{int(positions[t])}; expected finite numbers")
+    if off(inputs, outputs).max() <= LINEARITY_REL:
+        return None
+    # a minimal witness: zero, then 2 e_j, then e_j + e_k
+    zero_out = outputs[-1]
+    if np.abs(zero_out).max() > LINEARITY_REL:
+        t, i = (int(v) for v in np.unravel_index(np.argmax(np.abs(zero_out)), zero_out.shape))
+        return Difference("nonlinear", "T(0) = 0 (a linear map)", f"T(0) has coordinate {i} = {zero_out[t, i]:.6g}",
+                          f"the zero vector is not mapped to zero at position {int(positions[t])}: the map adds "
+                          "something that does not depend on x", extra={"input": {"x": "0", "position": int(positions[t])}})
+    for c in (2.0, -1.0, 0.5):
+        z = np.broadcast_to(c * np.eye(d)[:, None, :], (d, n, d))
+        out = probe(np.array(z), positions)
+        if not np.isfinite(out).all():
+            continue
+        gap = off(z, out)
+        if gap.max() > LINEARITY_REL:
+            j, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
+            return _nonlinear_witness(f"{c:g} * e_{j}", out[j, t], predicted(z)[j, t], positions[t],
+                                      f"T({c:g} x) != {c:g} T(x) for x = e_{j}", basis=j)
+    pairs = np.zeros((d - 1, n, d))
+    pairs[:, :, 0] = 1.0
+    pairs[np.arange(d - 1), :, np.arange(1, d)] = 1.0
+    out = probe(pairs, positions)
+    gap = off(pairs, out)
+    if gap.max() > LINEARITY_REL:
+        k, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
+        return _nonlinear_witness(f"e_0 + e_{k + 1}", out[k, t], predicted(pairs)[k, t], positions[t],
+                                  f"T(e_0 + e_{k + 1}) != T(e_0) + T(e_{k + 1})", basis=[0, k + 1])
+    gap = off(inputs, outputs)
+    b, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
+    return _nonlinear_witness(f"a random normal vector (seed 20261201, row {b})", outputs[b, t],
+                              predicted(inputs)[b, t], positions[t], "superposition fails for random inputs")
+
+
+def _nonlinear_witness(x_text, got, want, position, what, basis=None) -> Difference:
+    k = int(np.argmax(np.abs(got - want)))
+    shown = {"x": x_text, "position": int(position)}
+    if basis is not None:
+        shown["basis"] = basis
+    return Difference("nonlinear", "a linear map: T(a x + b y) = a T(x) + b T(y)",
+                      f"coordinate {k} is {got[k]:.6g} where linearity predicts {want[k]:.6g}",
+                      f"{what} at position {int(position)}: the function is not linear in x, so it is no "
+                      "rotation of x", extra={"input": shown})
+
+
+def _max_angle(analysis: Analysis, positions) -> dict | None:
+    res = np.abs(analysis.residual)
+    if res.size == 0:
+        return None
+    t, k = (int(v) for v in np.unravel_index(np.argmax(res), res.shape))
+    return {"radians": float(res[t, k]), "position": int(positions[t]), "pair": k,
+            "coordinates": list(analysis.pairs[k])}
+
+
+def audit(fn, like, *, head_dim: int | None = None, name: str | None = None,
+          probe_seconds: float = PROBE_SECONDS) -> AuditResult:
+    """Audit the rotary map ``fn(x, positions)`` against the declared model ``like``.
+
+    ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
+    ``config.json`` path / dict (read by ``symproof.variants.load_model_config``).
+    ``fn`` takes ``x`` of shape ``(..., T, d)`` and positions broadcastable to
+    ``x.shape[:-1]``, as NumPy arrays or torch tensors, and returns an array of
+    ``x``'s shape.  Returns an :class:`AuditResult` whose ``verdict`` is one of
+    :data:`VERDICTS`; raises :class:`~symproof.InvalidInputError` when the
+    function cannot be audited (it raises, returns the wrong shape or NaN).
+    """
+    start = time.perf_counter()
+    if not callable(fn):
+        raise InvalidInputError(f"fn must be callable, got {type(fn).__name__}")
+    variant = load_like(like, head_dim)
+    if variant.width > MAX_AUDIT_WIDTH:
+        raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
+    label = name or getattr(fn, "__qualname__", None) or repr(fn)
+    positions = np.array(POSITIONS, dtype=np.int64)
+    probe = Probe(fn, variant.width, name=label, seconds=probe_seconds)
+    inputs = _linearity_inputs(variant.width, len(positions))
+    found, outputs = probe.basis_images(positions, extra=inputs)
+    nonlinear = _linearity(probe, found, positions, inputs, outputs)
+
+    model = Model.of(variant)
+    expected = _declared_images(variant, model, positions)
+    tol = _column_tolerance(model, positions)
+    structure = recover_structure(found)
+    result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None)
+    if nonlinear is not None:
+        result.differences = [nonlinear]
+        result.max_error = float(np.abs(found - expected).max())
+    elif _matches(found, expected, tol):
+        result.verdict = "equivalent"
+        result.max_error = float(np.abs(found - expected).max())
+    else:
+        other = _OTHER.get(variant.pairing)
+        if other and variant.rotated_width == variant.width:
+            q = pairing_permutation(variant.width, variant.pairing, other)
+            relaid = expected[:, q][:, :, q]
+            if _matches(found, relaid, tol[:, q]):
+                result.verdict = "equivalent_after_relayout"
+                result.max_error = float(np.abs(found - relaid).max())
+                result.relayout = {
+                    "call": f"relayout_pairing(w, n_heads, src={variant.pairing!r}, dst={other!r})",
+                    "applies_to": "the query and key projections Wq, Wk (and their biases), not Wv or Wo",
+                    "permutation": q,
+                    "why": f"the function rotates {other} pairs where the model rotates {variant.pairing} ones; "
+                           "with the re-laid weights it computes the model's scores exactly "
+                           "(claim rope.pairing_permutation)",
+                }
+        if result.verdict == "differs":
+            result.max_error = float(np.abs(found - expected).max())
+    if nonlinear is None:
+        try:
+            result.analysis = analyse(model, found, expected, positions, structure,
+                                      explain=result.verdict == "differs")
+        except Exception as err:  # the verdict stands without its explanation; say why there is none
+            note = f"{type(err).__name__}: {err}"[:200]
+            if result.verdict == "differs":
+                result.differences = fallback_differences(model, found, expected, positions, structure, note)
+        else:
+            result.differences = result.analysis.differences
+            result.max_angle_error = _max_angle(result.analysis, positions)
+    result.seconds = time.perf_counter() - start
+    result.probe_calls = probe.calls
+    return result

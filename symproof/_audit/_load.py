@@ -1,0 +1,172 @@
+"""What an audit compares: the user's function (``FILE.py:FUNCTION``) and the declared model.
+
+Importing ``FILE.py`` runs the code in it -- that is the only way to obtain the
+function -- so the file is imported exactly once, with its own folder on
+``sys.path`` for the duration (so that it can import its siblings) and without
+writing ``__pycache__`` next to it.  Nothing else from the file is run: the
+auditor only calls ``FUNCTION``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import sys
+
+from .._errors import InvalidInputError, SymproofError
+from ..variants import Variant, load_variant, parse_variant
+
+__all__ = ["load_function", "load_like", "split_target", "MAX_AUDIT_WIDTH"]
+
+#: the audit probes d basis vectors at every position: widths above this are refused
+MAX_AUDIT_WIDTH = 2048
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def split_target(target: str) -> tuple:
+    """``"path/to/file.py:function"`` -> ``("path/to/file.py", "function")``, or a clear error."""
+    if not isinstance(target, str) or ":" not in target:
+        raise InvalidInputError(f"expected FILE.py:FUNCTION (e.g. my_rope.py:apply_rope), got {target!r}")
+    path, name = target.rsplit(":", 1)
+    if not path.endswith(".py"):
+        raise InvalidInputError(f"expected FILE.py:FUNCTION with a .py file, got {target!r}")
+    if not _IDENTIFIER.match(name):
+        raise InvalidInputError(f"expected FILE.py:FUNCTION with FUNCTION a Python name, got {name!r} in {target!r}")
+    return path, name
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text[:300]}" if text else type(err).__name__
+
+
+def load_function(target: str):
+    """Import ``FILE.py`` (running its code) and return its ``FUNCTION``."""
+    path, name = split_target(target)
+    if not os.path.isfile(path):
+        raise InvalidInputError(f"{path}: no such file (from {target!r})")
+    module_name = "symproof_audited_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise InvalidInputError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    saved_bytecode, saved_path = sys.dont_write_bytecode, list(sys.path)
+    sys.dont_write_bytecode = True  # never leave __pycache__ in the user's folder
+    sys.path.insert(0, folder)
+    sys.modules[module_name] = module  # as any import does: dataclasses, pickle and typing look it up
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as err:
+        sys.modules.pop(module_name, None)
+        raise InvalidInputError(f"{path} does not import: SyntaxError at line {err.lineno}: {err.msg}") from None
+    except KeyboardInterrupt:
+        sys.modules.pop(module_name, None)
+        raise
+    except BaseException as err:  # the user's code may raise anything, SystemExit included
+        sys.modules.pop(module_name, None)
+        raise InvalidInputError(f"{path} does not import: {_one_line(err)}") from None
+    finally:
+        sys.dont_write_bytecode = saved_bytecode
+        sys.path[:] = saved_path
+    if not hasattr(module, name):
+        defined = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+                         and getattr(v, "__module__", None) == module_name)
+        raise InvalidInputError(f"{path} defines no {name!r}; functions defined there: {defined or 'none'}")
+    function = getattr(module, name)
+    if not callable(function):
+        raise InvalidInputError(f"{path}: {name!r} is a {type(function).__name__}, not a function")
+    return function
+
+
+def _load_toml_dict(path: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise InvalidInputError(f"{path}: no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise InvalidInputError(f"{path}: not valid TOML ({err})") from None
+
+
+def _model_config_reader():
+    try:
+        from ..variants import load_model_config
+    except ImportError:
+        raise InvalidInputError(
+            "--like CONFIG.json needs symproof.variants.load_model_config (the model config reader), which this "
+            "installation does not have; describe the model in a variant TOML file instead") from None
+    return load_model_config
+
+
+def load_like(like, head_dim: int | None = None) -> Variant:
+    """The declared model as a :class:`Variant`.
+
+    ``like`` is a :class:`Variant`, a variant TOML path, a model ``config.json``
+    path, or a config as a dict.  ``head_dim`` overrides the head width (the
+    TOML ``width``, the config's ``head_dim``).
+    """
+    if head_dim is not None and (isinstance(head_dim, bool) or not isinstance(head_dim, int)
+                                 or head_dim < 2 or head_dim % 2):
+        raise InvalidInputError(f"--head-dim must be an even integer >= 2, got {head_dim!r}")
+    if head_dim is not None and head_dim > MAX_AUDIT_WIDTH:
+        raise InvalidInputError(f"--head-dim {head_dim} is above {MAX_AUDIT_WIDTH}, the widest head the audit probes")
+    if isinstance(like, Variant):
+        if head_dim is not None and head_dim != like.width:
+            raise InvalidInputError(f"head_dim={head_dim} differs from the variant's width {like.width}; "
+                                    "pass the variant's file to re-read it at another width")
+        variant = like
+    elif isinstance(like, dict):
+        data = dict(like)
+        if head_dim is not None:
+            data["head_dim"] = head_dim
+        variant = _model_config_reader()(data)
+    elif isinstance(like, (str, os.PathLike)):
+        path = os.fspath(like)
+        if path.endswith(".toml"):
+            if head_dim is None:
+                variant = load_variant(path)
+            else:
+                data = _load_toml_dict(path)
+                if isinstance(data.get("rotated_width"), int) and data["rotated_width"] > head_dim:
+                    raise InvalidInputError(f"{path}: rotated_width {data['rotated_width']} > --head-dim {head_dim}")
+                data["width"] = head_dim
+                variant = parse_variant(data, path)
+        elif path.endswith(".json"):
+            reader = _model_config_reader()
+            if head_dim is None:
+                variant = reader(path)
+            else:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        data = json.load(handle)
+                except FileNotFoundError:
+                    raise InvalidInputError(f"{path}: no such file") from None
+                except (json.JSONDecodeError, UnicodeDecodeError) as err:
+                    raise InvalidInputError(f"{path}: not valid JSON ({err})") from None
+                if not isinstance(data, dict):
+                    raise InvalidInputError(f"{path}: expected a JSON object (a model config)")
+                data["head_dim"] = head_dim
+                variant = reader(data)
+        else:
+            raise InvalidInputError(f"--like expects a variant .toml or a model config .json, got {path!r}")
+    else:
+        raise InvalidInputError(f"like must be a Variant, a .toml/.json path or a config dict, "
+                                f"got {type(like).__name__}")
+    if not isinstance(variant, Variant):
+        raise SymproofError(f"the model reader returned {type(variant).__name__}, not a Variant")
+    if variant.kind != "rotary":
+        raise InvalidInputError(f"{variant.source}: the audit compares rotary maps; {variant.name!r} is "
+                                f"{variant.kind}", kind=variant.kind)
+    if len(variant.axes) != 1:
+        raise InvalidInputError(f"{variant.source}: the audit handles one position axis; {variant.name!r} has "
+                                f"{len(variant.axes)} ({', '.join(variant.axes)})")
+    return variant

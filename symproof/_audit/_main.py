@@ -1,0 +1,38 @@
+"""``symproof audit FILE.py:FUNCTION --like VARIANT.toml|CONFIG.json``.
+
+Exit codes: 0 equivalent (either kind), 1 differs, 2 invalid input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+
+from .._errors import InvalidInputError
+
+from ._audit import audit
+from ._load import load_function, load_like
+
+__all__ = ["main_audit"]
+
+
+def main_audit(args) -> int:
+    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
+        raise InvalidInputError(f"--report {args.report}: exists and is not a folder")
+    variant = load_like(args.like, args.head_dim)  # a bad --like is reported before the user's code runs
+    # whatever the user's code prints goes to stderr: stdout carries the verdict (and stays valid JSON)
+    with contextlib.redirect_stdout(sys.stderr):
+        function = load_function(args.target)
+        result = audit(function, variant, name=args.target)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        print(result.summary())
+    if args.report:
+        from ._report import write_report
+
+        paths = write_report(result, args.report)
+        print(f"report written to {paths[0]}", file=sys.stderr)
+    return result.exit_code
