@@ -288,8 +288,8 @@ class _Builder:
         if isinstance(node, ast.Constant):
             return _literal(node.value)
         if isinstance(node, ast.Name):
-            if node.id in CONSTANTS:
-                return CONSTANTS[node.id]
+            if node.id in CONSTANTS:  # an environment may bind them to Floats, for fast numeric evaluation
+                return sp.sympify(self.env.get(node.id, CONSTANTS[node.id]))
             return sp.sympify(self.env[node.id])
         if isinstance(node, ast.UnaryOp):
             value = self.visit(node.operand)

@@ -226,19 +226,62 @@ class Variant:
         key = "_frequencies" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
-            cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
+            if self._shared_base:  # one base for every pair: build it (and its Max, powers...) once
+                env = {**self.width_env(), "seq_len": self._length(seq_len)}
+                base, factors, d = self.base.build(env), self.factors_at(seq_len), env["d"]
+                cached = [sp.Pow(base, sp.Integer(-2 * r) / d) / (factors[r] if factors else 1)
+                          for r in range(self.n_pairs)]
+            else:
+                cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
             self.__dict__[key] = cached
         return list(cached)
 
+    @property
+    def _shared_base(self) -> bool:
+        return self.rule == "geometric" and not self.let and "r" not in self.base.names
+
     def frequencies_digits(self, digits: int = 40, seq_len=None) -> list:
-        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once)."""
+        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once).
+
+        Frequencies are evaluated from the definition with every number a Float of ``digits + 20``
+        digits: exact powers of large rationals (a dynamic base at some call length) would cost SymPy
+        seconds per table, and ``N`` of the exact value gives the same digits.
+        """
         key = f"_digits_{digits}" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
-            values = self.slopes() if self.kind == "bias" else self.frequencies(seq_len)
-            cached = [sp.N(w, digits) for w in values]
+            if self.kind == "bias":
+                cached = [sp.N(w, digits) for w in self.slopes()]
+            else:
+                cached = [sp.N(w, digits) for w in self._float_frequencies(digits + 20, seq_len)]
             self.__dict__[key] = cached
         return list(cached)
+
+    def _float_frequencies(self, precision: int, seq_len=None) -> list:
+        if self.rule == "list":
+            return list(self.frequency_values)
+
+        def lift(value):
+            return sp.Float(sp.N(value, precision), precision) if value.is_number else value
+
+        base_env = {k: lift(v) for k, v in self.width_env().items()}
+        base_env["seq_len"] = lift(self._length(seq_len))
+        base_env.update({name: lift(value) for name, value in CONSTANTS.items()})
+        factors = self.factors_at(seq_len)
+        shared = self.base.build(base_env) if self._shared_base else None
+        out = []
+        for r in range(self.n_pairs):
+            env = {**base_env, "r": sp.Integer(r)}
+            for name, formula in self.let:
+                env[name] = formula.build(env)
+            if self.rule == "geometric":
+                base = shared if shared is not None else self.base.build(env)
+                value = sp.Pow(base, -2 * env["r"] / env["d"])
+                value = value / lift(factors[r]) if factors else value
+            else:
+                value = self.frequency_formula.build(env)
+            out.append(value)
+        return out
 
     def axis_of(self, r: int) -> int:
         """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
