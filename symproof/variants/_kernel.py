@@ -175,8 +175,10 @@ def _exact_rotary(variant: Variant, vector, position, side, freqs):
     for r in _probe_pairs(len(pairs)):
         a, b = pairs[r]
         coord = position[variant.axis_of(r)]
-        matrix = variant.scale(side, coord, r) * variant.block_at(variant.angle_position(coord) * freqs[r])
-        pair = matrix * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
+        # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
+        scale = sp.N(variant.scale(side, coord, r), 40)
+        block = variant.block_at(sp.N(variant.angle_position(coord) * freqs[r], 40)).evalf(40)
+        pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
         out[a], out[b] = _float(pair[0]), _float(pair[1])
     return out
 

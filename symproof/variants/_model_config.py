@@ -236,7 +236,10 @@ def parse_model_config(data: Mapping, source: str = "<config>") -> Variant:
         doc["attention"] = {"factor": attention}
     variant = parse_variant(doc, source)
     notes.append(scaling_note(variant))
-    return dataclasses.replace(variant, notes=tuple(notes))
+    noted = dataclasses.replace(variant, notes=tuple(notes))
+    # the notes change no value: keep the tables computed while validating
+    noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
+    return noted
 
 
 def attention_scaling(variant: Variant) -> sp.Expr:
@@ -338,6 +341,7 @@ def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim):
     max_pos = _positions(cfg, "max_position_embeddings")
     original = None
     if rope_type in ("yarn", "longrope", "llama3"):
+        # HF's standardize_rope_params (run again by every rope init function) moves a top-level value in
         top = _positions(cfg, "original_max_position_embeddings")
         inner = cfg.count(rope, "original_max_position_embeddings", prefix, MAX_LENGTH) or None
         original = top or inner or max_pos
