@@ -12,7 +12,8 @@ from symproof import InvalidInputError
 from symproof.variants import build_kernel, load_variant, shipped_variants
 from symproof.variants._export import export_variant
 
-ROTARY = ["xpos", "yarn", "axial_2d", "broken_sign", "linear_interpolation", "half_split", "partial_rotation"]
+ROTARY = ["xpos", "yarn", "axial_2d", "broken_sign", "linear_interpolation", "half_split", "partial_rotation",
+          "dynamic_ntk", "longrope_switch"]
 
 
 def _load_module(path):
