@@ -52,7 +52,7 @@ def supports(variant: Variant) -> str:
 
 def _safe(text: str) -> str:
     """Header text: printable characters that cannot close a docstring or a C comment."""
-    text = re.sub(r"[^A-Za-z0-9 _.,:;()=+\-/<>\[\]{}'#%!?^|~@$&]", "?", str(text))
+    text = re.sub(r"[^A-Za-z0-9 _.,:;()=+*\-/<>\[\]{}'#%!?^|~@$&]", "?", str(text))
     return text.replace("*/", "* /")
 
 
@@ -78,8 +78,10 @@ def _header(variant: Variant, target: str) -> list:
     lines.append("seq_len: the length of the call; by default max(positions) + 1 over the call, as HF's rotary "
                  "embedding computes it.")
     if variant.length_dependent:
-        lines.append(f"The frequencies depend on seq_len (threshold {variant.length_threshold}). HF's dynamic NTK "
-                     "module also remembers the longest call it has seen; this kernel is one call of a fresh module.")
+        lines.append(f"The frequencies depend on seq_len (threshold {variant.length_threshold}).")
+    if _reads_length(variant):
+        lines.append("HF's dynamic NTK module also keeps the largest base it has computed until a call is shorter "
+                     "than the threshold again; this kernel is one call of a fresh module.")
     return [_safe(line) for line in lines]
 
 
