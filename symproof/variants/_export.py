@@ -136,6 +136,13 @@ def check_target(variant: Variant, target: str) -> None:
     if target == "c" and variant.kind != "rotary":
         raise InvalidInputError(f"--target c exports rotary variants; {variant.name!r} is {variant.kind} "
                                 "(use --target numpy or torch)", target="c")
+    if _takes_call_length(variant):
+        from ._model_export import supports
+
+        why = supports(variant)
+        if why:
+            raise InvalidInputError(f"{variant.source}: no kernel taking the call length can be exported for "
+                                    f"{variant.name!r}: {why}", target=target)
 
 
 def _c_source(variant: Variant) -> str:
