@@ -267,12 +267,12 @@ def _head_dim(cfg: _Config, model_type: str):
         explicit = cfg.count(data, "head_dim", "", MAX_WIDTH)
         if explicit:
             return explicit, "head_dim"
+        if model_type == "gemma" and "head_dim" not in data:
+            return 256, "GemmaConfig's default head_dim 256, not hidden_size // num_attention_heads"
         hidden = cfg.count(data, "hidden_size", "", _MAX_HIDDEN)
         heads = cfg.count(data, "num_attention_heads", "", _MAX_HEADS)
         names = "hidden_size // num_attention_heads"
         if hidden is None or heads is None:
-            if model_type == "gemma":
-                return 256, "GemmaConfig's default head_dim"
             raise cfg.fail("head_dim", "head_dim, or hidden_size and num_attention_heads, are required")
     head_dim = hidden // heads
     if not 2 <= head_dim <= MAX_WIDTH:

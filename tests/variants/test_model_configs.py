@@ -145,6 +145,11 @@ VARIATIONS = {
                                            "original_max_position_embeddings": 4096,
                                            "short_factor": [1.0] * 32, "long_factor": [2.0] * 32}},
     "gemma-default-head_dim": {"model_type": "gemma", "rope_theta": 10000.0},
+    # GemmaConfig's head_dim defaults to 256 whatever hidden_size // num_attention_heads is
+    "gemma-head_dim-not-derived": {"model_type": "gemma", "hidden_size": 3072, "num_attention_heads": 16},
+    # GPT-NeoX reads rotary_emb_base, never a top-level rope_theta
+    "neox-top-level-rope_theta-ignored": {"model_type": "gpt_neox", "hidden_size": 512, "num_attention_heads": 4,
+                                          "rope_theta": 123456.0},
     "qwen2-yarn-legacy-type": {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
                                "max_position_embeddings": 32768, "rope_theta": 1e6,
                                "rope_scaling": {"type": "yarn", "factor": 4.0,
