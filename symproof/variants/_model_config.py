@@ -196,7 +196,7 @@ def parse_model_config(data: Mapping, source: str = "<config>") -> Variant:
         raise VariantFileError(f"{source}: expected a JSON object of config keys, got {type(data).__name__}")
     cfg = _Config(data, source)
     model_type = data.get("model_type")
-    if model_type not in FAMILIES:
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
         shown = repr(model_type)[:60] if model_type is not None else "missing"
         raise cfg.fail("model_type", f"{shown} is not a supported family; supported: {', '.join(FAMILIES)}")
     family = FAMILIES[model_type]
@@ -204,6 +204,8 @@ def parse_model_config(data: Mapping, source: str = "<config>") -> Variant:
     prefix = f"{where}."
     rope_type = rope.get("rope_type", rope.get("type", "default"))
     type_key = prefix + ("rope_type" if "rope_type" in rope else "type")
+    if not isinstance(rope_type, str):
+        raise cfg.fail(type_key, f"expected a rope type name ({', '.join(ROPE_TYPES)}), got {type(rope_type).__name__}")
     if model_type == "phi3" and rope_type in ("su", "yarn"):
         rope_type = "longrope"  # HF's Phi3Config renames both
     if rope_type not in ROPE_TYPES:

@@ -171,6 +171,11 @@ def test_key_variations_read_like_hf(hf, name, seq_len):
 
 REFUSED = [
     ({"model_type": "bloom", "hidden_size": 64}, "model_type", "supported: llama, mistral"),
+    ({"model_type": ["llama"], "hidden_size": 64}, "model_type", "supported: llama, mistral"),
+    ({**LLAMA, "rope_scaling": {"type": {"nested": 1}}}, "rope_scaling", "per-layer"),
+    ({**LLAMA, "rope_scaling": {"rope_type": ["linear"], "factor": 2.0}}, "rope_scaling.rope_type",
+     "expected a rope type name"),
+    ({**LLAMA, "rope_scaling": "linear"}, "rope_scaling", "expected an object"),
     ({**LLAMA, "rope_scaling": {"type": "ntk-by-parts", "factor": 2.0}}, "rope_scaling.type",
      "supported: default, linear, dynamic, yarn, longrope, llama3"),
     ({**LLAMA, "rope_parameters": {"rope_type": "proportional"}}, "rope_parameters.rope_type", "not supported"),
