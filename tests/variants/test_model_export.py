@@ -181,3 +181,18 @@ def test_header_text_cannot_close_the_docstring_or_comment(tmp_path):
         head = text.split("import math")[0] if target != "c" else text.split("#include")[0]
         assert head.count('"""') == (2 if target != "c" else 0)
         assert "*/ int evil" not in head and 'os.system("boom")' not in head
+
+
+@pytest.mark.parametrize("name", ["phi-3-mini-128k", "llama-2-7b-dynamic-ntk"])
+@pytest.mark.parametrize("last", [4095, 4096])
+def test_threshold_is_crossed_where_hf_crosses_it(hf, exported, name, last):
+    """seq_len = 4096 keeps the short rule, 4097 switches (HF: seq_len > original / max length)."""
+    variant, kernel = exported(name, "numpy")
+    with open(_configs()[name], encoding="utf-8") as handle:
+        config = json.load(handle)
+    positions = np.array([[0, 1, last]])
+    x = np.random.default_rng(5).standard_normal((1, 3, variant.width)).astype(np.float32)
+    ours, theirs = kernel.apply(x.astype(np.float64), positions), hf.rotate(config, x, positions)
+    np.testing.assert_allclose(ours[0, :2], theirs[0, :2], rtol=0, atol=1e-6)
+    short = kernel.apply(x.astype(np.float64), positions, seq_len=2)
+    assert (np.max(np.abs(short[0, 1] - ours[0, 1])) > 1e-7) == (last == 4096)
