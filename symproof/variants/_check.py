@@ -327,12 +327,18 @@ def _length_cases(variant: Variant) -> list:
 def _every_length_is_an_instance(variant: Variant, proof: Proof) -> None:
     proof.note("Within one call every position uses the frequencies of that call's length, so a statement of "
                "one call is a statement of the generic pair at frequencies omega_r(seq_len).")
-    for label, seq_len in _length_cases(variant):
-        values = variant.frequencies(seq_len)
-        real = [v for v in values if v.is_extended_real is True and v.is_finite is True]
+    cases = variant.__dict__.get("_length_instances")
+    if cases is None:  # the same for every property: decide it once per variant
+        cases = []
+        for label, seq_len in _length_cases(variant):
+            values = variant.frequencies(seq_len)
+            real = sum(1 for v in values if v.is_extended_real is True and v.is_finite is True)
+            cases.append((label, real == len(values), f"{real} of {len(values)} frequencies shown real and finite",
+                          [str(v) for v in values[:4]]))
+        variant.__dict__["_length_instances"] = cases
+    for label, passed, detail, data in cases:
         proof.check(f"{label}: every omega_r(seq_len) is a finite real number, so each pair is an instance",
-                    len(real) == len(values), f"{len(real)} of {len(values)} frequencies shown real and finite",
-                    data=[str(v) for v in values[:4]])
+                    passed, detail, data=data)
 
 
 def _cache_consistency(variant: Variant, proof: Proof) -> None:

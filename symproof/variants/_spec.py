@@ -674,9 +674,14 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
 def _validate_values(reader: _Reader, variant: Variant) -> None:
     """Evaluate every concrete value once, so a bad formula fails at load time, with its key."""
     key = {"geometric": "frequencies.base", "formula": "frequencies.formula", "list": "frequencies.values"}
-    lengths = [None] if not variant.length_dependent else [None, variant.length_threshold + 1]
-    for seq_len in lengths:
-        for r, value in enumerate(variant.frequencies(seq_len)):
+    tables = [(None, variant.frequencies())]
+    if variant.length_dependent:
+        # a call past the threshold: 40 digits show a value that is not finite and real as well, without
+        # exact powers of the length-dependent base (seconds of SymPy for a dynamic NTK table)
+        seq_len = variant.length_threshold + 1
+        tables.append((seq_len, variant.frequencies_digits(seq_len=seq_len)))
+    for seq_len, values in tables:
+        for r, value in enumerate(values):
             if value.is_extended_real is not True or not value.is_finite:
                 at = "" if seq_len is None else f" at seq_len={seq_len}"
                 raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}{at}; "
