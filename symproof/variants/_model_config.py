@@ -36,6 +36,7 @@ from typing import Mapping
 import sympy as sp
 
 from .._errors import VariantFileError
+from ._formula import parse_formula
 from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
 
 __all__ = ["load_model_config", "parse_model_config", "is_model_config", "FAMILIES", "ROPE_TYPES",
@@ -423,9 +424,10 @@ def _yarn(cfg, doc, rope, prefix, notes, rotary_dim, factor, attention):
         low, high = f"floor({low})", f"ceiling({high})"
     low, high = f"Max({low}, 0)", f"Min({high}, {d - 1})"
     # HF adds 0.001 to the top of the ramp when both ends meet
-    exact = parse_variant({"name": "probe", "kind": "rotary", "width": 2, "pairing": "half",
-                           "params": {**params, "low": low, "high": high},
-                           "frequencies": {"base": 10000}}, cfg.source).params
+    exact = {name: parse_formula(value, names=set(), where=f"{cfg.source}: {name}").build({})
+             for name, value in params.items() if name in ("theta", "L0", "beta_fast", "beta_slow")}
+    exact.update({name: parse_formula(text, names=set(exact), where=f"{cfg.source}: yarn ramp").build(exact)
+                  for name, text in (("low", low), ("high", high))})
     if exact["low"] == exact["high"]:
         high = f"{high} + 1/1000"
     params.update(low=low, high=high)

@@ -119,6 +119,9 @@ VARIATIONS = {
     "yarn-untruncated": {**LLAMA, "rope_scaling": {**YARN, "truncate": False}},
     "yarn-no-factor": {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": None,
                                                  "original_max_position_embeddings": 1024}},
+    # an original length of 6 puts both ends of the ramp at pair 0: HF adds 0.001 to the top
+    "yarn-ramp-ends-meet": {**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 2.0,
+                                                      "original_max_position_embeddings": 6}},
     "yarn-top-level-original": {**LLAMA, "original_max_position_embeddings": 1024, "rope_scaling": YARN},
     "llama3-inner-original": {**LLAMA, "rope_theta": 500000.0, "rope_scaling": {
         "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
