@@ -149,7 +149,8 @@ class _Config:
             raise self.fail(full, f"expected {'an integer' if integer else 'a number'}, got {value!r}"[:200])
         if integer and not (isinstance(value, int) or float(value).is_integer()):
             raise self.fail(full, f"expected an integer, got {value!r}")
-        if not math.isfinite(value) or value > high or value < low or (strict_low and value == low):
+        # compare before any float conversion: JSON integers may have thousands of digits
+        if value > high or value < low or (strict_low and value == low) or not math.isfinite(value):
             bound = f"{'>' if strict_low else '>='} {low:g} and <= {high:g}"
             raise self.fail(full, f"expected a number {bound}, got {value!r}"[:200])
         return int(value) if integer else value
@@ -167,8 +168,8 @@ class _Config:
             raise self.fail(full, f"expected {pairs} numbers (rotary width / 2), got {len(value)}")
         for k in range(len(value)):
             item = value[k]
-            if isinstance(item, bool) or not isinstance(item, (int, float)) or not math.isfinite(item) \
-                    or not 0 < item <= _MAX_NUMBER:
+            if isinstance(item, bool) or not isinstance(item, (int, float)) or not 0 < item <= _MAX_NUMBER \
+                    or not math.isfinite(item):
                 raise self.fail(f"{full}[{k}]", f"expected a positive number, got {item!r}"[:200])
         return list(value)
 
