@@ -153,7 +153,8 @@ def _python_source(variant: Variant, target: str) -> str:
     else:
         lines += ["    x = torch.as_tensor(x, dtype=torch.float64)",
                   "    if x.shape[-1] != WIDTH:",
-                  "        raise ValueError(f'x must end with WIDTH = {WIDTH} coordinates, got shape {tuple(x.shape)}')",
+                  "        raise ValueError(f'x must end with WIDTH = {WIDTH} coordinates, "
+                  "got shape {tuple(x.shape)}')",
                   "    pos = torch.as_tensor(positions, dtype=torch.float64, device=x.device).expand(x.shape[:-1])",
                   "    if seq_len is None:",
                   "        seq_len = int(pos.max().item()) + 1 if pos.numel() else 1",

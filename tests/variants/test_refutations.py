@@ -5,7 +5,8 @@ import pytest
 from symproof.variants import Variant, check_variant
 from symproof.variants._main import exit_code
 
-ROPE = {"name": "probe", "kind": "rotary", "width": 4, "pairing": "adjacent", "frequencies": {"rule": "geometric", "base": 10000}}
+ROPE = {"name": "probe", "kind": "rotary", "width": 4, "pairing": "adjacent",
+        "frequencies": {"rule": "geometric", "base": 10000}}
 TABLE = {"name": "probe", "kind": "additive", "width": 4, "frequencies": {"rule": "geometric", "base": 10000}}
 
 CASES = [
