@@ -5,6 +5,7 @@ modules (frequencies, rotated width, attention scaling) for the shipped configs
 and for every variation of the keys the reader follows.
 """
 
+import functools
 import json
 from importlib import resources
 
@@ -85,8 +86,13 @@ def test_notes_say_where_each_choice_comes_from(name, words):
 # -- the reading against HF's own modules -------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=None)
+def _variant(document: str):
+    return load_model_config(json.loads(document))
+
+
 def _assert_reads_like_hf(hf, config, seq_len):
-    variant = load_model_config(config)
+    variant = _variant(json.dumps(config, sort_keys=True))  # one exact reading per config, several lengths
     inv_freq, scaling = hf.frequencies(config, seq_len)
     ours = np.array([float(w) for w in variant.frequencies_digits(seq_len=seq_len)])
     assert ours.shape == inv_freq.shape, "rotated width differs from HF's"
