@@ -18,7 +18,7 @@ from .encodings import (
 from .encodings import relayout_pairing
 from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
 from .prover import Step, Verdict, find_witness, prove_equal
-from .variants import Variant, check_variant, load_variant
+from .variants import Variant, check_variant, load_model_config, load_variant
 from ._audit import AuditResult, audit
 
 
@@ -30,6 +30,6 @@ __all__ = [
     "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",
     "frequency", "pairing_permutation", "relayout_pairing",
     "RopeConfig", "save_config", "load_config", "rope_apply", "sinusoidal_table", "export_kernel",
-    "Variant", "load_variant", "check_variant",
+    "Variant", "load_variant", "check_variant", "load_model_config",
     "audit", "AuditResult",
 ]

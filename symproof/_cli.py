@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=_cmd_export)
 
     check = sub.add_parser("check", help="check which of the chapter's properties a variant keeps")
-    check.add_argument("file", help="a variant description (TOML)")
+    check.add_argument("file", help="a variant description (TOML) or a model config (config.json)")
     check.add_argument("--json", action="store_true")
     check.add_argument("--report", default=None, metavar="DIR")
     check.add_argument("--export", default=None, metavar="DIR")

@@ -26,7 +26,8 @@ import sympy as sp
 
 from ..claims import Claim, Proof, run_claim
 from ..encodings import sin_shift, sinusoidal_vector
-from ..prover import PROVED, prove_equal
+from ..prover import PROVED, REFUTED, Verdict, prove_equal
+from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._kernel import check_kernel
 from ._spec import Variant
 
@@ -39,6 +40,11 @@ m = sp.Symbol("m", integer=True)
 omega = sp.Symbol("omega", real=True)
 r_sym = sp.Symbol("r", integer=True, nonnegative=True)
 slope_sym = sp.Symbol("slope", real=True)
+#: causal rows: key position j >= 0, query position j + back (back >= 0 steps later)
+j_causal = sp.Symbol("j", integer=True, nonnegative=True)
+back = sp.Symbol("t", integer=True, nonnegative=True)
+#: the length of a call (max position id + 1), for rules that read it
+seq_len_sym = sp.Symbol("seq_len", integer=True, positive=True)
 
 #: concrete pairs tried, at most, when the generic pair does not decide a property
 MAX_CONCRETE_PAIRS = 4
@@ -52,6 +58,8 @@ PROPERTY_TITLES = {
     "constant_norm": "constant position-vector norm ||p_t||^2 = d/2",
     "shift_structure": "linear shift structure p_{t+D} = A_D p_t, A_D independent of t",
     "equivalence": "equivalence to a named scheme",
+    "cache": "keys cached at one call length stay valid at another",
+    "causal_relative": "under a causal softmax, each row depends only on the offsets",
     "kernel": "the generated kernel computes the definition",
 }
 
@@ -120,6 +128,10 @@ def _rotary_properties(variant: Variant) -> list:
     if variant.equivalent_frequencies is not None:
         props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}",
                               "identity", derive=_equivalence_rotary))
+    if variant.length_dependent:
+        props.append(Property("cache", "a key rotated in a call of length L1 and cached scores as if it were "
+                                       "rotated again in a later call of length L2 (for every L1, L2)",
+                              "identity", derive=_cache_consistency))
     return props
 
 
@@ -151,7 +163,7 @@ def _bias_properties(variant: Variant) -> list:
     def bias(a, b):
         return variant.bias_at(a, b, slope_sym)
 
-    return [
+    props = [
         Property("relative", "b(i, j) = b(0, j - i): the bias depends only on the offset", "identity",
                  lambda w, r: (bias(i, j), bias(0, j - i))),
         Property("shift", "b(i + c, j + c) = b(i, j) for every common shift c", "identity",
@@ -160,7 +172,23 @@ def _bias_properties(variant: Variant) -> list:
                  lambda w, r: (bias(0, D), bias(0, -D))),
         Property("plain_at_zero", "b(i, i) = 0: at offset 0 the score is the plain content product", "identity",
                  lambda w, r: (bias(i, i), sp.Integer(0))),
+        # softmax(z + c) = softmax(z) for a per-row constant c, and a causal row i sees keys j <= i only:
+        # the row's weights depend on b(i, j) - b(i, i), which must be a function of i - j alone
+        Property("causal_relative", "b(j + t, j) - b(j + t, j + t) = b(t, 0) - b(t, t) for all j, t >= 0: "
+                                    "up to a per-row constant (invisible to softmax) the bias of a causal row "
+                                    "depends only on the offset", "identity",
+                 lambda w, r: (bias(j_causal + back, j_causal) - bias(j_causal + back, j_causal + back),
+                               bias(back, 0) - bias(back, back))),
     ]
+    if variant.equivalent_bias is not None:
+        def difference(a, b):
+            return variant.bias_at(a, b, slope_sym) - variant.equivalent_bias_at(a, b, slope_sym)
+
+        props.append(Property(
+            "equivalence", f"b - b' is constant along every causal row (b' = {variant.equivalent_name}): "
+                           "the two give the same attention weights under a causal softmax", "identity",
+            lambda w, r: (difference(j_causal + back, j_causal), difference(j_causal + back, j_causal + back))))
+    return props
 
 
 def properties_of(variant: Variant) -> list:
@@ -228,6 +256,9 @@ def _derive_identity(variant: Variant, prop: Property):
         generic = prove_equal(lhs, rhs)
         if generic.proved:
             proof.record(f"generic {_name(variant)} (symbolic {sym})", generic)
+            if variant.length_dependent:
+                _every_length_is_an_instance(variant, proof)
+                return
             instances = _instances(variant)
             real = [v for v, _ in instances if v.is_extended_real is True and v.is_finite]
             proof.check(f"every concrete {sym} is a finite real number: each {_name(variant)} is an instance",
@@ -272,6 +303,76 @@ def _derive_sensitivity(variant: Variant, prop: Property):
         proof.undecided("differ", "a witness of different scores", "no witness found among simple exact points",
                         method="witness")
     return derive
+
+
+def _reads_length(variant: Variant) -> bool:
+    formulas = [variant.base, variant.frequency_formula] + [f for _, f in variant.let]
+    return any(f is not None and "seq_len" in f.names for f in formulas)
+
+
+def _length_cases(variant: Variant) -> list:
+    """Call lengths that stand for every length: ``(label, seq_len)``.
+
+    A rule that reads ``seq_len`` is taken at a symbolic length; a short/long switch alone has two
+    tables, the one up to the threshold and the one after it.
+    """
+    if _reads_length(variant):
+        return [("every call length seq_len (symbolic, a positive integer)", seq_len_sym)]
+    cases = [(f"every call length seq_len <= {variant.length_threshold}", 1)]
+    if variant.long_factors:
+        cases.append((f"every call length seq_len > {variant.length_threshold}", variant.length_threshold + 1))
+    return cases
+
+
+def _every_length_is_an_instance(variant: Variant, proof: Proof) -> None:
+    proof.note("Within one call every position uses the frequencies of that call's length, so a statement of "
+               "one call is a statement of the generic pair at frequencies omega_r(seq_len).")
+    cases = variant.__dict__.get("_length_instances")
+    if cases is None:  # the same for every property: decide it once per variant
+        cases = []
+        for label, seq_len in _length_cases(variant):
+            values = variant.frequencies(seq_len)
+            real = sum(1 for v in values if v.is_extended_real is True and v.is_finite is True)
+            cases.append((label, real == len(values), f"{real} of {len(values)} frequencies shown real and finite",
+                          [str(v) for v in values[:4]]))
+        variant.__dict__["_length_instances"] = cases
+    for label, passed, detail, data in cases:
+        proof.check(f"{label}: every omega_r(seq_len) is a finite real number, so each pair is an instance",
+                    passed, detail, data=data)
+
+
+def _cache_consistency(variant: Variant, proof: Proof) -> None:
+    """Keys cached under the frequencies of one call length, queried under those of another."""
+    if not _reads_length(variant) and variant.long_factors == variant.frequency_factors:
+        proof.check("the frequencies read no call length: one table serves every call", True)
+        return
+    short_len, long_len = variant.length_threshold, 2 * variant.length_threshold
+    # the pairs that move most first (from 40 digits); the witness is then built from exact values
+    cached_digits = variant.frequencies_digits(seq_len=short_len)
+    current_digits = variant.frequencies_digits(seq_len=long_len)
+    proof.note(f"Keys are rotated once, in the call that computes them, and kept in the cache. A key at j cached "
+               f"in a call of length {short_len} (frequencies omega_r({short_len})) is then scored against a "
+               f"query at i in a call of length {long_len}, whose own keys use omega_r({long_len}).")
+    gaps = sorted(range(variant.n_pairs), key=lambda r: -abs(float(cached_digits[r] - current_digits[r])))
+    q, k = sp.Matrix([q0, q1]), sp.Matrix([k0, k1])
+    witness = {i: sp.Integer(short_len), j: sp.Integer(1), q0: 1, q1: 0, k0: 1, k1: 0}
+    for r in gaps[:MAX_CONCRETE_PAIRS]:
+        old, new = variant.frequency_at(r, short_len), variant.frequency_at(r, long_len)
+        if not is_certainly_nonzero(old - new):
+            continue
+        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new) * q
+        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old) * k)[0]
+        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new) * k)[0]
+        residual = evaluate_at(stale, witness) - evaluate_at(fresh, witness)
+        if is_certainly_nonzero(residual):
+            verdict = Verdict(REFUTED, "witness", stale, fresh, witness=witness, residual=residual,
+                              reason=f"pair r = {r}: omega_r({short_len}) = {sp.N(old, 8)} but "
+                                     f"omega_r({long_len}) = {sp.N(new, 8)}")
+            proof.record(f"pair r = {r}: the cached key's score (left) against the recomputed key's (right), "
+                         f"key at j cached at seq_len = {short_len}, query at i at seq_len = {long_len}", verdict)
+            return
+    proof.undecided("differ", "a pair whose cached and recomputed scores differ",
+                    f"no certified difference between seq_len = {short_len} and {long_len}", method="witness")
 
 
 def _equivalence_rotary(variant: Variant, proof: Proof):

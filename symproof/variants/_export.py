@@ -136,6 +136,13 @@ def check_target(variant: Variant, target: str) -> None:
     if target == "c" and variant.kind != "rotary":
         raise InvalidInputError(f"--target c exports rotary variants; {variant.name!r} is {variant.kind} "
                                 "(use --target numpy or torch)", target="c")
+    if _takes_call_length(variant):
+        from ._model_export import supports
+
+        why = supports(variant)
+        if why:
+            raise InvalidInputError(f"{variant.source}: no kernel taking the call length can be exported for "
+                                    f"{variant.name!r}: {why}", target=target)
 
 
 def _c_source(variant: Variant) -> str:
@@ -172,9 +179,19 @@ def _c_source(variant: Variant) -> str:
     return "\n".join(body)
 
 
+def _takes_call_length(variant: Variant) -> bool:
+    """Model configs and rules that read the call length get the kernel of ``_model_export``, whose
+    ``apply`` takes ``seq_len`` as HF does and applies the attention scaling as HF does."""
+    return variant.length_dependent or bool(variant.notes)
+
+
 def variant_source(variant: Variant, target: str) -> dict:
     """``{file name: text}`` of the standalone kernel for ``target``."""
     check_target(variant, target)
+    if _takes_call_length(variant):
+        from ._model_export import rope_kernel_source
+
+        return rope_kernel_source(variant, target)
     name = _module_name(variant)
     if target == "c":
         return {f"{name}.c": _c_source(variant)}
@@ -185,6 +202,10 @@ def variant_source(variant: Variant, target: str) -> dict:
 def export_variant(variant: Variant, folder, target: str = "numpy") -> list:
     """Write the variant's kernel for ``target`` into ``folder``; return the paths written."""
     check_target(variant, target)
+    if _takes_call_length(variant):
+        from ._model_export import export_rope_kernel
+
+        return export_rope_kernel(variant, folder, target)
     a = plain_rope_factor(variant)
     if a is not None:
         return export_kernel("rope", target, folder, head_dim=variant.width, rotary_dim=variant.rotated_width,

@@ -51,6 +51,15 @@ MAX_POWER_BITS = 8192
 
 def clip(x, low, high):
     """``x`` limited to ``[low, high]`` (``Min(Max(x, low), high)``)."""
+    x, low, high = (sp.sympify(v) for v in (x, low, high))
+    if x.is_number and low.is_number and high.is_number:
+        # decided by SymPy's certified numeric comparison; Min/Max would search for redundant
+        # arguments symbolically first, ~30 ms per call on a transcendental number
+        for bound, outside in ((low, x <= low), (high, x >= high)):
+            if outside is sp.true:
+                return bound
+        if (x > low) is sp.true and (x < high) is sp.true:
+            return x
     return sp.Min(sp.Max(x, low), high)
 
 
@@ -288,8 +297,8 @@ class _Builder:
         if isinstance(node, ast.Constant):
             return _literal(node.value)
         if isinstance(node, ast.Name):
-            if node.id in CONSTANTS:
-                return CONSTANTS[node.id]
+            if node.id in CONSTANTS:  # an environment may bind them to Floats, for fast numeric evaluation
+                return sp.sympify(self.env.get(node.id, CONSTANTS[node.id]))
             return sp.sympify(self.env[node.id])
         if isinstance(node, ast.UnaryOp):
             value = self.visit(node.operand)

@@ -36,7 +36,9 @@ _x = sp.Symbol("x", real=True)
 
 
 def _numeric(expr, *args) -> Callable:
-    return sp.lambdify(args, expr, modules="numpy")
+    # the module object, not the name "numpy": the name makes lambdify run `from numpy import *`, which
+    # imports numpy.testing and numpy.f2py (~0.4 s of every check) for nothing
+    return sp.lambdify(args, expr, modules=[np])
 
 
 def _float(value) -> float:
@@ -60,11 +62,22 @@ class VariantKernel:
             self._axis = [v.axis_of(r) for r in range(v.n_pairs)]
             self._pairs = pair_indices(v.rotated_width, v.pairing)
 
+    def frequencies_at(self, seq_len=None) -> np.ndarray:
+        """The float64 frequencies of a call of length ``seq_len`` (one table unless the rule reads it)."""
+        if not self.variant.length_dependent or seq_len is None:
+            return self.frequencies
+        cache = self.__dict__.setdefault("_by_length", {})
+        if seq_len not in cache:
+            cache[seq_len] = np.array([float(w) for w in self.variant.frequencies_digits(seq_len=int(seq_len))])
+        return cache[seq_len]
+
     # -- rotary --------------------------------------------------------------------------------
-    def apply(self, x, positions, side: str = "query") -> np.ndarray:
+    def apply(self, x, positions, side: str = "query", seq_len=None) -> np.ndarray:
         """Rotate (and scale) ``x`` of shape ``(..., T, width)`` at integer ``positions``.
 
         ``positions`` has shape ``x.shape[:-1]`` for one axis, or ``x.shape[:-1] + (axes,)``.
+        A rule that reads the call length uses ``seq_len``, by default the largest position + 1 (as
+        HF transformers does).
         """
         v = self.variant
         if v.kind != "rotary":
@@ -81,10 +94,13 @@ class VariantKernel:
         if side not in ("query", "key"):
             raise InvalidInputError(f"side must be 'query' or 'key', got {side!r}")
         out = x.copy()
+        if v.length_dependent and seq_len is None:
+            seq_len = int(pos.max()) + 1 if pos.size else 1
+        frequencies = self.frequencies_at(seq_len)
         block = self._block
         for r, (a, b) in enumerate(self._pairs):
             coord = pos[..., self._axis[r]]
-            angle = np.broadcast_to(self._transform(coord), coord.shape) * self.frequencies[r]
+            angle = np.broadcast_to(self._transform(coord), coord.shape) * frequencies[r]
             scale = np.broadcast_to(self._scales[side](coord, r), coord.shape)
             za, zb = x[..., a], x[..., b]
             b00, b01, b10, b11 = (np.broadcast_to(f(angle), angle.shape) for row in block for f in row)
@@ -161,8 +177,10 @@ def _exact_rotary(variant: Variant, vector, position, side, freqs):
     for r in _probe_pairs(len(pairs)):
         a, b = pairs[r]
         coord = position[variant.axis_of(r)]
-        matrix = variant.scale(side, coord, r) * variant.block_at(variant.angle_position(coord) * freqs[r])
-        pair = matrix * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
+        # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
+        scale = sp.N(variant.scale(side, coord, r), 40)
+        block = variant.block_at(sp.N(variant.angle_position(coord) * freqs[r], 40)).evalf(40)
+        pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
         out[a], out[b] = _float(pair[0]), _float(pair[1])
     return out
 
@@ -173,9 +191,13 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
     axes = len(variant.axes)
     worst = 0.0
     # 40 significant digits of each frequency: at positions <= 4097 the angle keeps > 30 digits
-    freqs = variant.frequencies_digits()
+    probes = _PROBE_POSITIONS
+    if variant.length_dependent:  # both sides of the length threshold
+        probes = tuple(sorted(set(probes) | {variant.length_threshold - 1, variant.length_threshold}))
     for side in ("query", "key"):
-        for p in _PROBE_POSITIONS:
+        for p in probes:
+            # one position per call: the call's length is p + 1 (+ 3 per further axis)
+            freqs = variant.frequencies_digits(seq_len=p + 3 * (axes - 1) + 1)
             position = tuple(p + 3 * a for a in range(axes))
             got = kernel.apply(vector[None, :], np.array([position]) if axes > 1 else np.array([p]), side)[0]
             for index, value in _exact_rotary(variant, vector, position, side, freqs).items():
@@ -184,7 +206,7 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
             if not passthrough:
                 worst = np.inf
     proof.check("generated kernel = exact definition (30 digits) at positions "
-                f"{list(_PROBE_POSITIONS)}, queries and keys", worst <= TOLERANCE,
+                f"{list(probes)}, queries and keys", worst <= TOLERANCE,
                 f"largest relative difference {worst:.2e} (must be <= {TOLERANCE:g})", data={"max_rel": worst})
     a = plain_rope_factor(variant)
     if a is None:
@@ -196,7 +218,7 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
     ours = kernel.apply(x, positions)
     theirs = rope_apply(x, positions, head_dim=variant.width, rotary_dim=variant.rotated_width,
                         denominator=variant.freq_denominator, pairing=variant.pairing,
-                        freqs=kernel.frequencies * float(a))
+                        freqs=kernel.frequencies_at(int(positions.max()) + 1) * float(a))
     gap = float(np.max(np.abs(ours - theirs)))
     proof.check("generated kernel = symproof.kernels.rope_apply(freqs = a * omega) for the plain-RoPE form",
                 gap <= TOLERANCE * 10, f"largest difference {gap:.2e}", data={"max_abs": gap})

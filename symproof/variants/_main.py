@@ -20,6 +20,7 @@ from importlib import resources
 from .._errors import InvalidInputError
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
+from ._model_config import is_model_config, load_model_config
 from ._spec import Variant, load_variant
 
 __all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
@@ -71,8 +72,9 @@ def exit_code(results) -> int:
 def format_results(variant: Variant, results, seconds: float) -> str:
     """The table printed by ``symproof check`` without ``--json``."""
     width = max([len(_property_key(r)) for r in results] + [8])
-    lines = [f"{variant.title} ({variant.kind}; {variant.source})",
-             f"{'property':<{width}}  holds  {'verdict':<8}  {'seconds':>7}  detail"]
+    lines = [f"{variant.title} ({variant.kind}; {variant.source})"]
+    lines += [f"  {note}" for note in variant.notes]
+    lines.append(f"{'property':<{width}}  holds  {'verdict':<8}  {'seconds':>7}  detail")
     for r in results:
         key = _property_key(r)
         detail = r.method
@@ -90,7 +92,7 @@ def format_results(variant: Variant, results, seconds: float) -> str:
 def main_check(args) -> int:
     """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
     start = time.perf_counter()
-    variant = load_variant(args.file)
+    variant = load_model_config(args.file) if is_model_config(args.file) else load_variant(args.file)
     export_dir = getattr(args, "export", None)
     if export_dir:
         from ._export import check_target

@@ -7,7 +7,7 @@ A file states what a scheme *is*, never how to prove anything about it::
     kind = "rotary"               # additive | rotary | bias
     width = 8                     # head width d_k (rotary) or model width d (additive)
     rotated_width = 8             # optional, rotary only; defaults to width
-    pairing = "adjacent"          # adjacent | half (rotary); adjacent | concatenated (additive)
+    pairing = "half"              # rotary: required, adjacent | half; additive: adjacent | concatenated
 
     [params]                      # exact numbers, or formulas in earlier params
     s = 4
@@ -16,6 +16,7 @@ A file states what a scheme *is*, never how to prove anything about it::
     rule = "geometric"            # geometric (base, denominator) | formula | list
     base = 10000                  # a number or a formula (NTK: "10000 * s**(d/(d-2))")
     denominator = 8               # required when rotated_width < width
+    factors = [1, 1, 1.25, 2]     # optional (geometric): divide pair r's frequency by factors[r] (LongRoPE)
 
     [position]
     transform = "m / s"           # the position actually rotated by, a formula in m
@@ -36,14 +37,21 @@ A file states what a scheme *is*, never how to prove anything about it::
     heads = 8
     slope = "2**(-8*(h + 1)/heads)"
 
+    [length]                      # rotary: rules that read the call's length seq_len (max position id + 1)
+    threshold = 4096              # the length the rule changes at (dynamic NTK: max_position_embeddings)
+    long_factors = [1, 2, 4, 8]   # optional: frequencies.factors apply while seq_len <= threshold, these after
+
     [equivalent]                  # optional: the named scheme this one should equal
     name = "RoPE with every frequency divided by s"
     frequencies = "10000**(-2*r/d) / s"
+    # bias variants: bias = "-slope * (i - j)", equal under a causal softmax (row-constant shifts)
 
 Every formula is parsed by :mod:`._formula` (data, never code).  Names
 available in frequency formulas: ``r`` (pair index), ``d`` (the denominator
 width), ``n`` (number of frequency pairs), ``width``, ``rotated_width``, the
-params and the ``[frequencies.let]`` definitions, in order.
+params and the ``[frequencies.let]`` definitions, in order; with a
+``[length]`` table also ``seq_len``, the length of the call (dynamic NTK:
+``base = "10000 * Max(s * seq_len / L - (s - 1), 1)**(d / (d - 2))"``).
 """
 
 from __future__ import annotations
@@ -69,6 +77,11 @@ __all__ = ["Variant", "load_variant", "parse_variant", "KINDS", "RULES", "MAX_WI
 
 KINDS = ("additive", "rotary", "bias")
 RULES = ("geometric", "formula", "list")
+#: what each rotary pairing means, for the error of a file that leaves it out
+PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta's complex view",
+                    "half": "pairs (r, r + d/2): HF rotate_half, GPT-NeoX, Llama/Mistral/Qwen2/Gemma/Phi in HF"}
+#: longest [length] threshold accepted (positions beyond it are far past any published context)
+MAX_LENGTH = 2**31
 #: pairings per kind; "concatenated" is the [sin | cos] table layout
 PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenated"), "bias": ()}
 MAX_WIDTH = 8192
@@ -77,25 +90,28 @@ MAX_AXES = 4
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 #: names with a fixed meaning in some formula; parameters may not shadow them
-RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", "rotated_width", "slope"}) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
+RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", "rotated_width", "slope",
+                      "seq_len"}) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
 
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
-        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict}
+        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
-                    "values": list, "let": dict},
+                    "values": list, "let": dict, "factors": list},
     "position": {"transform": (str, int, float), "axes": list, "axis": (str, int)},
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
     "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float)},
-    "equivalent": {"name": str, "frequencies": (str, int, float)},
+    "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float)},
+    "length": {"threshold": int, "long_factors": list},
 }
 #: the tables each kind may have
 _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
-                "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params"},
-                "bias": {"bias", "params"}}
+                "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
+                           "length"},
+                "bias": {"bias", "params", "equivalent"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer"}
@@ -132,6 +148,11 @@ class Variant:
     equivalent_name: str | None = None
     equivalent_frequencies: Formula | None = None
     source: str = "<dict>"
+    frequency_factors: tuple = ()  # exact divisor of each pair's geometric frequency (LongRoPE's short factors)
+    length_threshold: int | None = None  # [length]: the call length the rule changes at
+    long_factors: tuple = ()  # divisors used instead of frequency_factors when seq_len > length_threshold
+    equivalent_bias: Formula | None = None  # bias variants: the form to equal under a causal softmax
+    notes: tuple = ()  # where the definition came from (a model config: family, pairing, width)
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<dict>") -> "Variant":
@@ -164,36 +185,103 @@ class Variant:
         env.update(self.params)
         return env
 
-    def frequency_at(self, r) -> sp.Expr:
-        """The exact frequency of pair ``r`` (an integer or a symbol)."""
+    @property
+    def length_dependent(self) -> bool:
+        """Whether the frequencies may change with the length of the call (a ``[length]`` table)."""
+        return self.length_threshold is not None
+
+    def _length(self, seq_len) -> sp.Expr:
+        return sp.Integer(1) if seq_len is None else sp.sympify(seq_len)
+
+    def frequency_at(self, r, seq_len=None) -> sp.Expr:
+        """The exact frequency of pair ``r`` (an integer or a symbol) in a call of length ``seq_len``
+        (an integer or a symbol; default 1, a short call)."""
         env = self.width_env()
         env["r"] = sp.sympify(r)
+        env["seq_len"] = self._length(seq_len)
         if self.rule == "list":
             return self.frequency_values[int(r)]
         for name, formula in self.let:
             env[name] = formula.build(env)
         if self.rule == "geometric":
             base = self.base.build(env)
-            return sp.Pow(base, -2 * env["r"] / env["d"])
+            value = sp.Pow(base, -2 * env["r"] / env["d"])
+            factors = self.factors_at(seq_len)
+            return value / factors[int(r)] if factors else value
         return self.frequency_formula.build(env)
 
-    def frequencies(self) -> list:
-        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1`` (computed once)."""
-        cached = self.__dict__.get("_frequencies")
-        if cached is None:
-            cached = [self.frequency_at(r) for r in range(self.n_pairs)]
-            self.__dict__["_frequencies"] = cached
-        return list(cached)
+    def factors_at(self, seq_len=None) -> tuple:
+        """The per-pair divisors in force in a call of length ``seq_len`` (LongRoPE's short/long switch)."""
+        if self.long_factors and self._length(seq_len) > self.length_threshold:
+            return self.long_factors
+        return self.frequency_factors
 
-    def frequencies_digits(self, digits: int = 40) -> list:
-        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once)."""
-        key = f"_digits_{digits}"
+    def _length_key(self, seq_len) -> str:
+        # a rule that does not read the length gives one table: share its cache
+        return "" if not self.length_dependent or seq_len is None else str(seq_len)
+
+    def frequencies(self, seq_len=None) -> list:
+        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1``, in a call of length ``seq_len``
+        (computed once per length)."""
+        key = "_frequencies" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
-            values = self.slopes() if self.kind == "bias" else self.frequencies()
-            cached = [sp.N(w, digits) for w in values]
+            if self._shared_base:  # one base for every pair: build it (and its Max, powers...) once
+                env = {**self.width_env(), "seq_len": self._length(seq_len)}
+                base, factors, d = self.base.build(env), self.factors_at(seq_len), env["d"]
+                cached = [sp.Pow(base, sp.Integer(-2 * r) / d) / (factors[r] if factors else 1)
+                          for r in range(self.n_pairs)]
+            else:
+                cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
             self.__dict__[key] = cached
         return list(cached)
+
+    @property
+    def _shared_base(self) -> bool:
+        return self.rule == "geometric" and not self.let and "r" not in self.base.names
+
+    def frequencies_digits(self, digits: int = 40, seq_len=None) -> list:
+        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once).
+
+        Frequencies are evaluated from the definition with every number a Float of ``digits + 20``
+        digits: exact powers of large rationals (a dynamic base at some call length) would cost SymPy
+        seconds per table, and ``N`` of the exact value gives the same digits.
+        """
+        key = f"_digits_{digits}" + self._length_key(seq_len)
+        cached = self.__dict__.get(key)
+        if cached is None:
+            if self.kind == "bias":
+                cached = [sp.N(w, digits) for w in self.slopes()]
+            else:
+                cached = [sp.N(w, digits) for w in self._float_frequencies(digits + 20, seq_len)]
+            self.__dict__[key] = cached
+        return list(cached)
+
+    def _float_frequencies(self, precision: int, seq_len=None) -> list:
+        if self.rule == "list":
+            return list(self.frequency_values)
+
+        def lift(value):
+            return sp.Float(sp.N(value, precision), precision) if value.is_number else value
+
+        base_env = {k: lift(v) for k, v in self.width_env().items()}
+        base_env["seq_len"] = lift(self._length(seq_len))
+        base_env.update({name: lift(value) for name, value in CONSTANTS.items()})
+        factors = self.factors_at(seq_len)
+        shared = self.base.build(base_env) if self._shared_base else None
+        out = []
+        for r in range(self.n_pairs):
+            env = {**base_env, "r": sp.Integer(r)}
+            for name, formula in self.let:
+                env[name] = formula.build(env)
+            if self.rule == "geometric":
+                base = shared if shared is not None else self.base.build(env)
+                value = sp.Pow(base, -2 * env["r"] / env["d"])
+                value = value / lift(factors[r]) if factors else value
+            else:
+                value = self.frequency_formula.build(env)
+            out.append(value)
+        return out
 
     def axis_of(self, r: int) -> int:
         """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
@@ -235,6 +323,10 @@ class Variant:
     def bias_at(self, i, j, slope) -> sp.Expr:
         return self.bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": slope})
 
+    def equivalent_bias_at(self, i, j, slope) -> sp.Expr:
+        return self.equivalent_bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j),
+                                           "slope": slope})
+
     def equivalent_frequencies_exact(self) -> list:
         env = self.width_env()
         return [self.equivalent_frequencies.build({**env, "r": sp.Integer(r)}) for r in range(self.n_pairs)]
@@ -257,6 +349,15 @@ class Variant:
                 out[key] = value.text
         if self.params:
             out["params"] = {k: str(v) for k, v in self.params.items()}
+        if self.frequency_factors:
+            out["factors"] = [str(f) for f in self.frequency_factors]
+        if self.length_dependent:
+            out["length"] = {"threshold": self.length_threshold,
+                             **({"long_factors": [str(f) for f in self.long_factors]} if self.long_factors else {})}
+        if self.equivalent_bias is not None:
+            out["equivalent_bias"] = self.equivalent_bias.text
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -354,6 +455,8 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     if kind == "bias":
         _parse_bias(reader, data, fields)
         return Variant(**fields)
+    if "bias" in data.get("equivalent", {}):
+        raise reader.fail("equivalent.bias", f"applies to kind = 'bias' only, not {kind!r}")
 
     if "width" not in data:
         raise reader.fail("width", f"is required for kind = {kind!r}")
@@ -361,11 +464,16 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     rotated = _even_width(reader, data.get("rotated_width", width), "rotated_width") if kind == "rotary" else None
     if rotated is not None and rotated > width:
         raise reader.fail("rotated_width", f"must be <= width ({width}), got {rotated}")
+    if kind == "rotary" and "pairing" not in data:
+        raise reader.fail("pairing", "is required for kind = 'rotary': " + "; ".join(
+            f"'{name}' = {meaning}" for name, meaning in PAIRING_MEANINGS.items()))
     pairing = data.get("pairing", "adjacent")
     if pairing not in PAIRINGS[kind]:
         raise reader.fail("pairing", f"expected one of {list(PAIRINGS[kind])} for kind = {kind!r}, got {pairing!r}")
     fields.update(width=width, rotated_width=rotated, pairing=pairing)
 
+    if "length" in data:
+        _parse_length(reader, data["length"], fields)
     _parse_frequencies(reader, data, fields)
     _parse_position(reader, data.get("position", {}), fields)
     if kind == "rotary":
@@ -412,12 +520,14 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
         raise reader.fail("frequencies.rule", f"expected one of {list(RULES)}, got {rule!r}")
     fields["rule"] = rule
     names = _width_names(fields["params"])
+    if fields.get("length_threshold") is not None:
+        names = names | {"seq_len"}
     needs = {"geometric": {"base"}, "formula": {"formula"}, "list": {"values"}}[rule]
     for key in needs:
         if key not in table:
             raise reader.fail(f"frequencies.{key}", f"is required when rule = {rule!r}")
-    foreign = {"geometric": {"formula", "values"}, "formula": {"values", "base", "denominator"},
-               "list": {"formula", "base", "denominator", "let"}}[rule]
+    foreign = {"geometric": {"formula", "values"}, "formula": {"values", "base", "denominator", "factors"},
+               "list": {"formula", "base", "denominator", "let", "factors"}}[rule]
     for key in sorted(foreign & set(table)):
         raise reader.fail(f"frequencies.{key}", f"does not apply when rule = {rule!r}")
 
@@ -440,6 +550,12 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
                               f"is required for partial rotation (rotated_width {rotated} < width "
                               f"{fields['width']}): state {rotated} or {fields['width']}; the two give "
                               "different frequencies with identical shapes")
+        pairs = (rotated if rotated is not None else fields["width"]) // 2
+        if "factors" in table:
+            fields["frequency_factors"] = _factors(reader, table["factors"], "frequencies.factors", pairs)
+        if fields.get("long_factors") and len(fields["long_factors"]) != len(fields.get("frequency_factors", ())):
+            raise reader.fail("length.long_factors", f"needs frequencies.factors with {pairs} values "
+                                                     "(the factors used up to the threshold)")
     elif rule == "formula":
         fields["frequency_formula"] = reader.formula(table["formula"], "frequencies.formula", known)
     else:
@@ -454,6 +570,34 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
                                                              f"got {_toml_type(value)}")
             exact.append(reader.formula(value, f"frequencies.values[{k}]", names).build(env))
         fields["frequency_values"] = tuple(exact)
+
+
+def _factors(reader: _Reader, values: list, key: str, pairs: int) -> tuple:
+    """Per-pair divisors: exact positive numbers, one per pair."""
+    if len(values) != pairs:
+        raise reader.fail(key, f"expected {pairs} values (one per pair), got {len(values)}")
+    exact = []
+    for k, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise reader.fail(f"{key}[{k}]", f"expected a number or a formula string, got {_toml_type(value)}")
+        number = reader.formula(value, f"{key}[{k}]", set()).build({})
+        if number.is_positive is not True or not number.is_finite:
+            raise reader.fail(f"{key}[{k}]", f"expected a positive finite number, got {number}")
+        exact.append(number)
+    return tuple(exact)
+
+
+def _parse_length(reader: _Reader, table: Mapping, fields: dict) -> None:
+    if "threshold" not in table:
+        raise reader.fail("length.threshold", "is required: the call length (max position id + 1) at which "
+                                              "the rule changes")
+    threshold = table["threshold"]
+    if not 1 <= threshold <= MAX_LENGTH:
+        raise reader.fail("length.threshold", f"expected an integer between 1 and {MAX_LENGTH}, got {threshold}")
+    fields["length_threshold"] = threshold
+    if "long_factors" in table:
+        pairs = fields["rotated_width"] // 2
+        fields["long_factors"] = _factors(reader, table["long_factors"], "length.long_factors", pairs)
 
 
 def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
@@ -511,6 +655,16 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     fields["bias"] = reader.formula(table["formula"], "bias.formula", {"i", "j", "slope"} | params)
     fields["heads"] = heads
     fields["slope"] = reader.formula(table["slope"], "bias.slope", {"h", "heads"} | params)
+    equivalent = data.get("equivalent", {})
+    if "frequencies" in equivalent:
+        raise reader.fail("equivalent.frequencies", "applies to rotary and additive kinds; a bias variant "
+                                                    "states equivalent.bias")
+    if equivalent:
+        if "bias" not in equivalent:
+            raise reader.fail("equivalent.bias", "is required (the bias formula in i, j, slope to equal under a "
+                                                 "causal softmax)")
+        fields["equivalent_name"] = equivalent.get("name", "the stated bias")
+        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias", {"i", "j", "slope"} | params)
     variant = Variant(**fields)
     for h, value in enumerate(variant.slopes()):
         if value.is_extended_real is not True:
@@ -520,9 +674,18 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
 def _validate_values(reader: _Reader, variant: Variant) -> None:
     """Evaluate every concrete value once, so a bad formula fails at load time, with its key."""
     key = {"geometric": "frequencies.base", "formula": "frequencies.formula", "list": "frequencies.values"}
-    for r, value in enumerate(variant.frequencies()):
-        if value.is_extended_real is not True or not value.is_finite:
-            raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}; expected a finite real frequency")
+    tables = [(None, variant.frequencies())]
+    if variant.length_dependent:
+        # a call past the threshold: 40 digits show a value that is not finite and real as well, without
+        # exact powers of the length-dependent base (seconds of SymPy for a dynamic NTK table)
+        seq_len = variant.length_threshold + 1
+        tables.append((seq_len, variant.frequencies_digits(seq_len=seq_len)))
+    for seq_len, values in tables:
+        for r, value in enumerate(values):
+            if value.is_extended_real is not True or not value.is_finite:
+                at = "" if seq_len is None else f" at seq_len={seq_len}"
+                raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}{at}; "
+                                                     "expected a finite real frequency")
     for r in range(variant.n_pairs):
         variant.axis_of(r)
     # build every formula once with symbolic and concrete arguments: a formula that is refused

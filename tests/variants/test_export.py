@@ -12,7 +12,8 @@ from symproof import InvalidInputError
 from symproof.variants import build_kernel, load_variant, shipped_variants
 from symproof.variants._export import export_variant
 
-ROTARY = ["xpos", "yarn", "axial_2d", "broken_sign", "linear_interpolation", "half_split", "partial_rotation"]
+ROTARY = ["xpos", "yarn", "axial_2d", "broken_sign", "linear_interpolation", "half_split", "partial_rotation",
+          "dynamic_ntk", "longrope_switch"]
 
 
 def _load_module(path):
@@ -87,3 +88,15 @@ def test_c_target_compiles_and_matches(tmp_path, name):
          ctypes.c_long(len(x)), ctypes.c_int(0))
     np.testing.assert_allclose(out, build_kernel(variant).apply(x, positions.squeeze(-1) if len(variant.axes) == 1
                                                                 else positions, "key"), rtol=1e-12, atol=1e-12)
+
+
+def test_call_length_rule_with_a_position_scale_is_refused_before_the_check(tmp_path, capsys):
+    from symproof._cli import main
+
+    path = tmp_path / "scaled.toml"
+    path.write_text('name = "scaled"\nkind = "rotary"\nwidth = 4\npairing = "half"\n'
+                    '[frequencies]\nbase = "10000 * Max(seq_len / 8, 1)"\n[length]\nthreshold = 8\n'
+                    '[scale]\nquery = "2**(m/8)"\nkey = "2**(-m/8)"\n', encoding="utf-8")
+    assert main(["check", str(path), "--export", str(tmp_path), "--target", "numpy"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "per-position scale" in captured.err and not list(tmp_path.glob("*.py"))

@@ -8,6 +8,7 @@ from symproof.variants import load_variant
 GOOD = """name = "ok"
 kind = "rotary"
 width = 8
+pairing = "adjacent"
 [frequencies]
 rule = "geometric"
 base = 10000
@@ -26,7 +27,19 @@ CASES = [
     (GOOD + "rotated_width = 4\n", "frequencies.rotated_width", "unknown key"),
     (GOOD.replace("width = 8", "width = 8\nrotated_width = 4"), "frequencies.denominator", "partial rotation"),
     (GOOD.replace("width = 8", "width = 8\nrotated_width = 16"), "rotated_width", "<= width"),
-    (GOOD.replace("width = 8", 'width = 8\npairing = "diagonal"'), "pairing", "expected one of"),
+    (GOOD.replace('pairing = "adjacent"', 'pairing = "diagonal"'), "pairing", "expected one of"),
+    # a rotary file that leaves the pairing out would silently get one of two different kernels
+    (GOOD.replace('pairing = "adjacent"\n', ""), "pairing", "'half' = pairs (r, r + d/2)"),
+    (GOOD + "factors = [1, 2]\n", "frequencies.factors", "expected 4 values"),
+    (GOOD + "factors = [1, 2, 0, 1]\n", "frequencies.factors[2]", "positive finite"),
+    (GOOD + "[length]\nlong_factors = [1, 1, 1, 1]\n", "length.threshold", "is required"),
+    (GOOD + "[length]\nthreshold = 0\n", "length.threshold", "between 1 and"),
+    (GOOD + "[length]\nthreshold = 64\nlong_factors = [1, 1, 1, 1]\n", "length.long_factors",
+     "needs frequencies.factors"),
+    (GOOD.replace("base = 10000", 'base = "10000 * seq_len"'), "frequencies.base", "unknown name 'seq_len'"),
+    (GOOD + '[equivalent]\nbias = "0"\n', "equivalent.bias", "kind = 'bias' only"),
+    ('name = "b"\nkind = "bias"\n[bias]\nformula = "slope*j"\nheads = 2\nslope = "1"\n[equivalent]\nname = "x"\n',
+     "equivalent.bias", "is required"),
     (GOOD.replace('rule = "geometric"', 'rule = "magic"'), "frequencies.rule", "expected one of"),
     (GOOD.replace("base = 10000", 'base = "10000 +"'), "frequencies.base", "is not a formula"),
     (GOOD.replace("base = 10000", 'base = "beta"'), "frequencies.base", "unknown name 'beta'"),

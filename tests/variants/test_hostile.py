@@ -13,7 +13,8 @@ from sympy.parsing import sympy_parser
 from symproof import VariantFileError
 from symproof.variants import load_variant, parse_formula
 
-HEADER = 'name = "hostile"\nkind = "rotary"\nwidth = 8\n[frequencies]\nrule = "geometric"\nbase = 10000\n'
+HEADER = ('name = "hostile"\nkind = "rotary"\nwidth = 8\npairing = "adjacent"\n'
+          '[frequencies]\nrule = "geometric"\nbase = 10000\n')
 
 
 def _file(tmp_path, transform):

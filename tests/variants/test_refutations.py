@@ -5,7 +5,8 @@ import pytest
 from symproof.variants import Variant, check_variant
 from symproof.variants._main import exit_code
 
-ROPE = {"name": "probe", "kind": "rotary", "width": 4, "frequencies": {"rule": "geometric", "base": 10000}}
+ROPE = {"name": "probe", "kind": "rotary", "width": 4, "pairing": "adjacent",
+        "frequencies": {"rule": "geometric", "base": 10000}}
 TABLE = {"name": "probe", "kind": "additive", "width": 4, "frequencies": {"rule": "geometric", "base": 10000}}
 
 CASES = [
@@ -49,3 +50,25 @@ def test_exit_code_is_1_only_for_undecided_or_a_wrong_kernel():
     assert exit_code([Result("norm", "refuted"), Result("kernel", "proved")]) == 0
     assert exit_code([Result("norm", "unknown"), Result("kernel", "proved")]) == 1
     assert exit_code([Result("norm", "proved"), Result("kernel", "refuted")]) == 1
+
+
+BIAS = {"name": "probe-bias", "kind": "bias", "bias": {"heads": 2, "slope": "2**(-h - 1)"}}
+
+
+@pytest.mark.parametrize("formula, equivalent, expected", [
+    # i * j is no per-row constant away from an offset function: row i = 2 gives -2 t, row i = 1 gives -t
+    ("slope * i * j", "-slope * (i - j)", dict(causal_relative="refuted", equivalence="refuted")),
+    # j**2 - (-(i - j)) is not constant along a row
+    ("slope * j**2", "-slope * (i - j)", dict(causal_relative="refuted", equivalence="refuted")),
+    # a per-row constant added to the relative form: equal under softmax, but another offset function
+    ("slope * (j - i) + 5 * slope * i", "-slope * abs(i - j)", dict(causal_relative="proved", equivalence="proved")),
+    # relative under softmax, but the offset function differs from the stated form: 2 t against t
+    ("-2 * slope * (i - j)", "-slope * (i - j)", dict(causal_relative="proved", equivalence="refuted")),
+])
+def test_softmax_equivalence_of_bias_forms(formula, equivalent, expected):
+    data = {**BIAS, "bias": {**BIAS["bias"], "formula": formula}, "equivalent": {"bias": equivalent}}
+    results = {r.claim.name: r for r in check_variant(Variant.from_dict(data), only=set(expected))}
+    assert {k: r.status for k, r in results.items()} == expected
+    for r in results.values():
+        if r.status == "refuted":
+            assert r.witnesses and "slope" not in r.witness_text  # a witness of the described slopes

@@ -23,7 +23,16 @@ EXPECTED = {
     # factors cancel
     "xpos": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # -m |j - i| is a function of the offset, even in it, and 0 at offset 0
-    "alibi": dict(relative=Y, shift=Y, direction=N, plain_at_zero=Y),
+    "alibi": dict(relative=Y, shift=Y, direction=N, plain_at_zero=Y, causal_relative=Y),
+    # slope * j is slope * i away from -slope * (i - j): a per-row constant, so not relative as a raw bias
+    # (b(1, 0) = 0 but b(0, -1) = -slope), yet equal under a causal softmax; b(0, D) = slope D is odd in D
+    "bloom_alibi": dict(relative=N, shift=N, direction=Y, plain_at_zero=N, causal_relative=Y, equivalence=Y),
+    # within a call plain RoPE at frequencies omega(seq_len); a key cached at seq_len = L is rotated at the
+    # old base, and the base changes once seq_len > L
+    "dynamic_ntk": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, cache=N),
+    # per-pair divisors keep every pair a rotation; the attention factor != 1 scales norms and the
+    # offset-0 score; short and long factors differ, so a key cached at 4096 is stale at 8192
+    "longrope_switch": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=N, cache=N),
     "partial_rotation": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     "half_split": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # sum_r cos((j - i) w_r) is even in the offset: direction is invisible to p_i^T p_j
