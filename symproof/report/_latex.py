@@ -13,16 +13,18 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 
 from .._errors import SymproofError
 from ._html import statement_is_prose
 from ._printers import latex_relation, split_prose, to_latex
 from ._templates import environment
 
-__all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "PDFLATEX_PASSES"]
+__all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "MAX_PDFLATEX_PASSES", "PdfBuild"]
 
-#: the table of contents needs a second pass to see the page numbers of the first
-PDFLATEX_PASSES = 2
+#: pdflatex runs until its .aux and .toc stop changing (the contents' page numbers settle only
+#: once the contents' own length is known); a document that never settles is an error
+MAX_PDFLATEX_PASSES = 5
 
 _SPECIAL = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
@@ -102,6 +104,15 @@ def find_pdflatex() -> str | None:
     return shutil.which("pdflatex")
 
 
+@dataclass(frozen=True)
+class PdfBuild:
+    """The compiled PDF, the last pass's log (overfull boxes, warnings) and how many passes it took."""
+
+    pdf: bytes
+    log: str
+    passes: int
+
+
 def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | None = None) -> bytes:
     """Compile ``tex`` (with ``files``: relative path -> bytes, the figures) in a scratch folder.
 
@@ -109,6 +120,11 @@ def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str |
     clock time; the PDF is still not byte-stable across TeX versions, which is
     why it is not compared byte for byte.
     """
+    return build_pdf(tex, files, name=name, pdflatex=pdflatex).pdf
+
+
+def build_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | None = None) -> PdfBuild:
+    """:func:`compile_pdf`, keeping the log: pdflatex runs until ``.aux`` and ``.toc`` are stable."""
     pdflatex = pdflatex or find_pdflatex()
     if pdflatex is None:
         raise SymproofError("pdflatex is not installed; install texlive-latex-base, texlive-latex-recommended "
@@ -120,13 +136,29 @@ def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str |
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as handle:
                 handle.write(content)
-        for _ in range(PDFLATEX_PASSES):
+        previous = None
+        for passes in range(1, MAX_PDFLATEX_PASSES + 1):
             run = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"],
                                  cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+            log = run.stdout.decode("utf-8", "replace")
             if run.returncode != 0:
-                log = run.stdout.decode("utf-8", "replace")
                 errors = [line for line in log.splitlines() if line.startswith("!")]
                 raise SymproofError(f"pdflatex failed on {name}.tex: " + ("; ".join(errors[:3]) or log[-800:]),
                                     exit_code=run.returncode)
+            state = tuple(_read(os.path.join(work, f"{name}.{ext}")) for ext in ("aux", "toc"))
+            if state == previous:
+                break
+            previous = state
+        else:
+            raise SymproofError(f"pdflatex on {name}.tex: the .aux/.toc still changed after "
+                                f"{MAX_PDFLATEX_PASSES} passes (page references never settle)")
         with open(os.path.join(work, f"{name}.pdf"), "rb") as handle:
+            return PdfBuild(handle.read(), log, passes)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
             return handle.read()
+    except FileNotFoundError:
+        return None

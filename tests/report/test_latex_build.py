@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from symproof import SymproofError
 from symproof.report import render_report
 from symproof.report._latex import escape_tex
 
@@ -57,3 +61,62 @@ ESCAPES = [
 @pytest.mark.parametrize("text, expected", ESCAPES)
 def test_escape_tex(text, expected):
     assert escape_tex(text) == expected
+
+
+TEMPLATES = REPO / "symproof" / "report" / "templates"
+_USEPACKAGE = re.compile(r"\\usepackage(?:\[[^\]]*\])?\{([^}]*)\}")
+
+
+def _template_packages():
+    text = "\n".join(p.read_text("utf-8") for p in sorted(TEMPLATES.glob("*.tex.j2")))
+    return sorted({name.strip() for group in _USEPACKAGE.findall(text) for name in group.split(",")})
+
+
+def test_the_templates_load_packages():
+    assert {"amsmath", "lmodern", "hyperref"} <= set(_template_packages())
+
+
+@pytest.mark.latex
+@pytest.mark.skipif(shutil.which("kpsewhich") is None, reason="kpsewhich (TeX Live) is not installed")
+@pytest.mark.parametrize("package", _template_packages())
+def test_every_package_the_templates_load_is_installed(package):
+    """A package missing from .ci/run's apt-get line fails here, not in the README's first command."""
+    found = subprocess.run(["kpsewhich", f"{package}.sty"], capture_output=True, text=True, timeout=60)
+    assert found.returncode == 0 and found.stdout.strip(), (
+        f"{package}.sty is not installed: add its Debian package to .ci/run's apt-get line")
+
+
+def _fake_pdflatex(folder: Path) -> Path:
+    """A ``pdflatex`` that fails the way a missing package does."""
+    folder.mkdir()
+    script = folder / "pdflatex"
+    script.write_text("#!/bin/sh\necho \"! LaTeX Error: File lmodern.sty not found.\"\nexit 1\n")
+    script.chmod(0o755)
+    return folder
+
+
+def test_a_failing_pdf_costs_only_the_pdf(false_results, tmp_path, monkeypatch):
+    fake = _fake_pdflatex(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    written = render_report(false_results, tmp_path / "out", figures=[], pdf="auto")
+    assert written["pdf"] is None and "lmodern.sty" in written["pdf_error"]
+    assert Path(written["html"]).exists() and Path(written["tex"]).exists()
+    with pytest.raises(SymproofError, match="lmodern.sty"):
+        render_report(false_results, tmp_path / "required", figures=[], pdf=True)
+    assert (tmp_path / "required" / "index.html").exists()
+
+
+def test_the_command_names_a_pdf_failure_and_exits_non_zero(tmp_path):
+    fake = _fake_pdflatex(tmp_path / "bin")
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run([sys.executable, "-m", "symproof", "report", "--only", "rope.relative", "--out",
+                          str(tmp_path / "out")], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    assert "no PDF written" in run.stderr and "lmodern.sty" in run.stderr and "Traceback" not in run.stderr
+    assert (tmp_path / "out" / "index.html").exists() and (tmp_path / "out" / "chapter.tex").exists()
+    assert not (tmp_path / "out" / "chapter.pdf").exists()
+    no_pdf = subprocess.run([sys.executable, "-m", "symproof", "report", "--only", "rope.relative", "--no-pdf",
+                             "--out", str(tmp_path / "plain")], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert no_pdf.returncode == 0, no_pdf.stderr
+    assert (tmp_path / "plain" / "index.html").exists() and not (tmp_path / "plain" / "chapter.pdf").exists()
