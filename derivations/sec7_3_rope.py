@@ -282,7 +282,7 @@ def rope_block_relative(proof):
     proof.note("With the block lemma, R_i^T R_j = blockdiag(R(i omega_r)^T R(j omega_r)) = R_{j-i}, and the "
                "score (R_i q)^T (R_j k) = q^T R_i^T R_j k is the sum over r of the generic pair.")
     proof.holds("every frequency is a positive real, so each block is an instance of the generic block",
-                omega_r > 0)
+                sp.StrictGreaterThan(omega_r, 0, evaluate=False))
 
     for width in CONCRETE_WIDTHS:
         proof.equal(f"d_k = {width}: blockwise, {width // 2} blocks", *block_relative_sides(width))
@@ -305,9 +305,10 @@ def rope_frequency_denominator(proof):
     proof.equal("ratio of frequencies: beta^(-2r/d_r) / beta^(-2r/d_k) = beta^x",
                 frequency(r1, d_r, base) / frequency(r1, d_r + gap, base), base**exponent)
     proof.equal("x = -2 r e / (d_r d_k)", exponent, -2 * r1 * gap / (d_r * (d_r + gap)))
-    proof.holds("x < 0 for every r >= 1 and d_r < d_k", -2 * r1 * gap / (d_r * (d_r + gap)) < 0)
-    proof.holds("log of the ratio x log(beta) < 0 for beta > 1: every frequency with r >= 1 differs",
-                -2 * r1 * gap / (d_r * (d_r + gap)) * sp.log(base) < 0)
+    proof.holds(r"$x < 0$ for every $r \ge 1$ and $d_r < d_k$",
+                sp.StrictLessThan(-2 * r1 * gap / (d_r * (d_r + gap)), 0, evaluate=False))
+    proof.holds(r"the log of the ratio, $x \log\beta$, is $< 0$ for $\beta > 1$: every frequency with $r \ge 1$ differs",
+                sp.StrictLessThan(-2 * r1 * gap / (d_r * (d_r + gap)) * sp.log(base), 0, evaluate=False))
     proof.equal("r = 0 is the one frequency they share", frequency(0, d_r, beta), frequency(0, d_r + gap, beta))
 
     small, large = 32, 128

@@ -9,11 +9,14 @@ then print the same document with their own printer.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..prover import PROVED, REFUTED, UNKNOWN
+from ._printers import _as_printable, _fitting_latex
+from ._views import View, joint_view
 
 __all__ = ["Document", "Section", "ClaimView", "Item", "Listing", "build_document", "CHAPTER_SECTIONS"]
 
@@ -37,7 +40,7 @@ class Item:
     ``"differ"``, ``"holds"``, ``"digits"``, ``"check"``, ``"raises"``).
     """
 
-    kind: str
+    kind: str  # also "group": ``steps`` are items of one check repeated over instances
     rule: str = ""
     status: str = ""
     method: str = ""
@@ -53,6 +56,12 @@ class Item:
     steps: list = field(default_factory=list)
     header: list = field(default_factory=list)
     rows: list = field(default_factory=list)
+    #: the sides as the derivation names them (LaTeX), or None
+    shown: Any = None
+    #: what is printed for ``before``/``after`` (a chain: its first row, then one per step)
+    view: View | None = None
+    #: the two printed sides (or this chain row and the one above) are the same text
+    same: bool = False
 
 
 @dataclass
@@ -208,13 +217,59 @@ def _derivation_items(proof) -> list:
         chain_item = open_chains.get(part.chain)
         if chain_item is None:
             chain = proof.chains[part.chain]
-            chain_item = Item("chain", label=chain.label, before=chain.lhs, target=chain.rhs, closed=chain.closed)
+            chain_item = Item("chain", label=chain.label, before=chain.lhs, target=chain.rhs, closed=chain.closed,
+                              shown=chain.shown)
             open_chains[part.chain] = chain_item
             items.append(chain_item)
         chain_item.steps.append(_part_item(part))
     for index in sorted(notes_at):
         items.extend(notes_at[index])
-    return items
+    for item in items:
+        _attach_view(item)
+    return _fold_repeats(items)
+
+
+def _text(expr) -> str | None:
+    return None if expr is None else _fitting_latex(_as_printable(expr))
+
+
+def _attach_view(item: Item) -> None:
+    if item.kind == "chain":
+        item.view = joint_view([item.before] + [step.after for step in item.steps])
+        rows = [_text(e) for e in item.view.exprs]
+        for k, step in enumerate(item.steps):
+            step.same = rows[k + 1] == rows[k]
+    elif item.kind in ("equal", "differ", "digits"):
+        item.view = joint_view([item.before, item.after])
+        item.same = item.kind != "digits" and _text(item.view.exprs[0]) == _text(item.view.exprs[1])
+    elif item.kind == "holds":
+        item.view = joint_view([item.before])
+
+
+_INSTANCE = re.compile(r"\[[^\]]*\]|\(\d[^)]*\)|\d+")
+
+
+def _fold_repeats(items: list) -> list:
+    """Consecutive proved steps that differ only in their numbers (``pi = [1, 0]``...) form one group."""
+    out = []
+    for item in items:
+        previous = out[-1] if out else None
+        if (previous is not None and item.kind in ("equal", "differ", "holds", "check")
+                and item.status == PROVED and _instance_pattern(item) is not None):
+            head = previous.steps[0] if previous.kind == "group" else previous
+            if (head.kind == item.kind and head.status == PROVED and head.shown == item.shown
+                    and _instance_pattern(head) == _instance_pattern(item)):
+                if previous.kind != "group":
+                    out[-1] = previous = Item("group", rule=head.rule, status=PROVED, steps=[head])
+                previous.steps.append(item)
+                continue
+        out.append(item)
+    return out
+
+
+def _instance_pattern(item: Item):
+    pattern = _INSTANCE.sub("#", item.rule)
+    return pattern if pattern != item.rule else None
 
 
 def _part_item(part) -> Item:
@@ -222,4 +277,5 @@ def _part_item(part) -> Item:
     if part.witness is not None:
         witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
     return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
-                before=part.before, after=part.after, residual=part.residual, witness=witness)
+                before=part.before, after=part.after, residual=part.residual, witness=witness,
+                shown=getattr(part, "shown", None))

@@ -62,6 +62,19 @@ class RenderedFigure:
         return f"figures/{self.name}.pdf"
 
     @property
+    def svg_path(self) -> str:
+        """The SVG beside the page: the page links it (lazily loaded) instead of carrying it inline."""
+        return f"figures/{self.name}.svg"
+
+    @property
+    def svg_size(self) -> tuple:
+        """``(width, height)`` in CSS pixels, so that the page reserves the figure's box before it loads."""
+        found = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', self.svg)
+        if not found:
+            return (640, 260)
+        return tuple(round(float(v) * 4 / 3) for v in found.groups())
+
+    @property
     def anchor(self) -> str:
         return "figure-" + self.name
 
@@ -87,7 +100,20 @@ def _inline_svg(svg: str, spec: FigureSpec) -> str:
     svg = svg[start:].strip()
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
     label = spec.caption.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    svg = _prefix_ids(svg, spec.name)
+    # coordinates to 0.01 pt: matplotlib writes six decimals, which a screen never shows
+    svg = re.sub(r"(-?\d+\.\d{2})\d+", r"\1", svg)
     return svg.replace("<svg ", f'<svg role="img" aria-label="{label}" ', 1)
+
+
+def _prefix_ids(svg: str, prefix: str) -> str:
+    """Every id (and every reference to one) prefixed by the figure's name: matplotlib numbers its
+    elements ``figure_1``, ``axes_1``... in every figure, and one page inlines them all."""
+    ids = set(re.findall(r'\bid="([^"]+)"', svg))
+    if not ids:
+        return svg
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    return re.sub(r'#([A-Za-z_][\w.:-]*)', lambda m: f"#{prefix}-{m.group(1)}" if m.group(1) in ids else m.group(0), svg)
 
 
 def figures_for(claim_ids) -> list:

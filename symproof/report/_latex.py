@@ -79,7 +79,23 @@ def _statement(value) -> str:
 
 
 def _witness(pairs) -> str:
-    return r",\ ".join(f"{to_latex(symbol)} = {to_latex(value)}" for symbol, value in pairs)
+    """Math-mode text; a computed check's named values (``model id: 1``) as upright text."""
+    out = []
+    for name, value in pairs:
+        if isinstance(name, str) or isinstance(value, str):
+            shown = repr(value) if isinstance(value, str) else str(value)
+            out.append(r"\text{" + escape_tex(name) + r" = \texttt{" + escape_tex(shown) + "}}")
+        else:
+            out.append(f"{to_latex(name)} = {to_latex(value)}")
+    return r",\ ".join(out)
+
+
+_RELATION = {"=": "=", "\u2260": r"\ne", "\u2248": r"\approx"}
+
+
+def _named_relation(shown, symbol) -> str:
+    """The two sides as the derivation names them: ``F(PX) = P F(X)``."""
+    return f" {_RELATION.get(symbol, symbol)} ".join(side for side in shown if side)
 
 
 def _anchor(claim_id: str) -> str:
@@ -97,6 +113,7 @@ def render_latex(document) -> str:
     env.filters.update(tex=to_latex, escape=escape_tex, prose=_prose, statement=_statement,
                        witness=_witness, anchor=_anchor, listing=_listing_source)
     env.globals["relation"] = latex_relation
+    env.globals["named_relation"] = _named_relation
     return env.get_template("chapter.tex.j2").render(doc=document)
 
 

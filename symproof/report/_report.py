@@ -57,8 +57,9 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     document = build_document(results, title=title, sections=sections, extra_listings=extra_listings,
                               figures=rendered, include_times=include_times, total_seconds=total_seconds)
     figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}
+    svg_files = {fig.svg_path: fig.svg.encode("utf-8") for _, fig in rendered}
     tex = render_latex(document)
-    files = {**figure_files, f"{tex_name}.tex": tex.encode("utf-8")}
+    files = {**figure_files, **svg_files, f"{tex_name}.tex": tex.encode("utf-8")}
     files[HTML_NAME] = render_html(document).encode("utf-8")
     pdf_error = None
     if pdf is True or (pdf == "auto" and find_pdflatex()):
@@ -67,13 +68,13 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
         except SymproofError as err:
             pdf_error = err
     _write_files(os.fspath(out_dir), files)
-    _remove_stale_figures(os.fspath(out_dir), set(figure_files))
+    _remove_stale_figures(os.fspath(out_dir), set(figure_files) | set(svg_files))
     if pdf_error is not None and pdf is True:
         raise pdf_error
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
     return {
         "html": paths[HTML_NAME], "tex": paths[f"{tex_name}.tex"], "pdf": paths.get(f"{tex_name}.pdf"),
-        "figures": [paths[p] for p in figure_files], "pdf_error": None if pdf_error is None else str(pdf_error),
+        "figures": [paths[p] for p in {**figure_files, **svg_files}], "pdf_error": None if pdf_error is None else str(pdf_error),
     }
 
 
@@ -105,7 +106,7 @@ def _remove_stale_figures(out_dir: str, kept: set) -> None:
         return
     for name in sorted(os.listdir(folder)):
         relative = f"{FIGURE_FOLDER}/{name}"
-        if name.endswith(".pdf") and relative not in kept:
+        if name.endswith((".pdf", ".svg")) and relative not in kept:
             os.unlink(os.path.join(folder, name))
 
 
