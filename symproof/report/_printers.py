@@ -121,7 +121,8 @@ class ReportLatexPrinter(LatexPrinter):
     printmethod = "_symproof_latex"
 
     def __init__(self, settings=None, *, budget: int | None = None):
-        super().__init__(settings)
+        # a long numerator over a short denominator prints as (1/2)(...): a fraction cannot be broken
+        super().__init__({"long_frac_ratio": 3, **(settings or {})})
         self._budget = budget
 
     def _print(self, expr, **kwargs):
@@ -163,7 +164,7 @@ class ReportLatexPrinter(LatexPrinter):
         shown = []
         for k in _kept_indices(len(blocks)):
             shown.append(r"\ldots" if k is None else self._print_block(blocks[k]))
-        return r"\operatorname{blockdiag}\left(" + ", ".join(shown) + r"\right)"
+        return r"\operatorname{blockdiag}\left(" + r", \allowbreak ".join(shown) + r"\right)"
 
     def _print_block(self, block):
         named = _named_block(block)
@@ -532,7 +533,7 @@ def _word_class(word: str) -> str:
     letters = _LETTERS.findall(core)
     named = all(run in _GREEK or run in _FUNCTIONS or len(run) == 1 for run in letters)
     if "_" in core or "^" in core:
-        return "seed" if core[0].isalpha() or core[0] in "(|" else "word"
+        return "seed" if core[0].isalnum() or core[0] in "(|" else "word"
     if any(run in _GREEK for run in letters) and named:
         return "seed"
     if core in ("a", "A.", "I."):
@@ -587,6 +588,8 @@ def _ascii_math_pieces(text: str):
                 elif c != "space":
                     break
                 scan += 1
+            while end > k and tokens[end][1] in ("op", "space"):
+                end -= 1  # a relation with nothing after it ("relayout_pairing = adjacent") ends the formula
             run = [w for w, _ in tokens[k:end + 1]]
             classes = [c for _, c in tokens[k:end + 1] if c != "space"]
             while run and tokens[k][1] == "op" and tokens[k][0] not in ("(",):

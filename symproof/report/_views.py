@@ -62,7 +62,10 @@ def joint_view(values) -> View:
     matrices = [e for e in exprs if _is_matrix(e)]
     long_matrix = any(_latex_length(m) > MAX_SHOWN_CHARS for m in matrices)
     shapes = {m.shape for m in matrices}
-    if long_matrix and len(shapes) == 1 and len(matrices) == sum(isinstance(e, sp.Basic) for e in exprs):
+    shown_values = [e for e in exprs if e is not None and not isinstance(e, str)]
+    if shapes == {(1, 1)} and len(matrices) == len(shown_values):
+        return joint_view([e[0, 0] if _is_matrix(e) else e for e in exprs])  # a 1 x 1 matrix is its entry
+    if long_matrix and len(shapes) == 1 and len(matrices) == len(shown_values):
         shape = shapes.pop()
         i, j = _telling_entry(matrices)
         shown = [e[i, j] if _is_matrix(e) else e for e in exprs]
