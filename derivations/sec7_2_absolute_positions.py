@@ -402,7 +402,8 @@ def sin_finite_precision(proof):
     d = 128
     table = finite_precision_table(d=d)
     positions = table[0]["positions"]
-    proof.table(f"phase error |fl(t omega_r) - t omega_r| (max over r, radians), d = {d}, beta = 10000",
+    proof.table(rf"phase error $|\mathrm{{fl}}(t\,\omega_r) - t\,\omega_r|$ (max over $r$, radians), $d = {d}$, "
+                r"$\beta = 10000$",
                 ["dtype", *[f"t = {p}" for p in positions], "first t with p_t = p_(t+1)"],
                 [[row["dtype"], *[f"{e:.3g}" for e in row["phase_error"]], row["first_equal_t"]] for row in table])
     freqs64 = np.array([float(q) for q in frequencies(d)], dtype=np.float64)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..prover import PROVED, REFUTED, UNKNOWN
-from ._printers import _as_printable, _fitting_latex
+from ._printers import CLAIM_ID, _as_printable, _fitting_latex
 from ._views import View, joint_view
 
 __all__ = ["Document", "Section", "ClaimView", "Item", "Listing", "build_document", "CHAPTER_SECTIONS"]
@@ -80,6 +80,9 @@ class ClaimView:
     seconds: float
     steps: int
     figures: list = field(default_factory=list)
+    #: other claims of the document this one's derivation cites (``rope.relative``), and those citing it
+    uses: tuple = ()
+    used_by: tuple = ()
 
 
 @dataclass
@@ -137,6 +140,7 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
             by_section[number] = Section(number, _section_title(number, result, sections), [])
         by_section[number].claims.append(_claim_view(result))
     claims_by_id = {c.id: c for s in by_section.values() for c in s.claims}
+    _link_citations(claims_by_id)
     for figure, rendered in figures:
         home = next((claims_by_id[cid] for cid in figure.claims if cid in claims_by_id), None)
         if home is not None:
@@ -150,6 +154,25 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
     listings = [Listing(*entry) for entry in extra_listings]
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
     return Document(title, ordered, listings, counts, seconds, include_times)
+
+
+def _cited_ids(view: ClaimView) -> list:
+    texts = []
+    for item in view.items:
+        texts += [item.text, item.rule, item.label] + [step.rule for step in item.steps]
+    found = []
+    for text in texts:
+        for match in CLAIM_ID.finditer(text or ""):
+            if match.group(0) not in found:
+                found.append(match.group(0))
+    return found
+
+
+def _link_citations(claims_by_id: dict) -> None:
+    for view in claims_by_id.values():
+        view.uses = tuple(cid for cid in _cited_ids(view) if cid in claims_by_id and cid != view.id)
+    for view in claims_by_id.values():
+        view.used_by = tuple(other.id for other in claims_by_id.values() if view.id in other.uses)
 
 
 def _is_chapter_number(number: str) -> bool:

@@ -10,7 +10,7 @@ import re
 
 from markupsafe import Markup, escape
 
-from ._printers import latex_to_mathml, mathml_relation, split_prose, to_mathml
+from ._printers import CLAIM_ID, latex_to_mathml, mathml_relation, split_prose, to_mathml
 from ._templates import environment
 
 __all__ = ["render_html", "statement_is_prose"]
@@ -40,11 +40,22 @@ def _latex_math(text: str, display="block") -> Markup:
         return Markup("<code class=\"latex\">") + escape(text) + Markup("</code>")
 
 
-def _prose(text: str) -> Markup:
+def _prose(text: str, claim_ids=frozenset()) -> Markup:
     out = Markup("")
     for kind, piece in split_prose(str(text)):
-        out += _latex_math(piece, "inline") if kind == "math" else escape(piece)
+        out += _latex_math(piece, "inline") if kind == "math" else _linked(piece, claim_ids)
     return out
+
+
+def _linked(text: str, claim_ids) -> Markup:
+    """Plain text with every claim ID of the page as a link to that claim."""
+    out, last = Markup(""), 0
+    for match in CLAIM_ID.finditer(text):
+        if match.group(0) in claim_ids:
+            out += escape(text[last:match.start()])
+            out += Markup('<a href="#{0}"><code>{0}</code></a>').format(match.group(0))
+            last = match.end()
+    return out + escape(text[last:])
 
 
 def _statement(value, display="block") -> Markup:
@@ -104,7 +115,8 @@ def compact_html(page: str) -> str:
 
 def render_html(document) -> str:
     env = environment("html")
-    env.filters.update(math=_math, statement=_statement, prose=_prose, witness=_witness,
+    claim_ids = frozenset(c.id for c in document.claims)
+    env.filters.update(math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
                        inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
     env.globals["relation"] = lambda lhs, symbol, rhs: Markup(mathml_relation(lhs, symbol, rhs))
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(

@@ -123,11 +123,13 @@ def find_pdflatex() -> str | None:
 
 @dataclass(frozen=True)
 class PdfBuild:
-    """The compiled PDF, the last pass's log (overfull boxes, warnings) and how many passes it took."""
+    """The compiled PDF, the last pass's log (overfull boxes, warnings), its table of contents
+    (the ``.toc`` file) and how many passes it took."""
 
     pdf: bytes
     log: str
     passes: int
+    toc: str = ""
 
 
 def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | None = None) -> bytes:
@@ -169,8 +171,9 @@ def build_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | N
         else:
             raise SymproofError(f"pdflatex on {name}.tex: the .aux/.toc still changed after "
                                 f"{MAX_PDFLATEX_PASSES} passes (page references never settle)")
+        toc = (_read(os.path.join(work, f"{name}.toc")) or b"").decode("utf-8", "replace")
         with open(os.path.join(work, f"{name}.pdf"), "rb") as handle:
-            return PdfBuild(handle.read(), log, passes)
+            return PdfBuild(handle.read(), log, passes, toc)
 
 
 def _read(path: str) -> bytes | None:

@@ -31,7 +31,7 @@ from ..encodings import rotation, sin_shift
 __all__ = [
     "ReportLatexPrinter", "ReportMathMLPrinter", "to_latex", "to_mathml", "latex_to_mathml",
     "mathml_relation", "latex_relation",
-    "split_prose", "ascii_math_to_latex", "text_with_math_to_mathml", "MATHML_NAMESPACE",
+    "split_prose", "ascii_math_to_latex", "CLAIM_ID", "text_with_math_to_mathml", "MATHML_NAMESPACE",
 ]
 
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
@@ -519,8 +519,14 @@ _LETTERS = re.compile(r"[A-Za-z]+")
 _CALL = re.compile(r"(?:" + "|".join(_FUNCTIONS) + r")\(.*\)[.,;:]?")
 
 
+#: a claim ID in prose (``rope.relative``): a name to link, never a formula
+CLAIM_ID = re.compile(r"\b[a-z]+\.[a-z][a-z0-9_]*\b")
+
+
 def _word_class(word: str) -> str:
     """``"seed"`` (surely math), ``"atom"`` (math next to math) or ``"word"``."""
+    if CLAIM_ID.search(word):
+        return "word"
     if word.endswith(":"):
         return "word"  # a label ("L1:"), not a formula
     core = word.rstrip(".,;:")

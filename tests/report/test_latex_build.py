@@ -120,3 +120,55 @@ def test_the_command_names_a_pdf_failure_and_exits_non_zero(tmp_path):
                             timeout=300)
     assert no_pdf.returncode == 0, no_pdf.stderr
     assert (tmp_path / "plain" / "index.html").exists() and not (tmp_path / "plain" / "chapter.pdf").exists()
+
+
+@pytest.fixture(scope="module")
+def committed_build():
+    from symproof.report._latex import build_pdf
+
+    if not (REPO / "reports" / "chapter.tex").exists():
+        pytest.skip("reports/ has not been generated in this checkout")
+    figures = {f"figures/{p.name}": p.read_bytes() for p in (REPO / "reports" / "figures").glob("*.pdf")}
+    return build_pdf((REPO / "reports" / "chapter.tex").read_text("utf-8"), figures)
+
+
+@pytest.mark.latex
+@needs_pdflatex
+def test_the_pdf_has_no_overfull_box(committed_build):
+    over = [float(w) for w in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", committed_build.log)]
+    assert [w for w in over if w > 2.0] == []
+
+
+@pytest.mark.latex
+@needs_pdflatex
+def test_no_formula_is_scaled_below_70_percent(committed_build):
+    scaled = re.findall(r"symproof-fit: ([\d.]+)pt into ([\d.]+)pt", committed_build.log)
+    ratios = [float(line) / float(natural) for natural, line in scaled]
+    assert all(r >= 0.7 for r in ratios), sorted(ratios)[:5]
+    # the long ones are broken over lines instead (the log names each)
+    assert "symproof-break" in committed_build.log
+
+
+@pytest.mark.latex
+@needs_pdflatex
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) is not installed")
+def test_the_contents_give_the_pages_the_sections_are_on(committed_build, tmp_path):
+    entries = re.findall(r"\\contentsline \{section\}\{(.+?)\}\{(\d+)\}", committed_build.toc)
+    assert len(entries) >= 5
+    pdf = tmp_path / "chapter.pdf"
+    pdf.write_bytes(committed_build.pdf)
+    for title, page in entries:
+        plain = re.sub(r"\\([^A-Za-z])", r"\1", title.replace("-{}", "-"))
+        words = re.sub(r"\\[A-Za-z]+|[{}]", " ", plain).split()[:2]
+        text = subprocess.run(["pdftotext", "-f", page, "-l", page, "-layout", str(pdf), "-"], capture_output=True,
+                              text=True, timeout=60).stdout
+        assert " ".join(words) in " ".join(text.split()), (title, page)
+    assert committed_build.passes >= 3  # two passes are not enough: the contents' length moves the pages
+
+
+@pytest.mark.latex
+@needs_pdflatex
+def test_assumptions_and_derivation_headings_stand_on_their_own_lines():
+    tex = (REPO / "reports" / "chapter.tex").read_text("utf-8")
+    assert tex.count(r"\textbf{Derivation.}\par") == tex.count(r"\textbf{Derivation.}") > 0
+    assert tex.count(r"\textbf{Assumptions.}\par") == tex.count(r"\textbf{Assumptions.}") > 0
