@@ -137,7 +137,8 @@ def abs_scale_statistics(proof):
     proof.note(f"d = {d} coordinates; e has zero mean (E[e_i] = 0) and is independent of p, "
                "so p is a constant factor inside E.")
     cross = 2 * alpha * sum(a * b for a, b in zip(e, p))
-    proof.equal("the cross term vanishes: E[2 alpha e^T p] = 2 alpha sum_i E[e_i] p_i = 0", E(cross), 0)
+    proof.equal("the cross term vanishes", E(cross), 0,
+                shown=(r"E[2\alpha\, e^T p] = 2\alpha \sum_i E[e_i]\, p_i", "0"))
     proof.chain(E(norm2([alpha * a + b for a, b in zip(e, p)])), alpha**2 * E(norm2(e)) + norm2(p),
                 "second moment") \
         .step("expand the square, linearity of E", alpha**2 * E(norm2(e)) + E(cross) + norm2(p)) \

@@ -527,8 +527,9 @@ def _word_class(word: str) -> str:
     """``"seed"`` (surely math), ``"atom"`` (math next to math) or ``"word"``."""
     if CLAIM_ID.search(word):
         return "word"
-    if word.endswith(":"):
-        return "word"  # a label ("L1:"), not a formula
+    if word.endswith(":") and not re.search(r"[_^]|[=<>]", word) and not any(
+            run in _GREEK for run in _LETTERS.findall(word)) and not re.fullmatch(r"\d+[A-Za-z]?:", word):
+        return "word"  # a label ("L1:", "note:"), not a formula
     core = word.rstrip(".,;:")
     if not core or not _MATH_CHARS.fullmatch(core):
         return "word"
@@ -589,7 +590,7 @@ def _ascii_math_pieces(text: str):
                 w, c = tokens[scan]
                 if c in ("seed", "atom", "op"):
                     end = scan
-                    if w.endswith((".", ";", ":")) and not w.endswith("..") and scan > k:
+                    if (w.endswith((".", ";")) and not w.endswith("..") and scan > k) or w.endswith(":"):
                         break
                 elif c != "space":
                     break
@@ -603,6 +604,8 @@ def _ascii_math_pieces(text: str):
                 k += 1
                 run = run[1:]
                 classes = classes[1:]
+            if not run:
+                continue
             useful = "seed" in classes or (
                 any(c == "op" for c in classes) and sum(c != "op" for c in classes) >= 2)
             if run and useful:

@@ -22,7 +22,7 @@ from ._printers import _as_printable, _fitting_latex
 __all__ = ["View", "joint_view", "MAX_SHOWN_CHARS", "MAX_ENTRY_CHARS"]
 
 #: a matrix whose LaTeX is longer than this is shown by one entry
-MAX_SHOWN_CHARS = 400
+MAX_SHOWN_CHARS = 900
 #: an entry (or a non-matrix expression) longer than this gets its subterms named
 MAX_ENTRY_CHARS = 420
 #: at most this many common subterms are named
