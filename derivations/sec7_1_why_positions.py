@@ -81,8 +81,10 @@ def summary_in_first_row(X: Matrix) -> Matrix:
 def perm_orthogonal(proof):
     for T in range(1, 5):
         mats = [permutation_matrix(p) for p in all_permutations(T)]
-        proof.equal(f"P^T P = I for all {len(mats)} permutation matrices of size {T} (stacked)",
-                    Matrix.vstack(*[P.T * P for P in mats]), Matrix.vstack(*[sp.eye(T)] * len(mats)))
+        proof.equal(f"$P^T P = I$ for all {len(mats)} permutation matrices of size $T = {T}$ (stacked)",
+                    Matrix.vstack(*[P.T * P for P in mats]), Matrix.vstack(*[sp.eye(T)] * len(mats)),
+                    shown=(rf"\begin{{bmatrix}} P_1^T P_1 \\ \vdots \\ P_{{{len(mats)}}}^T P_{{{len(mats)}}} \end{{bmatrix}}",
+                           rf"\begin{{bmatrix}} I_{T} \\ \vdots \\ I_{T} \end{{bmatrix}}"))
     proof.note("General T, the index argument: (P^T P)_ij = sum_k P_ki P_kj = sum_k [pi(k) = i][pi(k) = j]; "
                "pi is a bijection of 0..T-1, so reindexing l = pi(k) gives sum_l delta_li delta_lj. "
                "Both indices lie in 0..T-1: on the diagonal write T = i + 1 + u; off it, by symmetry "
@@ -109,21 +111,23 @@ def perm_equivariance_vs_invariance(proof):
     perms = all_permutations(T)
     for p in perms:
         P = permutation_matrix(p)
-        proof.equal(f"row sum is invariant, pi = {p}", ones(T).T * (P * X), ones(T).T * X)
+        proof.equal(f"row sum is invariant, $\\pi = {p}$", ones(T).T * (P * X), ones(T).T * X,
+                    shown=(r"\mathbf{1}^T (P X)", r"\mathbf{1}^T X"))
     for p in perms:
         P = permutation_matrix(p)
-        proof.equal(f"row-wise map is equivariant, pi = {p}", (P * X) * W, P * (X * W))
+        proof.equal(f"row-wise map is equivariant, $\\pi = {p}$", (P * X) * W, P * (X * W),
+                    shown=("(P X) W", "P (X W)"))
     proof.note("General T: 1^T P = 1^T because every column of P holds exactly one 1, and "
                "(P X) W = P (X W) is associativity of the matrix product.")
     P = permutation_matrix([1, 0, 2])
     proof.note("Invariant but not equivariant: G(X) puts the column sums in row 0 and zeros elsewhere.")
-    proof.equal("G is invariant: G(PX) = G(X)", summary_in_first_row(P * X), summary_in_first_row(X))
+    proof.equal("G is invariant", summary_in_first_row(P * X), summary_in_first_row(X), shown=("G(PX)", "G(X)"))
     zero = {s: 0 for s in X.free_symbols | W.free_symbols}
-    proof.differ("G is not equivariant: G(PX) != P G(X), pi = [1, 0, 2]",
-                 summary_in_first_row(P * X), P * summary_in_first_row(X),
+    proof.differ("G is not equivariant, $\\pi = [1, 0, 2]$",
+                 summary_in_first_row(P * X), P * summary_in_first_row(X), shown=("G(PX)", "P G(X)"),
                  witness={**zero, sp.Symbol("x00", real=True): 1})
-    proof.differ("F(X) = XW is equivariant but not invariant: F(PX) != F(X), pi = [1, 0, 2]",
-                 (P * X) * W, X * W,
+    proof.differ("$F(X) = XW$ is equivariant but not invariant, $\\pi = [1, 0, 2]$",
+                 (P * X) * W, X * W, shown=("F(PX)", "F(X)"),
                  witness={**zero, sp.Symbol("x00", real=True): 1, sp.Symbol("w00", real=True): 1})
 
 
@@ -138,19 +142,23 @@ def perm_bag_of_tokens(proof):
     a, h, b = (Matrix([[sp.Symbol(f"{name}{c}", real=True) for c in range(d)]]) for name in ("a", "h", "b"))
     A_helps_B, B_helps_A = Matrix.vstack(a, h, b), Matrix.vstack(b, h, a)
     P = permutation_matrix([2, 1, 0])
-    proof.equal("the two sentences are one permutation apart: X_BA = P X_AB", P * A_helps_B, B_helps_A)
+    proof.equal("the two sentences are one permutation apart", P * A_helps_B, B_helps_A,
+                shown=(r"P X_{AB}", r"X_{BA}"))
     proof.note("Hence g(X_BA) = g(P X_AB) = g(X_AB) for every invariant g; instances follow.")
     W_Q, W_K, W_V = attention_weights(d, d)
     summaries = {
-        "sum pooling 1^T X": lambda X: ones(3).T * X,
+        r"sum pooling $\mathbf{1}^T X$": lambda X: ones(3).T * X,
         "max pooling (column-wise max)": lambda X: Matrix([[sp.Max(*X[:, c]) for c in range(d)]]),
-        "mean of position-free attention 1^T F(X) / T": lambda X: ones(3).T * self_attention(X, W_Q, W_K, W_V) / 3,
+        r"mean of position-free attention $\mathbf{1}^T F(X) / T$":
+            lambda X: ones(3).T * self_attention(X, W_Q, W_K, W_V) / 3,
     }
     for name, g in summaries.items():
-        proof.equal(f"{name} gives both orders the same value", g(B_helps_A), g(A_helps_B))
+        proof.equal(f"{name} gives both orders the same value", g(B_helps_A), g(A_helps_B),
+                    shown=(r"g(X_{BA})", r"g(X_{AB})"))
     zero = {s: 0 for s in A_helps_B.free_symbols}
     proof.differ("a summary that reads the first token (it knows positions) tells them apart",
-                 B_helps_A[0, :], A_helps_B[0, :], witness={**zero, sp.Symbol("a0", real=True): 1})
+                 B_helps_A[0, :], A_helps_B[0, :], shown=(r"(X_{BA})_{0}", r"(X_{AB})_{0}"),
+                 witness={**zero, sp.Symbol("a0", real=True): 1})
 
 
 # -- attn.equivariance ----------------------------------------------------------------------------------
@@ -166,7 +174,9 @@ def equivariance_for_all_permutations(proof, T: int, masks: dict) -> None:
             P = permutation_matrix(p)
             PMPt = None if M is None else permute_rows_and_columns(M, p)
             label = "" if M is None else f", mask {mask_name} permuted along"
-            proof.equal(f"T = {T}, pi = {p}{label}: F(PX) = P F(X)", self_attention(P * X, *W, mask=PMPt), P * F_X)
+            shown = ("F(PX)", "P F(X)") if M is None else ("F(PX;\\, P M P^T)", "P F(X;\\, M)")
+            proof.equal(f"$T = {T}$, $\\pi = {p}${label}", self_attention(P * X, *W, mask=PMPt), P * F_X,
+                        shown=shown)
 
 
 def lemma_chain(proof, mask=None) -> None:
@@ -182,20 +192,25 @@ def lemma_chain(proof, mask=None) -> None:
                "map commutes with a row permutation, because the softmax normalises row i over that "
                "row's own entries, and row i of P S P^T is row pi(i) of S with its entries reordered by "
                "pi — a sum does not depend on the order of its terms.")
-    proof.equal("L1: (P X) W = P (X W)", (P * X) * W_Q, P * (X * W_Q))
+    proof.equal("L1: associativity of the matrix product", (P * X) * W_Q, P * (X * W_Q), shown=("(P X) W_Q", "P (X W_Q)"))
     scores = (X * W_Q) * (X * W_K).T / sp.sqrt(2)
-    proof.equal("L2: the scores of P X are P S P^T", ((P * X) * W_Q) * ((P * X) * W_K).T / sp.sqrt(2),
-                P * scores * P.T)
+    proof.equal("L2: the scores of $P X$ are $P S P^T$", ((P * X) * W_Q) * ((P * X) * W_K).T / sp.sqrt(2),
+                P * scores * P.T, shown=(r"(P X W_Q)(P X W_K)^T / \sqrt{d_k}", r"P S P^T"))
     M = None if mask is None else mask
     PMPt = None if mask is None else permute_rows_and_columns(mask, perm)
-    proof.equal("L3: softmax_rows(P S P^T) = P softmax_rows(S) P^T" + ("" if mask is None else " (mask along)"),
-                softmax_rows(P * S * P.T, PMPt), P * softmax_rows(S, M) * P.T)
-    proof.equal("L4: (P A P^T)(P V) = P A V, by P^T P = I", (P * A * P.T) * (P * V), P * (A * V))
+    proof.equal("L3: the softmax normalises each row over that row's own entries"
+                + ("" if mask is None else " (the mask permuted along)"),
+                softmax_rows(P * S * P.T, PMPt), P * softmax_rows(S, M) * P.T,
+                shown=(r"\operatorname{softmax}_{\mathrm{rows}}(P S P^T)", r"P \operatorname{softmax}_{\mathrm{rows}}(S) P^T"))
+    proof.equal("L4: by $P^T P = I$", (P * A * P.T) * (P * V), P * (A * V), shown=(r"(P A P^T)(P V)", "P A V"))
     F_PX = self_attention(P * X, W_Q, W_K, W_V, mask=PMPt)
-    proof.chain(F_PX, P * self_attention(X, W_Q, W_K, W_V, mask=M), "F(PX) = P F(X)") \
-        .step("L1, L2: scores P S P^T, values P (X W_V)", softmax_rows(P * scores * P.T, PMPt) * (P * (X * W_V))) \
-        .step("L3: softmax commutes with the permutation", (P * softmax_rows(scores, M) * P.T) * (P * (X * W_V))) \
-        .step("L4: P^T P = I", P * (softmax_rows(scores, M) * (X * W_V)))
+    soft = r"\operatorname{softmax}_{\mathrm{rows}}"
+    proof.chain(F_PX, P * self_attention(X, W_Q, W_K, W_V, mask=M), "$F(PX) = P F(X)$", shown="F(PX)") \
+        .step("L1, L2: scores $P S P^T$, values $P (X W_V)$", softmax_rows(P * scores * P.T, PMPt) * (P * (X * W_V)),
+              shown=soft + r"(P S P^T)\, P X W_V") \
+        .step("L3: the softmax commutes with the permutation", (P * softmax_rows(scores, M) * P.T) * (P * (X * W_V)),
+              shown=r"P\, " + soft + r"(S)\, P^T P X W_V") \
+        .step("L4: $P^T P = I$", P * (softmax_rows(scores, M) * (X * W_V)), shown=r"P\, " + soft + r"(S)\, X W_V = P F(X)")
 
 
 @claim("attn.equivariance", section="7.1", title="Position-free attention is permutation-equivariant",
@@ -228,8 +243,9 @@ def masks_for(T: int) -> dict:
 def attn_masked_equivariance(proof):
     M = symbol_matrix("m", 3, 3)
     for p in all_permutations(3):
-        proof.equal(f"permuting by indices is P M P^T for every finite M, pi = {p}",
-                    permute_rows_and_columns(M, p), permutation_matrix(p) * M * permutation_matrix(p).T)
+        proof.equal(f"permuting by indices is $P M P^T$ for every finite $M$, $\\pi = {p}$",
+                    permute_rows_and_columns(M, p), permutation_matrix(p) * M * permutation_matrix(p).T,
+                    shown=(r"\left(M_{\pi(i)\pi(j)}\right)_{ij}", "P M P^T"))
     for T in (2, 3):
         equivariance_for_all_permutations(proof, T, masks_for(T))
     lemma_chain(proof, mask=causal_mask(LEMMA_SIZE))
@@ -260,15 +276,17 @@ def attn_causal_mask_breaks_equivariance(proof):
     swap = [1, 0]
     L = causal_mask(2)
     proof.note("pi = [1, 0] (swap the two tokens), T = 2.")
-    proof.differ("P L P^T != L (compared as visibility patterns exp(M))",
-                 visibility(permute_rows_and_columns(L, swap)), visibility(L), witness={})
+    proof.differ("the causal mask does not move with the tokens (compared as visibility patterns $e^M$)",
+                 visibility(permute_rows_and_columns(L, swap)), visibility(L), witness={},
+                 shown=(r"e^{P L P^T}", r"e^{L}"))
     P = permutation_matrix(swap)
     X = symbol_matrix("x", 2, 1)
     W = attention_weights(1, 1)
     witness = {sp.Symbol(n, real=True): value for n, value in
                (("x00", 0), ("x10", 1), ("q00", 1), ("k00", 1), ("v00", 1))}
-    proof.differ("F(PX; L) != P F(X; L): the fixed mask does not move with the tokens",
-                 self_attention(P * X, *W, mask=L), P * self_attention(X, *W, mask=L), witness=witness)
+    proof.differ("the fixed mask does not move with the tokens",
+                 self_attention(P * X, *W, mask=L), P * self_attention(X, *W, mask=L), witness=witness,
+                 shown=("F(PX;\\, L)", "P F(X;\\, L)"))
 
 
 # -- attn.additive_positions_break_equivariance ---------------------------------------------------------
@@ -286,10 +304,12 @@ def attn_additive_positions_break_equivariance(proof):
     X = symbol_matrix("x", T, d)
     W = attention_weights(d)
     zero = {s: 0 for s in X.free_symbols}
-    proof.differ("P X + P_pos != P (X + P_pos)", P * X + positions, P * (X + positions), witness=zero)
+    proof.differ("the positions stay put when the tokens move", P * X + positions, P * (X + positions), witness=zero,
+                 shown=(r"P X + P_{\mathrm{pos}}", r"P (X + P_{\mathrm{pos}})"))
     identity = {s: (1 if str(s)[1] == str(s)[2] else 0) for w in W for s in w.free_symbols}
-    proof.differ("attention on X + P_pos is not equivariant (X = 0, W_Q = W_K = W_V = I)",
+    proof.differ("attention on $X + P_{\\mathrm{pos}}$ is not equivariant ($X = 0$, $W_Q = W_K = W_V = I$)",
                  self_attention(P * X + positions, *W), P * self_attention(X + positions, *W),
+                 shown=(r"F(P X + P_{\mathrm{pos}})", r"P F(X + P_{\mathrm{pos}})"),
                  witness={**zero, **identity})
     proof.note("Each token's position row moved with it would restore equivariance: "
                "P (X + P_pos) is the input of P F(X + P_pos).")

@@ -163,9 +163,12 @@ def rope_algorithm_7_1_in_place(Z, I, d_r, freqs):
        equations=("7.13",))
 def rope_rotation(proof):
     R = rotation(th)
-    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), "R(th) z") \
+    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), r"$R(\theta) z$",
+                shown=r"\begin{bmatrix}\cos\theta & -\sin\theta \\ \sin\theta & \cos\theta\end{bmatrix}"
+                      r"\begin{bmatrix} z_0 \\ z_1 \end{bmatrix}") \
         .step("multiply the 2x2 block by the pair",
-              Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]))
+              Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]),
+              shown=r"\begin{bmatrix} z_0\cos\theta - z_1\sin\theta \\ z_0\sin\theta + z_1\cos\theta \end{bmatrix}")
     proof.differ("the components mix: the first output depends on z1", sp.diff((R * z)[0], z1), 0,
                  witness={th: 1})
     no_minus = Matrix([[cos(th), sin(th)], [sin(th), cos(th)]])
@@ -181,8 +184,10 @@ def rope_rotation(proof):
        statement=r"R(\theta)^T R(\theta) = I,\ \det R(\theta) = 1,\ \|R(\theta) z\| = \|z\|")
 def rope_orthogonal(proof):
     R = rotation(th)
-    proof.chain(R.T * R, sp.eye(2), "orthogonality") \
-        .step("multiply out the entries", Matrix([[cos(th)**2 + sin(th)**2, 0], [0, sin(th)**2 + cos(th)**2]])) \
+    proof.chain(R.T * R, sp.eye(2), "orthogonality", shown=r"R(\theta)^T R(\theta)") \
+        .step("multiply out the entries", Matrix([[cos(th)**2 + sin(th)**2, 0], [0, sin(th)**2 + cos(th)**2]]),
+              shown=r"\begin{bmatrix}\cos^2\theta + \sin^2\theta & \cos\theta\sin\theta - \sin\theta\cos\theta \\ "
+                    r"\sin\theta\cos\theta - \cos\theta\sin\theta & \sin^2\theta + \cos^2\theta\end{bmatrix}") \
         .step("cos^2 + sin^2 = 1", sp.eye(2))
     proof.chain(R.det(), 1, "determinant").step("cos^2 + sin^2 = 1", sp.Integer(1))
     rz = R * z
@@ -195,8 +200,8 @@ def rope_orthogonal(proof):
 @claim("rope.compose", section="7.3", title="Rotations compose by adding angles",
        statement=r"R(a) R(b) = R(a + b)")
 def rope_compose(proof):
-    proof.chain(rotation(a) * rotation(b), rotation(a + b)) \
-        .step("entry products", Matrix([
+    proof.chain(rotation(a) * rotation(b), rotation(a + b), shown="R(a) R(b)") \
+        .step("entry products", shown=r"\left[\sum_k R(a)_{ik} R(b)_{kj}\right]_{ij}", expr=Matrix([
             [cos(a) * cos(b) - sin(a) * sin(b), -cos(a) * sin(b) - sin(a) * cos(b)],
             [sin(a) * cos(b) + cos(a) * sin(b), -sin(a) * sin(b) + cos(a) * cos(b)],
         ])) \
@@ -206,8 +211,8 @@ def rope_compose(proof):
 @claim("rope.relative", section="7.3", title="Relative rotation",
        statement=r"R(a)^T R(b) = R(b - a)")
 def rope_relative(proof):
-    proof.chain(rotation(a).T * rotation(b), rotation(b - a)) \
-        .step("entry products", Matrix([
+    proof.chain(rotation(a).T * rotation(b), rotation(b - a), shown="R(a)^T R(b)") \
+        .step("entry products", shown=r"\left[\sum_k R(a)_{ki} R(b)_{kj}\right]_{ij}", expr=Matrix([
             [cos(a) * cos(b) + sin(a) * sin(b), -cos(a) * sin(b) + sin(a) * cos(b)],
             [-sin(a) * cos(b) + cos(a) * sin(b), sin(a) * sin(b) + cos(a) * cos(b)],
         ])) \
@@ -282,13 +287,15 @@ def rope_block_relative(proof):
     proof.note("With the block lemma, R_i^T R_j = blockdiag(R(i omega_r)^T R(j omega_r)) = R_{j-i}, and the "
                "score (R_i q)^T (R_j k) = q^T R_i^T R_j k is the sum over r of the generic pair.")
     proof.holds("every frequency is a positive real, so each block is an instance of the generic block",
-                omega_r > 0)
+                sp.StrictGreaterThan(omega_r, 0, evaluate=False))
 
     for width in CONCRETE_WIDTHS:
         proof.equal(f"d_k = {width}: blockwise, {width // 2} blocks", *block_relative_sides(width))
     proof.equal("d_k = 4 with the exact frequencies 1 and 1/100", *block_relative_sides(4, frequencies(4)))
-    proof.note(f"d_k = {' and '.join(map(str, TESTED_WIDTHS))} are checked the same way by the test suite "
-               "(tests/derivations/test_sec7_3.py).")
+    proof.note(f"Widths checked concretely: $d_k = {', '.join(map(str, CONCRETE_WIDTHS))}$ and 4 on every run; "
+               f"$d_k = {' and '.join(map(str, TESTED_WIDTHS))}$ the same way by the test suite "
+               "(tests/derivations/test_sec7_3.py). Every other width is covered by the symbolic-width "
+               "proof above: the generic block with symbolic $d_k$ and $r$, and the block lemma.")
 
 
 @claim("rope.frequency_denominator", section="7.3", kind="not-in-general",
@@ -305,9 +312,10 @@ def rope_frequency_denominator(proof):
     proof.equal("ratio of frequencies: beta^(-2r/d_r) / beta^(-2r/d_k) = beta^x",
                 frequency(r1, d_r, base) / frequency(r1, d_r + gap, base), base**exponent)
     proof.equal("x = -2 r e / (d_r d_k)", exponent, -2 * r1 * gap / (d_r * (d_r + gap)))
-    proof.holds("x < 0 for every r >= 1 and d_r < d_k", -2 * r1 * gap / (d_r * (d_r + gap)) < 0)
-    proof.holds("log of the ratio x log(beta) < 0 for beta > 1: every frequency with r >= 1 differs",
-                -2 * r1 * gap / (d_r * (d_r + gap)) * sp.log(base) < 0)
+    proof.holds(r"$x < 0$ for every $r \ge 1$ and $d_r < d_k$",
+                sp.StrictLessThan(-2 * r1 * gap / (d_r * (d_r + gap)), 0, evaluate=False))
+    proof.holds(r"the log of the ratio, $x \log\beta$, is $< 0$ for $\beta > 1$: every frequency with $r \ge 1$ differs",
+                sp.StrictLessThan(-2 * r1 * gap / (d_r * (d_r + gap)) * sp.log(base), 0, evaluate=False))
     proof.equal("r = 0 is the one frequency they share", frequency(0, d_r, beta), frequency(0, d_r + gap, beta))
 
     small, large = 32, 128
@@ -435,9 +443,9 @@ def rope_example(proof):
     proof.digits("R(3) k [1], correctly rounded", rk[1], "1.413353")
     direct = (rq.T * rk)[0]
     proof.digits("direct product", direct, "5.948935")
-    proof.equal("plain product q^T k", (qe.T * ke)[0], sp.Integer(1))
+    proof.equal("plain product", (qe.T * ke)[0], sp.Integer(1), shown=("q^T k", "1"))
     cross = qe[1] * ke[0] - qe[0] * ke[1]
-    proof.equal("cross term 2*3 - 1*(-1)", cross, sp.Integer(7))
+    proof.equal("cross term", cross, sp.Integer(7), shown=(r"q_1 k_0 - q_0 k_1 = 2 \cdot 3 - 1 \cdot (-1)", "7"))
     via_offset = (qe.T * ke)[0] * cos(2) + cross * sin(2)
     proof.equal("via D = 2: cos 2 + 7 sin 2 equals the direct product exactly", direct, via_offset)
     proof.digits("cos 2 + 7 sin 2", via_offset, "5.948935")

@@ -104,16 +104,24 @@ def grad_frequency(proof):
 def grad_score_not_monotone(proof):
     unit = Matrix([1, 0])
     s = relative_score(D, w, unit, unit)
-    proof.equal("q = k = (1, 0) gives s = cos(D w)", s, cos(D * w))
+    proof.equal("$q = k = (1, 0)$ gives $s = \\cos(D\\omega)$", s, cos(D * w),
+                shown=(r"q^T R(D\omega)\, k\,\big|_{q = k = (1, 0)}", r"\cos(D\omega)"))
     near, far, farther = 0, 3, 6
     at = {w: 1}
-    proof.note(f"With w = 1 (the first RoPE frequency, beta^0) and offsets D = {near}, {far}, {farther}.")
-    s_near, s_far, s_farther = (s.subs({**at, D: d}) for d in (near, far, farther))
-    proof.holds(f"the score falls from D = {near} to D = {far}", s_far < s_near)
-    proof.holds(f"and rises again from D = {far} to D = {farther}: the farther key scores higher",
-                s_farther > s_far)
-    proof.holds("within one period: D = 6 < 2 pi", sp.Integer(farther) * at[w] < 2 * pi)
+    proof.note(f"With $\\omega = 1$ (the first RoPE frequency, $\\beta^0$) and offsets $D = {near}, {far}, {farther}$.")
+
+    def score_at(offset):
+        """``s`` at ``D = offset``, the cosine left unevaluated so that a report shows ``cos 3 < cos 0``."""
+        return s.func(*[arg.xreplace({**at, D: sp.Integer(offset)}) for arg in s.args], evaluate=False)
+
+    s_near, s_far, s_farther = (score_at(d) for d in (near, far, farther))
+    offsets = sp.Tuple(near, far, farther)
+    proof.holds(f"the score falls from $D = {near}$ to $D = {far}$", sp.StrictLessThan(s_far, s_near, evaluate=False),
+                witness={w: 1, D: offsets})
+    proof.holds(f"and rises again from $D = {far}$ to $D = {farther}$: the farther key scores higher",
+                sp.StrictGreaterThan(s_farther, s_far, evaluate=False), witness={w: 1, D: offsets})
+    proof.holds("within one period", sp.StrictLessThan(sp.Integer(farther) * at[w], 2 * pi, evaluate=False))
     slope = sp.diff(s, D)
-    proof.equal("ds/dD by diff", slope, -w * sin(D * w))
-    proof.holds("ds/dD > 0 at D = 4 (w = 1): the score grows with distance there",
-                slope.subs({**at, D: 4}) > 0)
+    proof.equal("by diff", slope, -w * sin(D * w), shown=(r"\frac{ds}{dD}", r"-\omega \sin(D\omega)"))
+    proof.holds(r"$\frac{ds}{dD} > 0$ at $D = 4$ ($\omega = 1$): the score grows with distance there",
+                sp.StrictGreaterThan(slope.subs({**at, D: 4}), 0, evaluate=False), witness={w: 1, D: 4})

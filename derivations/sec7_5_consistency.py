@@ -119,7 +119,7 @@ def scheme_relative_bias(proof):
     proof.note("ALiBi is the instance b_D = -m |D|.")
     proof.equal("ALiBi: shift both positions by c", biased(x, y, i + c, j + c, alibi), biased(x, y, i, j, alibi))
     proof.equal("ALiBi is symmetric in the offset", alibi(i - j), alibi(j - i))
-    proof.holds("ALiBi never rewards distance", alibi(j - i) <= 0)
+    proof.holds("ALiBi never rewards distance", sp.LessThan(alibi(j - i), 0, evaluate=False))
 
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     effect = _score(q, k, i, j) - _score(q, k, i, i)

@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--only", nargs="*", default=None, metavar="ID_OR_GLOB", help="claims to include")
     report.add_argument("--times", action="store_true",
                         help="write wall times into the reports (they are then not reproducible byte for byte)")
+    report.add_argument("--no-pdf", action="store_true",
+                        help="write the HTML and the TeX only (no pdflatex run)")
     report.set_defaults(func=_cmd_report)
 
     export = sub.add_parser("export", help="write a generated kernel as standalone source")

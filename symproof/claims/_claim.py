@@ -87,6 +87,9 @@ class Part:
     verdict: Any = None
     data: Any = None
     chain: int | None = None
+    #: how a report names the two sides (LaTeX, unevaluated: ``("F(PX)", "P F(X)")``); presentation only,
+    #: the prover compares ``before`` and ``after``
+    shown: tuple | None = None
 
     @property
     def witness_text(self) -> str | None:
@@ -96,16 +99,23 @@ class Part:
 class Chain:
     """``lhs = e1 = e2 = ... = rhs``, each ``=`` checked by the prover."""
 
-    def __init__(self, proof: "Proof", index: int, lhs, rhs, label: str):
+    def __init__(self, proof: "Proof", index: int, lhs, rhs, label: str, shown: str | None = None):
         self._proof, self.index, self.lhs, self.rhs, self.label = proof, index, lhs, rhs, label
+        self.shown = shown
         self.current = lhs
+        self._current_shown = shown
 
-    def step(self, rule: str, expr) -> "Chain":
-        """Rewrite the current expression into ``expr`` by ``rule``; the prover checks it."""
+    def step(self, rule: str, expr, *, shown: str | None = None) -> "Chain":
+        """Rewrite the current expression into ``expr`` by ``rule``; the prover checks it.
+
+        ``shown``: the new expression as a reader writes it (LaTeX, unevaluated), for reports.
+        """
         # each step is checked from the expression the previous step stated, proved or
         # not: a wrong step is reported once, and the steps after it are judged on their own
-        self._proof._equal(rule, self.current, expr, chain=self.index)
+        self._proof._equal(rule, self.current, expr, chain=self.index,
+                           shown=None if shown is None else (self._current_shown, shown))
         self.current = expr
+        self._current_shown = shown
         return self
 
     @property
@@ -144,40 +154,45 @@ class Proof:
         self.parts.append(part)
         return part
 
-    def _equal(self, rule, lhs, rhs, chain=None) -> Part:
+    def _equal(self, rule, lhs, rhs, chain=None, shown=None) -> Part:
         start = time.perf_counter()
         try:
             verdict = prove_equal(lhs, rhs)
         except SymproofError as err:
             raise err.with_context(claim=self.claim.id, step=rule)
-        return self.record(rule, verdict, seconds=time.perf_counter() - start, chain=chain)
+        return self.record(rule, verdict, seconds=time.perf_counter() - start, chain=chain, shown=shown)
 
-    def record(self, rule: str, verdict, *, seconds: float = 0.0, chain=None) -> Part:
+    def record(self, rule: str, verdict, *, seconds: float = 0.0, chain=None, shown=None) -> Part:
         """Record a :class:`Verdict` of ``prove_equal`` computed elsewhere as an equality step."""
         return self._add(Part("equal", rule, verdict.lhs, verdict.rhs, verdict.status, verdict.method,
                               seconds, verdict.witness, verdict.residual, verdict.reason, verdict,
-                              chain=chain))
+                              chain=chain, shown=_shown_pair(shown)))
 
     def undecided(self, kind: str, rule: str, detail: str, *, method: str = "") -> Part:
         """A step that could not be decided: it keeps the claim ``unknown`` and says why."""
         return self._add(Part(kind, rule, status=UNKNOWN, method=method, detail=detail))
 
     # -- the statements a derivation can make ----------------------------------------------------
-    def chain(self, lhs, rhs, label: str = "") -> Chain:
-        """Open a chain of equalities from ``lhs`` that must end at ``rhs``."""
-        chain = Chain(self, len(self.chains), lhs, rhs, label)
+    def chain(self, lhs, rhs, label: str = "", *, shown: str | None = None) -> Chain:
+        """Open a chain of equalities from ``lhs`` that must end at ``rhs`` (``shown``: ``lhs`` in LaTeX)."""
+        chain = Chain(self, len(self.chains), lhs, rhs, label, shown)
         self.chains.append(chain)
         return chain
 
-    def equal(self, rule: str, lhs, rhs) -> Part:
-        """A one-step identity ``lhs = rhs``."""
-        return self._equal(rule, lhs, rhs)
+    def equal(self, rule: str, lhs, rhs, *, shown: tuple | None = None) -> Part:
+        """A one-step identity ``lhs = rhs``.
+
+        ``shown``: the two sides as a reader writes them, unevaluated (LaTeX, ``("F(PX)", "P F(X)")``);
+        reports print them above the computed expressions.
+        """
+        return self._equal(rule, lhs, rhs, shown=shown)
 
     def differ(self, rule: str, lhs, rhs, *, witness: Mapping | None = None,
-               fixed: Mapping | None = None) -> Part:
+               fixed: Mapping | None = None, shown: tuple | None = None) -> Part:
         """``lhs != rhs`` in general: an exact witness, given or searched, re-checked exactly.
 
-        ``witness`` pins every free symbol; ``fixed`` pins some and searches the rest.
+        ``witness`` pins every free symbol; ``fixed`` pins some and searches the rest; ``shown`` as
+        for :meth:`equal`.
         """
         start = time.perf_counter()
         lhs_s, rhs_s = _sympify_pair(lhs, rhs)
@@ -194,15 +209,20 @@ class Proof:
                 status = PROVED if ok else UNKNOWN
                 detail = "" if ok else f"the two sides are not shown to differ at {format_witness(witness)}"
         return self._add(Part("differ", rule, lhs_s, rhs_s, status, "witness",
-                              time.perf_counter() - start, witness, residual, detail))
+                              time.perf_counter() - start, witness, residual, detail, shown=_shown_pair(shown)))
 
-    def holds(self, rule: str, condition) -> Part:
-        """A sign or order fact (``expr > 0``...) decided by SymPy's assumption system."""
+    def holds(self, rule: str, condition, *, witness: Mapping | None = None) -> Part:
+        """A sign or order fact (``expr > 0``...) decided by SymPy's assumption system.
+
+        Pass the relation unevaluated (``sp.Lt(cos(3), cos(0, evaluate=False), evaluate=False)``)
+        so that a report shows what is compared, not ``True``; ``witness`` names the values a
+        "not in general" fact is an instance at (shown, not used to decide).
+        """
         start = time.perf_counter()
         decided = _decide(condition)
         status = PROVED if decided is True else (REFUTED if decided is False else UNKNOWN)
         return self._add(Part("holds", rule, condition, decided, status, "assumptions",
-                              time.perf_counter() - start))
+                              time.perf_counter() - start, witness=witness))
 
     def digits(self, rule: str, exact, printed: str) -> Part:
         """An exact value against digits printed in the chapter (rounded to their last place)."""
@@ -242,6 +262,15 @@ class Proof:
                               detail=f"expected {error.__name__}, nothing was raised"))
 
 
+def _shown_pair(shown):
+    if shown is None:
+        return None
+    pair = tuple(shown)
+    if len(pair) != 2 or not all(side is None or isinstance(side, str) for side in pair):
+        raise InvalidInputError(f"shown must be a pair of LaTeX strings (lhs, rhs), got {shown!r}")
+    return pair
+
+
 def _sympify_pair(lhs, rhs):
     return sp.sympify(lhs), sp.sympify(rhs)
 
@@ -270,7 +299,8 @@ def _decide(condition):
     if condition in (sp.true, sp.false):
         return bool(condition)
     if isinstance(condition, sp.core.relational.Relational):
-        diff = condition.lhs - condition.rhs
+        # an unevaluated relation (kept so that reports show it) holds unevaluated sides too
+        diff = (condition.lhs - condition.rhs).doit()
         query = {
             sp.StrictLessThan: "is_negative", sp.LessThan: "is_nonpositive",
             sp.StrictGreaterThan: "is_positive", sp.GreaterThan: "is_nonnegative",

@@ -9,11 +9,14 @@ then print the same document with their own printer.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..prover import PROVED, REFUTED, UNKNOWN
+from ._printers import CLAIM_ID, _as_printable, _fitting_latex
+from ._views import View, joint_view
 
 __all__ = ["Document", "Section", "ClaimView", "Item", "Listing", "build_document", "CHAPTER_SECTIONS"]
 
@@ -37,7 +40,7 @@ class Item:
     ``"differ"``, ``"holds"``, ``"digits"``, ``"check"``, ``"raises"``).
     """
 
-    kind: str
+    kind: str  # also "group": ``steps`` are items of one check repeated over instances
     rule: str = ""
     status: str = ""
     method: str = ""
@@ -53,6 +56,12 @@ class Item:
     steps: list = field(default_factory=list)
     header: list = field(default_factory=list)
     rows: list = field(default_factory=list)
+    #: the sides as the derivation names them (LaTeX), or None
+    shown: Any = None
+    #: what is printed for ``before``/``after`` (a chain: its first row, then one per step)
+    view: View | None = None
+    #: the two printed sides (or this chain row and the one above) are the same text
+    same: bool = False
 
 
 @dataclass
@@ -71,6 +80,9 @@ class ClaimView:
     seconds: float
     steps: int
     figures: list = field(default_factory=list)
+    #: other claims of the document this one's derivation cites (``rope.relative``), and those citing it
+    uses: tuple = ()
+    used_by: tuple = ()
 
 
 @dataclass
@@ -128,6 +140,7 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
             by_section[number] = Section(number, _section_title(number, result, sections), [])
         by_section[number].claims.append(_claim_view(result))
     claims_by_id = {c.id: c for s in by_section.values() for c in s.claims}
+    _link_citations(claims_by_id)
     for figure, rendered in figures:
         home = next((claims_by_id[cid] for cid in figure.claims if cid in claims_by_id), None)
         if home is not None:
@@ -141,6 +154,25 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
     listings = [Listing(*entry) for entry in extra_listings]
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
     return Document(title, ordered, listings, counts, seconds, include_times)
+
+
+def _cited_ids(view: ClaimView) -> list:
+    texts = []
+    for item in view.items:
+        texts += [item.text, item.rule, item.label] + [step.rule for step in item.steps]
+    found = []
+    for text in texts:
+        for match in CLAIM_ID.finditer(text or ""):
+            if match.group(0) not in found:
+                found.append(match.group(0))
+    return found
+
+
+def _link_citations(claims_by_id: dict) -> None:
+    for view in claims_by_id.values():
+        view.uses = tuple(cid for cid in _cited_ids(view) if cid in claims_by_id and cid != view.id)
+    for view in claims_by_id.values():
+        view.used_by = tuple(other.id for other in claims_by_id.values() if view.id in other.uses)
 
 
 def _is_chapter_number(number: str) -> bool:
@@ -208,13 +240,59 @@ def _derivation_items(proof) -> list:
         chain_item = open_chains.get(part.chain)
         if chain_item is None:
             chain = proof.chains[part.chain]
-            chain_item = Item("chain", label=chain.label, before=chain.lhs, target=chain.rhs, closed=chain.closed)
+            chain_item = Item("chain", label=chain.label, before=chain.lhs, target=chain.rhs, closed=chain.closed,
+                              shown=chain.shown)
             open_chains[part.chain] = chain_item
             items.append(chain_item)
         chain_item.steps.append(_part_item(part))
     for index in sorted(notes_at):
         items.extend(notes_at[index])
-    return items
+    for item in items:
+        _attach_view(item)
+    return _fold_repeats(items)
+
+
+def _text(expr) -> str | None:
+    return None if expr is None else _fitting_latex(_as_printable(expr))
+
+
+def _attach_view(item: Item) -> None:
+    if item.kind == "chain":
+        item.view = joint_view([item.before] + [step.after for step in item.steps])
+        rows = [_text(e) for e in item.view.exprs]
+        for k, step in enumerate(item.steps):
+            step.same = rows[k + 1] == rows[k]
+    elif item.kind in ("equal", "differ", "digits"):
+        item.view = joint_view([item.before, item.after])
+        item.same = item.kind != "digits" and _text(item.view.exprs[0]) == _text(item.view.exprs[1])
+    elif item.kind == "holds":
+        item.view = joint_view([item.before])
+
+
+_INSTANCE = re.compile(r"\[[^\]]*\]|\(\d[^)]*\)|\d+")
+
+
+def _fold_repeats(items: list) -> list:
+    """Consecutive proved steps that differ only in their numbers (``pi = [1, 0]``...) form one group."""
+    out = []
+    for item in items:
+        previous = out[-1] if out else None
+        if (previous is not None and item.kind in ("equal", "differ", "holds", "check")
+                and item.status == PROVED and _instance_pattern(item) is not None):
+            head = previous.steps[0] if previous.kind == "group" else previous
+            if (head.kind == item.kind and head.status == PROVED and head.shown == item.shown
+                    and _instance_pattern(head) == _instance_pattern(item)):
+                if previous.kind != "group":
+                    out[-1] = previous = Item("group", rule=head.rule, status=PROVED, steps=[head])
+                previous.steps.append(item)
+                continue
+        out.append(item)
+    return out
+
+
+def _instance_pattern(item: Item):
+    pattern = _INSTANCE.sub("#", item.rule)
+    return pattern if pattern != item.rule else None
 
 
 def _part_item(part) -> Item:
@@ -222,4 +300,5 @@ def _part_item(part) -> Item:
     if part.witness is not None:
         witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
     return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
-                before=part.before, after=part.after, residual=part.residual, witness=witness)
+                before=part.before, after=part.after, residual=part.residual, witness=witness,
+                shown=getattr(part, "shown", None))

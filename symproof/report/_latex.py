@@ -13,16 +13,18 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 
 from .._errors import SymproofError
 from ._html import statement_is_prose
 from ._printers import latex_relation, split_prose, to_latex
 from ._templates import environment
 
-__all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "PDFLATEX_PASSES"]
+__all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "MAX_PDFLATEX_PASSES", "PdfBuild"]
 
-#: the table of contents needs a second pass to see the page numbers of the first
-PDFLATEX_PASSES = 2
+#: pdflatex runs until its .aux and .toc stop changing (the contents' page numbers settle only
+#: once the contents' own length is known); a document that never settles is an error
+MAX_PDFLATEX_PASSES = 5
 
 _SPECIAL = {
     "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#",
@@ -77,7 +79,23 @@ def _statement(value) -> str:
 
 
 def _witness(pairs) -> str:
-    return r",\ ".join(f"{to_latex(symbol)} = {to_latex(value)}" for symbol, value in pairs)
+    """Math-mode text; a computed check's named values (``model id: 1``) as upright text."""
+    out = []
+    for name, value in pairs:
+        if isinstance(name, str) or isinstance(value, str):
+            shown = repr(value) if isinstance(value, str) else str(value)
+            out.append(r"\text{" + escape_tex(name) + r" = \texttt{" + escape_tex(shown) + "}}")
+        else:
+            out.append(f"{to_latex(name)} = {to_latex(value)}")
+    return r",\ ".join(out)
+
+
+_RELATION = {"=": "=", "\u2260": r"\ne", "\u2248": r"\approx"}
+
+
+def _named_relation(shown, symbol) -> str:
+    """The two sides as the derivation names them: ``F(PX) = P F(X)``."""
+    return f" {_RELATION.get(symbol, symbol)} ".join(side for side in shown if side)
 
 
 def _anchor(claim_id: str) -> str:
@@ -95,11 +113,23 @@ def render_latex(document) -> str:
     env.filters.update(tex=to_latex, escape=escape_tex, prose=_prose, statement=_statement,
                        witness=_witness, anchor=_anchor, listing=_listing_source)
     env.globals["relation"] = latex_relation
+    env.globals["named_relation"] = _named_relation
     return env.get_template("chapter.tex.j2").render(doc=document)
 
 
 def find_pdflatex() -> str | None:
     return shutil.which("pdflatex")
+
+
+@dataclass(frozen=True)
+class PdfBuild:
+    """The compiled PDF, the last pass's log (overfull boxes, warnings), its table of contents
+    (the ``.toc`` file) and how many passes it took."""
+
+    pdf: bytes
+    log: str
+    passes: int
+    toc: str = ""
 
 
 def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | None = None) -> bytes:
@@ -109,6 +139,11 @@ def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str |
     clock time; the PDF is still not byte-stable across TeX versions, which is
     why it is not compared byte for byte.
     """
+    return build_pdf(tex, files, name=name, pdflatex=pdflatex).pdf
+
+
+def build_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str | None = None) -> PdfBuild:
+    """:func:`compile_pdf`, keeping the log: pdflatex runs until ``.aux`` and ``.toc`` are stable."""
     pdflatex = pdflatex or find_pdflatex()
     if pdflatex is None:
         raise SymproofError("pdflatex is not installed; install texlive-latex-base, texlive-latex-recommended "
@@ -120,13 +155,30 @@ def compile_pdf(tex: str, files: dict, *, name: str = "chapter", pdflatex: str |
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as handle:
                 handle.write(content)
-        for _ in range(PDFLATEX_PASSES):
+        previous = None
+        for passes in range(1, MAX_PDFLATEX_PASSES + 1):
             run = subprocess.run([pdflatex, "-interaction=nonstopmode", "-halt-on-error", f"{name}.tex"],
                                  cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+            log = run.stdout.decode("utf-8", "replace")
             if run.returncode != 0:
-                log = run.stdout.decode("utf-8", "replace")
                 errors = [line for line in log.splitlines() if line.startswith("!")]
                 raise SymproofError(f"pdflatex failed on {name}.tex: " + ("; ".join(errors[:3]) or log[-800:]),
                                     exit_code=run.returncode)
+            state = tuple(_read(os.path.join(work, f"{name}.{ext}")) for ext in ("aux", "toc"))
+            if state == previous:
+                break
+            previous = state
+        else:
+            raise SymproofError(f"pdflatex on {name}.tex: the .aux/.toc still changed after "
+                                f"{MAX_PDFLATEX_PASSES} passes (page references never settle)")
+        toc = (_read(os.path.join(work, f"{name}.toc")) or b"").decode("utf-8", "replace")
         with open(os.path.join(work, f"{name}.pdf"), "rb") as handle:
+            return PdfBuild(handle.read(), log, passes, toc)
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
             return handle.read()
+    except FileNotFoundError:
+        return None

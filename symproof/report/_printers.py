@@ -31,7 +31,7 @@ from ..encodings import rotation, sin_shift
 __all__ = [
     "ReportLatexPrinter", "ReportMathMLPrinter", "to_latex", "to_mathml", "latex_to_mathml",
     "mathml_relation", "latex_relation",
-    "split_prose", "text_with_math_to_mathml", "MATHML_NAMESPACE",
+    "split_prose", "ascii_math_to_latex", "CLAIM_ID", "text_with_math_to_mathml", "MATHML_NAMESPACE",
 ]
 
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
@@ -79,7 +79,11 @@ def _matmul_factors(expr):
 
 
 def _named_block(block):
-    """``("R", x)`` for ``rotation(x)``, ``("A", x)`` for ``sin_shift(x)``, else ``None``."""
+    """``("R", x)`` for ``rotation(x)``, ``("A", x)`` for ``sin_shift(x)``, else ``None``.
+
+    ``sin_shift(x)`` is ``rotation(-x)``: a shift by a monomial (``D w``) keeps the chapter's
+    ``A(D w)``; a difference of positions (``(i - j) w``) reads as the chapter's ``R((j - i) w)``.
+    """
     if not (getattr(block, "shape", None) == (2, 2) and isinstance(block, sp.MatrixBase)):
         return None
     corner = block[0, 0]
@@ -89,8 +93,26 @@ def _named_block(block):
     if block == rotation(angle):
         return "R", angle
     if block == sin_shift(angle):
+        sums = [f for f in sp.Mul.make_args(angle) if f.is_Add]
+        if len(sums) == 1 and any(t.could_extract_minus_sign() for t in sums[0].args):
+            return "R", sp.Mul(*[(-f if f.is_Add else f) for f in sp.Mul.make_args(angle)])
         return "A", angle
     return None
+
+
+def _positive_first(terms):
+    """``j - i`` rather than SymPy's ``- i + j``: a short sum leads with a positive term when it has one."""
+    if terms and terms[0].could_extract_minus_sign():
+        lead = next((k for k, t in enumerate(terms) if not t.could_extract_minus_sign()), None)
+        if lead is not None:
+            return [terms[lead]] + terms[:lead] + terms[lead + 1:]
+    return terms
+
+
+#: symbol names that are words, not a letter with a subscript (``model_id``): printed upright, whole
+_WORD_NAME = re.compile(r"[A-Za-z]{2,}(_[A-Za-z]{2,})+")
+_GREEK_NAMES = set("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau "
+                   "upsilon phi chi psi omega".split())
 
 
 class ReportLatexPrinter(LatexPrinter):
@@ -99,7 +121,8 @@ class ReportLatexPrinter(LatexPrinter):
     printmethod = "_symproof_latex"
 
     def __init__(self, settings=None, *, budget: int | None = None):
-        super().__init__(settings)
+        # a long numerator over a short denominator prints as (1/2)(...): a fraction cannot be broken
+        super().__init__({"long_frac_ratio": 3, **(settings or {})})
         self._budget = budget
 
     def _print(self, expr, **kwargs):
@@ -113,6 +136,22 @@ class ReportLatexPrinter(LatexPrinter):
             return self._add_parens(self._print(item))
         return self._print(item)
 
+    # this printer's printmethod is not ``_latex``, so the constants that print themselves through
+    # ``_latex`` (pi, oo, I, ...) are routed back to it instead of SymPy's ``\text{ClassName}`` fallback
+    def _print_NumberSymbol(self, expr):
+        return expr._latex(self)
+
+    _print_Infinity = _print_NegativeInfinity = _print_ImaginaryUnit = _print_NumberSymbol
+    _print_ComplexInfinity = _print_NaN = _print_NumberSymbol
+
+    def _print_Symbol(self, expr, style="plain"):
+        name = expr.name
+        if _WORD_NAME.fullmatch(name) and name.split("_")[0] not in _GREEK_NAMES:
+            return r"\mathrm{" + name.replace("_", r"\_") + "}"
+        if name.endswith("'") and name.rstrip("'"):
+            return self._print_Symbol(sp.Symbol(name.rstrip("'"))) + "'" * (len(name) - len(name.rstrip("'")))
+        return super()._print_Symbol(expr, style=style)
+
     def _print_MatMul(self, expr):
         negative, factors = _matmul_factors(expr)
         level = PRECEDENCE["Mul"]
@@ -125,7 +164,7 @@ class ReportLatexPrinter(LatexPrinter):
         shown = []
         for k in _kept_indices(len(blocks)):
             shown.append(r"\ldots" if k is None else self._print_block(blocks[k]))
-        return r"\operatorname{blockdiag}\left(" + ", ".join(shown) + r"\right)"
+        return r"\operatorname{blockdiag}\left(" + r", \allowbreak ".join(shown) + r"\right)"
 
     def _print_block(self, block):
         named = _named_block(block)
@@ -137,7 +176,7 @@ class ReportLatexPrinter(LatexPrinter):
     def _print_Add(self, expr, order=None):
         terms = self._as_ordered_terms(expr, order=order)
         if len(terms) <= MAX_TERMS:
-            return super()._print_Add(expr, order=order)
+            return self._signed_terms(_positive_first(terms), first=True)
         head, tail = terms[:HEAD_TERMS], terms[-TAIL_TERMS:]
         text = self._signed_terms(head, first=True) + r" + \cdots"
         return text + self._signed_terms(tail, first=False)
@@ -154,7 +193,8 @@ class ReportLatexPrinter(LatexPrinter):
 
     def _print_term(self, term):
         text = self._print(term)
-        return r"\left(" + text + r"\right)" if isinstance(term, sp.Add) else text
+        return r"\left(" + text + r"\right)" if isinstance(term, sp.Add) or (
+            term.is_Relational if isinstance(term, sp.Basic) else False) else text
 
     def _print_MatrixBase(self, expr):
         rows, cols = expr.shape
@@ -210,6 +250,30 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
     def _ellipsis(self, char="\u22ef"):
         return self._element("mo", char)
 
+    def doprint(self, expr):
+        """SymPy's output with every ``<mrow>`` that holds one element replaced by that element."""
+        node = self._print(expr)
+        node = _unwrap_rows(node)
+        return node.toxml().encode("ascii", "xmlcharrefreplace").decode()
+
+    def _print_KroneckerDelta(self, expr):
+        indices = self._element("mrow")
+        for k, index in enumerate(expr.args):
+            if k:
+                indices.appendChild(self._element("mo", ","))
+            indices.appendChild(self._print(index))
+        return self._element("msub", None, self._element("mi", "\u03b4"), indices)
+
+    def _print_Symbol(self, sym, style="plain"):
+        name = sym.name
+        if _WORD_NAME.fullmatch(name) and name.split("_")[0] not in _GREEK_NAMES:
+            return self._element("mi", name, mathvariant="normal")
+        if name.endswith("'") and name.rstrip("'"):
+            primes = len(name) - len(name.rstrip("'"))
+            return self._element("msup", None, self._print_Symbol(sp.Symbol(name.rstrip("'"))),
+                                 self._element("mo", "\u2032" * primes))
+        return super()._print_Symbol(sym, style=style)
+
     def _print_BlockDiagMatrix(self, expr):
         row = self._element("mrow", None, self._element("mi", "blockdiag"), self._element("mo", "("))
         for n, k in enumerate(_kept_indices(len(expr.args))):
@@ -230,7 +294,9 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
     def _print_Add(self, expr, order=None):
         terms = self._as_ordered_terms(expr, order=order)
         if len(terms) <= MAX_TERMS:
-            return super()._print_Add(expr, order=order)
+            row = self._element("mrow")
+            self._append_signed(row, _positive_first(terms), first=True)
+            return row
         row = self._element("mrow")
         self._append_signed(row, terms[:HEAD_TERMS], first=True)
         row.appendChild(self._element("mo", "+"))
@@ -267,6 +333,22 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         size = self._element("mrow", None, self._element("mn", str(rows)), self._element("mo", "\u00d7"),
                              self._element("mn", str(cols)))
         return self._element("msub", None, matrix, size)
+
+
+def _unwrap_rows(node):
+    for child in list(node.childNodes):
+        _unwrap_rows(child)
+    if getattr(node, "tagName", None) == "mrow" and node.parentNode is not None:
+        children = node.childNodes
+        if len(children) == 1 and children[0].nodeType == children[0].ELEMENT_NODE:
+            only = children[0]
+            node.parentNode.replaceChild(only, node)
+            return only
+    elif getattr(node, "tagName", None) == "mrow" and node.parentNode is None:
+        children = node.childNodes
+        if len(children) == 1 and children[0].nodeType == children[0].ELEMENT_NODE:
+            return children[0]
+    return node
 
 
 _LATEX = ReportLatexPrinter(budget=MAX_FORMULA_CHARS)
@@ -366,13 +448,16 @@ def _mathml_inner(value) -> str:
     value = _as_printable(value)
     if _fitting_latex(value) is None:
         return f"<mrow><mo>\u27e8</mo><mtext>{_too_long(value)}</mtext><mo>\u27e9</mo></mrow>"
-    return _NAMED_ENTITY.sub(lambda match: _ENTITIES[match.group(1)], _MATHML.doprint(value))
+    text = _NAMED_ENTITY.sub(lambda match: _ENTITIES[match.group(1)], _MATHML.doprint(value))
+    # SymPy writes the relations < and > as raw characters, which is not well-formed XML
+    return _RAW_RELATION.sub(lambda match: "<mo>" + ("&lt;" if match.group(1) == "<" else "&gt;") + "</mo>", text)
 
 
 #: SymPy's MathML printer writes a few HTML named entities; numeric ones are valid in XML too
 _ENTITIES = {"InvisibleTimes": "&#x2062;", "ExponentialE": "&#x2147;", "ImaginaryI": "&#x2148;",
              "dd": "&#x2146;", "int": "&#x222B;", "pi": "&#x3C0;"}
 _NAMED_ENTITY = re.compile("&(" + "|".join(_ENTITIES) + ");")
+_RAW_RELATION = re.compile(r"<mo>([<>])</mo>")
 
 
 def _latex_inner(value) -> str:
@@ -407,16 +492,193 @@ _INLINE_MATH = re.compile(r"\$([^$]+)\$")
 
 
 def split_prose(text: str):
-    """Split prose with ``$...$`` math into ``[("text", s) | ("math", latex)]`` pieces."""
+    """Split prose into ``[("text", s) | ("math", latex)]`` pieces.
+
+    ``$...$`` is math as written; outside it, the ASCII math a derivation's notes and step
+    labels use (``P^T P = I``, ``omega_r``, ``sqrt(d)``, ``p_(t+1)``) is recognised and turned
+    into LaTeX (:func:`ascii_math_to_latex`), so that no formula reaches the reader as ASCII.
+    """
     pieces, last = [], 0
     for match in _INLINE_MATH.finditer(text):
         if match.start() > last:
-            pieces.append(("text", text[last:match.start()]))
+            pieces.extend(_ascii_math_pieces(text[last:match.start()]))
         pieces.append(("math", match.group(1)))
         last = match.end()
     if last < len(text):
-        pieces.append(("text", text[last:]))
+        pieces.extend(_ascii_math_pieces(text[last:]))
     return pieces
+
+
+_GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon "
+          "phi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Phi Psi Omega").split()
+_FUNCTIONS = ("sin", "cos", "tan", "log", "exp", "sqrt", "max", "min", "softmax", "argmax", "diag", "blockdiag")
+_MATH_CHARS = re.compile(r"[A-Za-z0-9_^(){}\[\]+\-*/=<>!|.,'~]+")
+_RELATIONS = {"=", "!=", "<", ">", "<=", ">=", "->", "~"}
+_OPERATORS = _RELATIONS | {"+", "-", "*", "/"}
+_LETTERS = re.compile(r"[A-Za-z]+")
+_CALL = re.compile(r"(?:" + "|".join(_FUNCTIONS) + r")\(.*\)[.,;:]?")
+
+
+#: a claim ID in prose (``rope.relative``): a name to link, never a formula
+CLAIM_ID = re.compile(r"\b[a-z]+\.[a-z][a-z0-9_]*\b")
+
+
+def _word_class(word: str) -> str:
+    """``"seed"`` (surely math), ``"atom"`` (math next to math) or ``"word"``."""
+    if CLAIM_ID.search(word):
+        return "word"
+    if word.endswith(":") and not re.search(r"[_^]|[=<>]", word) and not any(
+            run in _GREEK for run in _LETTERS.findall(word)) and not re.fullmatch(r"\d+[A-Za-z]?:", word):
+        return "word"  # a label ("L1:", "note:"), not a formula
+    core = word.rstrip(".,;:")
+    if not core or not _MATH_CHARS.fullmatch(core):
+        return "word"
+    if core in _OPERATORS:
+        return "op"
+    if _CALL.fullmatch(core) or "||" in core:
+        return "seed"
+    letters = _LETTERS.findall(core)
+    named = all(run in _GREEK or run in _FUNCTIONS or len(run) == 1 for run in letters)
+    if "_" in core or "^" in core:
+        return "seed" if core[0].isalnum() or core[0] in "(|" else "word"
+    if any(run in _GREEK for run in letters) and named:
+        return "seed"
+    if core in ("a", "A.", "I."):
+        return "word"
+    if not letters:
+        return "atom" if any(ch.isdigit() for ch in core) or core in ("(", ")") else "word"
+    if named and all(len(run) == 1 for run in letters) and len(core) <= 12:
+        return "atom"
+    if named and any(run in _FUNCTIONS for run in letters):
+        return "seed"
+    return "word"
+
+
+@functools.lru_cache(maxsize=4096)
+def _converts(latex: str) -> bool:
+    """Whether recognised ASCII math is well-formed (else it stays text: a guess never breaks a page)."""
+    try:
+        latex_to_mathml(latex)
+    except Exception:  # the converter raises its own assorted errors on what it cannot read
+        return False
+    return True
+
+
+def _balanced(text: str) -> bool:
+    depth = {"(": 0, "[": 0, "{": 0}
+    closing = {")": "(", "]": "[", "}": "{"}
+    for ch in text:
+        if ch in depth:
+            depth[ch] += 1
+        elif ch in closing:
+            depth[closing[ch]] -= 1
+            if depth[closing[ch]] < 0:
+                return False
+    return all(v == 0 for v in depth.values())
+
+
+def _ascii_math_pieces(text: str):
+    words = re.split(r"(\s+)", text)
+    tokens = [(w, _word_class(w) if w and not w.isspace() else "space") for w in words]
+    pieces, k = [], 0
+    while k < len(tokens):
+        word, kind = tokens[k]
+        if kind in ("seed", "atom", "op"):
+            end = k
+            scan = k
+            while scan < len(tokens):
+                w, c = tokens[scan]
+                if c in ("seed", "atom", "op"):
+                    end = scan
+                    if (w.endswith((".", ";")) and not w.endswith("..") and scan > k) or w.endswith(":"):
+                        break
+                elif c != "space":
+                    break
+                scan += 1
+            while end > k and tokens[end][1] in ("op", "space"):
+                end -= 1  # a relation with nothing after it ("relayout_pairing = adjacent") ends the formula
+            run = [w for w, _ in tokens[k:end + 1]]
+            classes = [c for _, c in tokens[k:end + 1] if c != "space"]
+            while run and tokens[k][1] == "op" and tokens[k][0] not in ("(",):
+                pieces.append(("text", tokens[k][0]))
+                k += 1
+                run = run[1:]
+                classes = classes[1:]
+            if not run:
+                continue
+            useful = "seed" in classes or (
+                any(c == "op" for c in classes) and sum(c != "op" for c in classes) >= 2)
+            if run and useful:
+                joined = "".join(run)
+                trail = ""
+                while joined and joined[-1] in ".,;:" and not joined.endswith(".."):
+                    trail = joined[-1] + trail
+                    joined = joined[:-1]
+                lead = ""
+                if not _balanced(joined) and joined.startswith("("):
+                    lead, joined = "(", joined[1:]
+                if not _balanced(joined) and joined.endswith(")"):
+                    trail, joined = ")" + trail, joined[:-1]
+                latex = ascii_math_to_latex(joined) if _balanced(joined) and joined else None
+                if latex is not None and _converts(latex):
+                    if lead:
+                        pieces.append(("text", lead))
+                    pieces.append(("math", latex))
+                    if trail:
+                        pieces.append(("text", trail))
+                    k = end + 1
+                    continue
+            pieces.append(("text", word))
+            k += 1
+            continue
+        pieces.append(("text", word))
+        k += 1
+    merged = []
+    for kind, piece in pieces:
+        if merged and kind == "text" and merged[-1][0] == "text":
+            merged[-1] = ("text", merged[-1][1] + piece)
+        else:
+            merged.append((kind, piece))
+    return merged
+
+
+def _group(body: str) -> str:
+    return "{" + ascii_math_to_latex(body) + "}"
+
+
+def ascii_math_to_latex(text: str) -> str:
+    """``P^T P = I``, ``omega_r``, ``sqrt(d)``, ``p_(t+1)``, ``||p_t||^2`` as LaTeX."""
+    out = re.sub(r"([A-Za-z])('+)", r"{\1\2}", text.replace("_*", "_{*}"))
+    out = re.sub(r"\|\|(.+?)\|\|", lambda m: "\x00norm" + m.group(1) + "\x00norm", out)
+    out = re.sub(r"sqrt\(([^()]*(?:\([^()]*\)[^()]*)*)\)", lambda m: "\x00sqrt{" + m.group(1) + "}", out)
+    out = re.sub(r"([_^])\(([^()]*(?:\([^()]*\)[^()]*)*)\)", lambda m: m.group(1) + "{" + m.group(2) + "}", out)
+    out = re.sub(r"\^(-?[A-Za-z0-9]+)", lambda m: "^{" + m.group(1) + "}", out)
+    out = re.sub(r"_([A-Za-z0-9]+)", lambda m: "_{" + m.group(1) + "}", out)
+    out = re.sub(r"([A-Za-z])~", "\x00tilde{\\1}", out)
+    parts = re.split(r"([_^]\{[^{}]*\})", out)
+    for k, part in enumerate(parts):
+        if k % 2:  # a subscript or superscript: its letters are indices, only Greek names change
+            parts[k] = re.sub(r"[A-Za-z]+", lambda m: "\\" + m.group(0) + " " if m.group(0) in _GREEK
+                              else m.group(0), part)
+        else:
+            parts[k] = re.sub(r"(?<![\\A-Za-z\x00])[A-Za-z]+", _latex_name, part)
+    out = "".join(parts)
+    for ascii_op, tex in (("!=", r" \ne "), ("<=", r" \le "), (">=", r" \ge "), ("->", r" \to "),
+                          ("{*}", r"{\ast}"), ("*", r" \cdot ")):
+        out = out.replace(ascii_op, tex)
+    out = out.replace("\x00norm", r"\|").replace("\x00sqrt", r"\sqrt").replace("\x00tilde", r"\tilde")
+    return re.sub(r" +", " ", out).strip().replace(" }", "}").replace(" _", "_").replace(" ^", "^")
+
+
+def _latex_name(match) -> str:
+    word = match.group(0)
+    if word in _GREEK or word in ("sin", "cos", "tan", "log", "exp", "max", "min"):
+        return "\\" + word + " "
+    if word in ("sum", "prod"):
+        return "\\" + word + " "
+    if len(word) == 1:
+        return word
+    return r"\mathrm{" + word + "}"
 
 
 def text_with_math_to_mathml(text: str):

@@ -4,7 +4,9 @@ Everything is rendered in memory first (figures, HTML, LaTeX and, where
 pdflatex exists, the PDF); only then is each file written to a temporary file
 beside its destination and moved over it with ``os.replace``.  A run that
 fails or is interrupted while rendering leaves the previous reports as they
-were.
+were.  A failing PDF build costs only the PDF: the HTML, the TeX and the
+figures are still written, and the error is returned (``pdf_error``) so that
+the command can name it and exit non-zero.
 
 Determinism: the files contain no clock time, no wall time of a proof (unless
 ``include_times`` is asked for), fixed matplotlib metadata and SVG ids, so two
@@ -19,7 +21,7 @@ import os
 import sys
 from typing import Iterable, Mapping, Sequence
 
-from .._errors import InvalidInputError
+from .._errors import InvalidInputError, SymproofError
 from .._io import atomic_write_bytes
 from ..prover import PROVED
 from ._document import build_document
@@ -46,7 +48,8 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     ``figures``: ``"related"`` (those that illustrate a claim in ``results``), ``"all"``, or a
     sequence of :class:`FigureSpec`.
     ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.
-    Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths]}``.
+    Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths], "pdf_error": str or None}``;
+    with ``pdf=True`` a failed build raises after the other files are written.
     """
     results = list(results)
     specs = _figure_specs(figures, results)
@@ -54,17 +57,24 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     document = build_document(results, title=title, sections=sections, extra_listings=extra_listings,
                               figures=rendered, include_times=include_times, total_seconds=total_seconds)
     figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}
+    svg_files = {fig.svg_path: fig.svg.encode("utf-8") for _, fig in rendered}
     tex = render_latex(document)
-    files = {**figure_files, f"{tex_name}.tex": tex.encode("utf-8")}
-    if pdf is True or (pdf == "auto" and find_pdflatex()):
-        files[f"{tex_name}.pdf"] = compile_pdf(tex, figure_files, name=tex_name)
+    files = {**figure_files, **svg_files, f"{tex_name}.tex": tex.encode("utf-8")}
     files[HTML_NAME] = render_html(document).encode("utf-8")
+    pdf_error = None
+    if pdf is True or (pdf == "auto" and find_pdflatex()):
+        try:
+            files[f"{tex_name}.pdf"] = compile_pdf(tex, figure_files, name=tex_name)
+        except SymproofError as err:
+            pdf_error = err
     _write_files(os.fspath(out_dir), files)
-    _remove_stale_figures(os.fspath(out_dir), set(figure_files))
+    _remove_stale_figures(os.fspath(out_dir), set(figure_files) | set(svg_files))
+    if pdf_error is not None and pdf is True:
+        raise pdf_error
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
     return {
         "html": paths[HTML_NAME], "tex": paths[f"{tex_name}.tex"], "pdf": paths.get(f"{tex_name}.pdf"),
-        "figures": [paths[p] for p in figure_files],
+        "figures": [paths[p] for p in {**figure_files, **svg_files}], "pdf_error": None if pdf_error is None else str(pdf_error),
     }
 
 
@@ -96,12 +106,16 @@ def _remove_stale_figures(out_dir: str, kept: set) -> None:
         return
     for name in sorted(os.listdir(folder)):
         relative = f"{FIGURE_FOLDER}/{name}"
-        if name.endswith(".pdf") and relative not in kept:
+        if name.endswith((".pdf", ".svg")) and relative not in kept:
             os.unlink(os.path.join(folder, name))
 
 
 def main_report(args) -> int:
-    """``symproof report [--out DIR] [--only ID_OR_GLOB ...] [--times]``: exit 0 iff every claim is proved."""
+    """``symproof report [--out DIR] [--only ID_OR_GLOB ...] [--times] [--no-pdf]``.
+
+    Exit 0 iff every claim is proved and every asked-for file was written; 1 when a claim is not
+    proved; 2 when the PDF could not be built (the HTML and TeX are written all the same).
+    """
     from ..claims import format_table, verify_claims
 
     only = getattr(args, "only", None) or None
@@ -111,9 +125,13 @@ def main_report(args) -> int:
 
     written = render_report(results, args.out, figures="related" if only else "all",
                             extra_listings=kernel_listings(results),
-                            include_times=bool(getattr(args, "times", False)), total_seconds=seconds)
+                            include_times=bool(getattr(args, "times", False)), total_seconds=seconds,
+                            pdf=False if getattr(args, "no_pdf", False) else "auto")
     outputs = [written["html"], written["tex"]] + ([written["pdf"]] if written["pdf"] else [])
     print("wrote " + ", ".join(outputs))
-    if written["pdf"] is None:
+    if written["pdf_error"]:
+        print(f"symproof report: error: no PDF written: {written['pdf_error']}", file=sys.stderr)
+        return 2
+    if written["pdf"] is None and not getattr(args, "no_pdf", False):
         print("pdflatex not found: no PDF written", file=sys.stderr)
     return 0 if results and all(r.status == PROVED for r in results) else 1

@@ -1,4 +1,5 @@
-"""The HTML report in a real headless Chromium: no console errors, anchors, laid-out MathML."""
+"""The HTML report in a real headless Chromium: no console errors, anchors, laid-out MathML,
+no sideways page scroll on a phone, no math glyph too small to read."""
 
 from __future__ import annotations
 
@@ -22,6 +23,35 @@ pytestmark = [
 ]
 
 
+#: a phone's viewport width (CSS px), and the smallest math glyph a reader can read
+PHONE_WIDTH = 390
+MIN_GLYPH_PX = 8
+
+_LAYOUT = """() => {
+    const glyphs = [...document.querySelectorAll('math mi, math mn, math mo, math mtext')]
+        .filter(el => el.getBoundingClientRect().width > 0);
+    const small = glyphs.filter(el => parseFloat(getComputedStyle(el).fontSize) < %d)
+        .map(el => (el.closest('article') || {}).id + ': ' + el.textContent);
+    return {pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth,
+            glyphs: glyphs.length, small: small.slice(0, 10), smallCount: small.length};
+}""" % MIN_GLYPH_PX
+
+
+def _layout(html_path: Path, width: int, screenshot: Path):
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+                                    args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto(html_path.as_uri(), wait_until="load")
+            facts = page.evaluate(_LAYOUT)
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot), full_page=False)
+            return facts
+        finally:
+            browser.close()
+
+
 def _inspect(html_path: Path, screenshot: Path):
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
@@ -38,7 +68,7 @@ def _inspect(html_path: Path, screenshot: Path):
             facts = page.evaluate("""() => {
                 const sized = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
                 const maths = [...document.querySelectorAll('math')];
-                const svgs = [...document.querySelectorAll('figure svg')];
+                const svgs = [...document.querySelectorAll('figure img')];
                 return {
                     ids: [...document.querySelectorAll('article.claim')].map(a => a.id),
                     math: maths.length, mathSized: maths.filter(sized).length,
@@ -79,3 +109,36 @@ def test_committed_report_in_chromium():
         assert f'href="#{claim_id}"' in text
     assert len(facts["ids"]) > 0
     assert facts["mathSized"] == facts["math"] > 0
+
+
+@pytest.mark.parametrize("width", [PHONE_WIDTH, 1280])
+def test_the_committed_report_reads_on_a_phone_and_a_desktop(width):
+    """No sideways page scroll (wide formulas and tables scroll in their own box), no glyph under 8 px."""
+    html = REPO / "reports" / "index.html"
+    if not html.exists():
+        pytest.skip("reports/ has not been generated in this checkout")
+    facts = _layout(html, width, ARTIFACTS / f"index-{width}.png")
+    assert facts["viewport"] == width
+    assert facts["pageWidth"] <= width, f"the page scrolls sideways: {facts['pageWidth']} px wide at {width} px"
+    assert facts["glyphs"] > 1000
+    assert facts["smallCount"] == 0, facts["small"]
+
+
+def test_a_wide_formula_scrolls_in_its_box_not_the_page(false_results, tmp_path):
+    """The layout rule itself, on a report with a formula far wider than a phone."""
+    import sympy as sp
+
+    from symproof import Claim, run_claim
+    from symproof.report import render_report
+
+    z = sp.symbols("z0:40")
+
+    def wide(proof):
+        proof.equal("a long sum", sum(z), sum(reversed(z)))
+
+    claim = Claim(id="test.wide", section="9.2", title="A wide formula", statement="a sum of forty terms",
+                  kind="identity", derive=wide)
+    paths = render_report([run_claim(claim)] + false_results, tmp_path, figures=[], pdf=False)
+    facts = _layout(Path(paths["html"]), PHONE_WIDTH, ARTIFACTS / "wide-390.png")
+    assert facts["pageWidth"] <= PHONE_WIDTH
+    assert facts["smallCount"] == 0, facts["small"]

@@ -7,12 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import markupsafe
 import pytest
 
 import symproof.report._report as report_module
 from symproof.report import build_document, render_html, render_latex, render_report
 from symproof.report._figures import FIGURES
+from symproof.report._html import _prose as prose, compact_html
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "reports"
@@ -27,12 +27,13 @@ def test_every_claim_has_its_anchor_statement_and_verdict(chapter_results, tmp_p
     paths = _render(chapter_results, tmp_path)
     html = Path(paths["html"]).read_text("utf-8")
     tex = Path(paths["tex"]).read_text("utf-8")
+    claim_ids = frozenset(r.id for r in chapter_results)
     for result in chapter_results:
         assert f'id="{result.id}"' in html
         assert f'<span class="badge {result.status}">{result.status}</span>' in html
         assert f"\\hypertarget{{claim:{result.id.replace('_', '-')}}}" in tex
         for part in result.proof.parts:
-            assert str(markupsafe.escape(part.rule)) in html
+            assert compact_html(str(prose(part.rule, claim_ids))) in html
 
 
 def test_a_refuted_step_and_its_witness_are_shown_not_hidden(false_results, tmp_path):
@@ -97,8 +98,9 @@ def test_a_failure_while_rendering_leaves_the_previous_reports_intact(chapter_re
 def test_figures_of_an_earlier_run_are_removed(chapter_results, tmp_path):
     _render(chapter_results, tmp_path, figures="all")
     assert len(list((tmp_path / "figures").glob("*.pdf"))) == len(FIGURES)
+    assert len(list((tmp_path / "figures").glob("*.svg"))) == len(FIGURES)
     _render(chapter_results, tmp_path, figures=[])
-    assert list((tmp_path / "figures").glob("*.pdf")) == []
+    assert list((tmp_path / "figures").glob("*.pdf")) == [] and list((tmp_path / "figures").glob("*.svg")) == []
 
 
 def test_listings_and_named_sections(false_results, tmp_path):

@@ -1,0 +1,158 @@
+"""The report as a reader meets it: every step shows what it compares, nothing is elided or bare.
+
+These tests render the whole chapter (every claim, as ``symproof report`` does) and
+read the HTML and the LaTeX the way a reader would.
+"""
+
+from __future__ import annotations
+
+import html as html_module
+import re
+
+import pytest
+import sympy as sp
+
+from symproof.claims import load_claims, run_claims
+from symproof.report import build_document, render_html, render_latex
+from symproof.report._printers import split_prose
+from symproof.report._views import joint_view
+
+#: what the page may weigh (bytes of index.html; figures are separate, lazily loaded files)
+PAGE_BUDGET = 560_000
+
+
+@pytest.fixture(scope="module")
+def chapter():
+    results = run_claims(list(load_claims().values()))
+    document = build_document(results, title="t")
+    return results, document, render_html(document), render_latex(document)
+
+
+def _articles(page: str) -> dict:
+    return dict(re.findall(r'<article class="claim" id="([^"]+)">(.*?)</article>', page, re.S))
+
+
+def _math_text(math: str) -> str:
+    return html_module.unescape(re.sub(r"<[^>]+>", "", math)).replace("\u2062", "").strip()
+
+
+def test_no_formula_is_elided(chapter):
+    _, _, page, tex = chapter
+    assert "elided" not in page and "elided" not in tex
+
+
+def test_no_relation_shows_the_same_text_on_both_sides(chapter):
+    _, _, page, _ = chapter
+    offenders = []
+    for math in re.findall(r"<math\b.*?</math>", page, re.S):
+        text = _math_text(math)
+        for symbol in ("=", "\u2260"):
+            if text.count(symbol) == 1 and text.count("=") + text.count("\u2260") == 1:
+                left, right = (side.strip() for side in text.split(symbol))
+                if left and left == right:
+                    offenders.append(text[:80])
+    assert offenders == []
+
+
+def test_no_step_is_a_bare_truth_value(chapter):
+    _, _, page, tex = chapter
+    assert not [m for m in re.findall(r"<math\b.*?</math>", page, re.S) if _math_text(m) in ("True", "False")]
+    assert r"\text{True}" not in tex and r"\mathrm{True}" not in tex
+
+
+@pytest.mark.parametrize("claim_id", ["attn.equivariance", "attn.masked_equivariance", "grad.score_not_monotone",
+                                      "perm.equivariance_vs_invariance"])
+def test_the_headline_steps_name_their_sides(chapter, claim_id):
+    """A step whose computed sides coincide must say what was compared (``F(PX)`` vs ``P F(X)``)."""
+    _, document, _, _ = chapter
+    claim = next(c for c in document.claims if c.id == claim_id)
+    items = [s for item in claim.items for s in (item.steps if item.kind == "group" else [item])]
+    unnamed = [item.rule for item in items if item.kind in ("equal", "differ") and item.same and not item.shown]
+    assert unnamed == []
+
+
+def test_the_non_monotone_score_shows_its_numbers_and_witness(chapter):
+    _, _, page, tex = chapter
+    article = _articles(page)["grad.score_not_monotone"]
+    texts = [_math_text(m) for m in re.findall(r"<math\b.*?</math>", article, re.S)]
+    assert any(t.replace(" ", "") == "cos(3)<cos(0)" for t in texts), texts
+    assert any(t.replace(" ", "") == "cos(6)>cos(3)" for t in texts), texts
+    assert 'class="witnessbox"' in article
+    assert r"\cos{\left(3 \right)} < \cos{\left(0 \right)}" in tex
+
+
+def test_every_not_in_general_claim_has_a_witness_box(chapter):
+    results, _, page, _ = chapter
+    articles = _articles(page)
+    missing = [r.id for r in results if r.claim.kind == "not-in-general" and 'class="witnessbox"' not in articles[r.id]]
+    assert missing == []
+
+
+def test_prose_has_no_ascii_math(chapter):
+    _, _, page, tex = chapter
+    visible = re.sub(r"<math\b.*?</math>|<pre>.*?</pre>|<[^>]+>", " ", page, flags=re.S)
+    for pseudo in ("P^T P", "omega_r", "sqrt(d)", "p_(t+1)", "kroneckerdelta", "sintwcosDw", "modelid"):
+        assert pseudo not in visible, pseudo
+    body = tex[tex.index(r"\begin{document}"):tex.index(r"\section{Generated") if r"\section{Generated" in tex
+               else len(tex)]
+    assert body.count(r"\textasciicircum") <= 5
+    assert "omega\\_" not in body
+
+
+def test_a_long_matrix_is_shown_by_one_entry_with_named_scores():
+    x = sp.symbols("x0:12", real=True)
+    scores = [sum(x[(k + n) % 12] * x[(k + 2 * n + 1) % 12] for n in range(6)) for k in range(6)]
+    row = [sp.exp(s) / sum(sp.exp(t) for t in scores) for s in scores]
+    big = sp.ImmutableMatrix(6, 6, lambda i, j: row[j] * (i + 1))
+    view = joint_view([big, big])
+    assert view.entry == (0, 0) and view.shape == (6, 6)
+    assert all(not isinstance(e, sp.MatrixBase) for e in view.exprs)
+    assert [str(name) for name, _ in view.definitions][:6] == [f"s_{k}" for k in range(1, 7)]
+
+
+def test_a_short_matrix_is_shown_whole():
+    small = sp.Matrix([[1, 2], [3, 4]])
+    view = joint_view([small, small])
+    assert view.entry is None and view.exprs[0] == small
+
+
+@pytest.mark.parametrize("text, math", [
+    ("P^T P = I (perm.orthogonal)", "P^{T} P = I"),
+    ("the first frequency omega_r", r"\omega_{r}"),
+    ("scaled by sqrt(d) here", r"\sqrt{d}"),
+    ("p_t = p_(t+1) first", "p_{t} = p_{t+1}"),
+])
+def test_ascii_math_in_prose_is_typeset(text, math):
+    pieces = split_prose(text)
+    assert ("math", math) in pieces
+    assert all("_" not in piece and "^" not in piece for kind, piece in pieces if kind == "text")
+
+
+def test_claim_ids_in_prose_stay_words():
+    assert split_prose("uses rope.block_relative here") == [("text", "uses rope.block_relative here")]
+
+
+def test_claims_link_the_claims_they_use(chapter):
+    _, document, page, _ = chapter
+    users = [c for c in document.claims if c.uses]
+    assert users, "no derivation cites another claim"
+    for claim in users:
+        article = _articles(page)[claim.id]
+        for used in claim.uses:
+            assert f'<a href="#{used}"><code>{used}</code></a>' in article
+    for claim in document.claims:
+        assert f'class="permalink" href="#{claim.id}"' in page
+
+
+def test_svg_ids_are_unique(chapter):
+    from symproof.report import FIGURES, render_figure
+
+    ids = []
+    for spec in FIGURES:
+        ids += re.findall(r'\bid="([^"]+)"', render_figure(spec).svg)
+    assert len(ids) == len(set(ids))
+
+
+def test_the_page_stays_within_its_budget(chapter):
+    _, _, page, _ = chapter
+    assert len(page.encode("utf-8")) <= PAGE_BUDGET
