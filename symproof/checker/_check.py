@@ -17,6 +17,7 @@ from functools import reduce
 
 import sympy as sp
 from sympy.matrices import MatrixBase
+from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixExpr, Transpose
 
 from .._errors import CertificateError
@@ -151,11 +152,18 @@ def _reduce(expr, pairs):
     return sp.expand(expr.xreplace(rule)) if rule else expr
 
 
+def _opaque(expr):
+    """Sums, products and integrals as opaque symbols: ``expand`` would otherwise rewrite their
+    bodies under the *declared* assumptions of the bound variable, which the range may break."""
+    bound = expr.atoms(ExprWithLimits)
+    return expr.xreplace({b: sp.Dummy("bound") for b in bound}) if bound else expr
+
+
 def _trig(c):
     data = c.data
     pairs = tuple(data["pairs"])
     lhs, rhs = _exact(c.lhs), _exact(c.rhs)
-    difference = _rewrite(lhs - rhs)
+    difference = _opaque(_rewrite(lhs - rhs))
     variables = [v for cv, sv, _ in pairs for v in (cv, sv)]
     if len(set(variables)) != len(variables) or not all(isinstance(v, sp.Symbol) for v in variables):
         _reject(c, "the pair variables are not distinct symbols")

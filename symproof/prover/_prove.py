@@ -42,6 +42,7 @@ from functools import reduce
 from typing import Any, Mapping
 
 import sympy as sp
+from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixExpr, Transpose
 
@@ -50,7 +51,7 @@ from ..checker import Certificate, certificate_holds
 from ..checker._check import closed_form
 from . import _budget
 from ._sums import OutsideTable, close_sum, range_index
-from ._trigpoly import to_trig_polynomial
+from ._trigpoly import rewrite_trig, to_trig_polynomial
 from ._witness import complete_witness, evaluate_at, find_defined_point, find_witness, format_witness
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT"]
@@ -134,7 +135,7 @@ def _as_sympy(value, name: str):
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():
             raise UndefinedExpressionError(f"{name} is the decimal {value}, which is not a finite number", side=name)
-        return sp.Rational(value)  # exact: Decimal('0.1') is 1/10, not the binary float nearest it
+        return sp.Rational(*value.as_integer_ratio())  # exact: Decimal('0.1') is 1/10, not the binary float nearest it
     if isinstance(value, bool) or not isinstance(value, numbers.Number):
         kind = type(value).__name__
         hint = " (convert it with sympy.Matrix(...))" if hasattr(value, "shape") or isinstance(
@@ -363,8 +364,19 @@ def _trig_verdict(lhs, rhs, canonical, method, rule=_REDUCE_RULE):
     return Verdict(PROVED, method, lhs, rhs, (step,), certificate=certificate)
 
 
+#: a statement with this many symbolic denominators is probed for a witness before its common
+#: denominator is formed (a sum of 40 tangents has a numerator of 40 factors per term)
+_PROBE_DENOMINATORS = 3
+_PROBE_POINTS = 24
+
+
 def _prove_trig(lhs, rhs, lhs_r, rhs_r, method) -> Verdict:
     diff = lhs_r - rhs_r
+    if len({p.base for p in rewrite_trig(diff).atoms(sp.Pow)
+            if p.exp.is_negative and p.base.free_symbols}) >= _PROBE_DENOMINATORS:
+        probe = _refute(lhs, rhs, [], limit=_PROBE_POINTS)
+        if probe is not None:
+            return probe
     canonical = _canonical(diff)
     if canonical.denominator_vanishes:
         raise UndefinedExpressionError(
@@ -386,8 +398,8 @@ def _prove_trig(lhs, rhs, lhs_r, rhs_r, method) -> Verdict:
     return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason=why)
 
 
-def _refute(lhs, rhs, steps):
-    witness = find_witness(lhs, rhs)
+def _refute(lhs, rhs, steps, limit=None):
+    witness = find_witness(lhs, rhs, limit=limit)
     if witness is None:
         return None
     residual = _residual(lhs, rhs, witness)
@@ -398,7 +410,16 @@ def _refute(lhs, rhs, steps):
 def _canonical(diff):
     """The cheap form (each argument its own atom) when it is zero and has no denominator;
     otherwise the full form, which alone can tell that a denominator vanishes identically
-    (``cos 2x - cos^2 x + sin^2 x`` is not zero until ``cos 2x`` is split)."""
+    (``cos 2x - cos^2 x + sin^2 x`` is not zero until ``cos 2x`` is split).
+
+    Sums, products and integrals are opaque atoms: ``expand`` would otherwise rewrite their
+    bodies under the declared assumptions of the bound variable, which the range may break.
+    """
+    bound = {b: sp.Dummy("bound") for b in diff.atoms(ExprWithLimits)}
+    if bound:
+        form = _canonical(diff.xreplace(bound))
+        form.back.update({d: b for b, d in bound.items()})
+        return form
     cheap = to_trig_polynomial(diff, split=False, certify=True)
     if cheap.is_zero and not cheap.had_denominator:
         return cheap

@@ -81,7 +81,31 @@ def evaluate_at(expr, point: Mapping):
     point = {symbol: sp.sympify(v) for symbol, v in dict(point).items()}
     value = sp.sympify(sp.sympify(expr).xreplace(point))
     if value.has(sp.Sum, sp.Product):
-        value = value.doit()
+        value = _expand_finite(value)
+    return value
+
+
+#: the most terms a concrete sum or product is expanded into at a witness point
+MAX_TERMS = 1000
+
+
+def _expand_finite(value):
+    """Concrete sums and products written out term by term (SymPy's ``doit`` would sum
+    under the index's declared assumptions, and refuses ranges that contradict them)."""
+    for _ in range(10):
+        ready = {}
+        for node in value.atoms(sp.Sum, sp.Product):
+            if node.function.has(sp.Sum, sp.Product) or len(node.limits) != 1 or len(node.limits[0]) != 3:
+                continue
+            k, a, b = node.limits[0]
+            count = b - a + 1
+            if not (a.is_Integer and count.is_Integer and 0 <= count <= MAX_TERMS):
+                continue
+            terms = [node.function.xreplace({k: a + n}) for n in range(int(count))]
+            ready[node] = sp.Add(*terms) if isinstance(node, sp.Sum) else sp.Mul(*terms)
+        if not ready:
+            return value
+        value = value.xreplace(ready)
     return value
 
 
@@ -179,10 +203,12 @@ def complete_witness(witness: Mapping, *exprs) -> dict:
     return {**witness, **extra}
 
 
-def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0):
+def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0,
+                 limit: int | None = None):
     """A simplest exact point where ``lhs - rhs`` is certified non-zero, or ``None``.
 
-    ``fixed`` pins some symbols to given values (they are not searched).
+    ``fixed`` pins some symbols to given values (they are not searched); ``limit``
+    caps the number of candidate points tried (a quick probe).
     """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     fixed = dict(fixed or {})
@@ -197,7 +223,9 @@ def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: 
     if not symbols:
         return fixed if _is_witness(lhs, rhs, fixed) else None
     rng = random.Random(seed)
-    for point in _points(symbols, pools, rng):
+    for n, point in enumerate(_points(symbols, pools, rng)):
+        if limit is not None and n >= limit:
+            return None
         full = {**fixed, **point}
         if _is_witness(lhs, rhs, full):
             return {**fixed, **_shrink(lhs, rhs, point, pools, symbols, fixed)}
