@@ -159,6 +159,86 @@ def _opaque(expr):
     return expr.xreplace({b: sp.Dummy("bound") for b in bound}) if bound else expr
 
 
+class _NotPolynomial(Exception):
+    pass
+
+
+def _atoms(expr, leaves, found):
+    """The generators ``expr`` needs beyond ``leaves``: everything that is not ``+``, ``*``,
+    a positive integer power or a rational."""
+    if expr in leaves or expr.is_Rational:
+        return
+    if isinstance(expr, (sp.Add, sp.Mul)):
+        for arg in expr.args:
+            _atoms(arg, leaves, found)
+    elif isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 0:
+        _atoms(expr.base, leaves, found)
+    elif expr.is_commutative and not (expr.free_symbols & leaves.get("_pair_variables", set())):
+        found[expr] = None
+    else:
+        raise _NotPolynomial(expr)
+
+
+def _in_ring(expr, ring, index):
+    hit = index.get(expr)
+    if hit is not None:
+        return hit
+    if expr.is_Rational:
+        return ring(expr)
+    if isinstance(expr, sp.Add):
+        return sum((_in_ring(a, ring, index) for a in expr.args), ring.zero)
+    if isinstance(expr, sp.Mul):
+        product = ring.one
+        for a in expr.args:
+            product *= _in_ring(a, ring, index)
+        return product
+    return _in_ring(expr.base, ring, index) ** int(expr.exp)
+
+
+def _ring_identity(difference, apps, pairs, multipliers) -> bool:
+    """``difference = sum q_k (c_k^2 + s_k^2 - 1)`` in a polynomial ring over QQ whose generators
+    are the pair variables and every other atom, taken as independent (an identity in independent
+    generators holds whatever they stand for).  False when the statement is not polynomial: the
+    expression path decides then."""
+    variables = {v for cv, sv, _ in pairs for v in (cv, sv)}
+    leaves = {app: None for app, _, _ in apps}
+    leaves["_pair_variables"] = variables
+    found: dict = {}
+    try:
+        _atoms(difference, leaves, found)
+        for app, _, constants in apps:
+            for phi in constants:
+                _atoms(sp.cos(phi), {}, found)
+                _atoms(sp.sin(phi), {}, found)
+        for q in multipliers:
+            _atoms(q, {"_pair_variables": set()}, found)
+    except _NotPolynomial:
+        return False
+    for v in variables:
+        found.pop(v, None)
+    order = [v for cv, sv, _ in pairs for v in (cv, sv)] + list(found)
+    ring, *generators = sp.polys.rings.ring(order, sp.QQ)
+    index = dict(zip(order, generators))
+    for app, multiples, constants in apps:
+        cos_total, sin_total = ring.one, ring.zero
+        for k, n in multiples:
+            c, s = index[pairs[k][0]], index[pairs[k][1]]
+            cn, sn = ring.one, ring.zero
+            for _ in range(abs(int(n))):
+                cn, sn = cn * c - sn * s, sn * c + cn * s
+            if n < 0:
+                sn = -sn
+            cos_total, sin_total = cos_total * cn - sin_total * sn, sin_total * cn + cos_total * sn
+        for phi in constants:
+            cn, sn = _in_ring(sp.cos(phi), ring, index), _in_ring(sp.sin(phi), ring, index)
+            cos_total, sin_total = cos_total * cn - sin_total * sn, sin_total * cn + cos_total * sn
+        index[app] = cos_total if isinstance(app, sp.cos) else sin_total
+    total = _in_ring(difference, ring, index)
+    for q, (cv, sv, _) in zip(multipliers, pairs):
+        total -= _in_ring(q, ring, index) * (index[cv] ** 2 + index[sv] ** 2 - 1)
+    return not total
+
+
 def _trig(c):
     data = c.data
     pairs = tuple(data["pairs"])
@@ -175,7 +255,7 @@ def _trig(c):
             _reject(c, f"{app} is not an application of cos or sin")
         if app.is_commutative is not True:
             _reject(c, f"non-commutative argument inside {app}")
-        angle = sp.Add(*[n * pairs[k][2] for k, n in multiples], *constants)
+        angle = sp.Add(*[pairs[k][2] if n == 1 else n * pairs[k][2] for k, n in multiples], *constants)
         if sp.expand(app.args[0] - angle) != 0:
             _reject(c, f"the argument of {app} is not {angle}")
         cos_total, sin_total = sp.S.One, sp.S.Zero
@@ -189,13 +269,19 @@ def _trig(c):
     missing = difference.atoms(sp.cos, sp.sin) - set(replacement)
     if missing:
         _reject(c, f"{sorted(map(str, missing))[0]} is not substituted")
-    polynomial = difference.xreplace(replacement)
     multipliers = data.get("multipliers")
+    if multipliers is not None and _ring_identity(difference, data["apps"], pairs, multipliers):
+        return  # a polynomial identity (no denominator: nothing more to show)
+    polynomial = difference.xreplace(replacement)
     if multipliers is not None:
         if len(multipliers) != len(pairs):
             _reject(c, "one multiplier per pair is needed")
-        ideal = sp.Add(*[q * (cv**2 + sv**2 - 1) for q, (cv, sv, _) in zip(multipliers, pairs)])
-        if sp.expand(polynomial - ideal) != 0:
+        # one polynomial identity over QQ in common generators (atoms taken as independent
+        # generators: an identity in independent generators holds whatever they stand for)
+        generators = [cv**2 + sv**2 - 1 for cv, sv, _ in pairs]
+        polys, _ = sp.parallel_poly_from_expr([polynomial, *multipliers, *generators])
+        p, qs, gs = polys[0], polys[1:1 + len(pairs)], polys[1 + len(pairs):]
+        if not (p - sum((q * g for q, g in zip(qs, gs)), p.zero)).is_zero:
             _reject(c, "the polynomial is not the stated combination of c^2 + s^2 - 1")
     else:
         numerator = sp.fraction(sp.together(polynomial))[0] if _has_denominator(polynomial) else polynomial
@@ -478,6 +564,36 @@ def _cut(m, shapes, c):
     return blocks
 
 
+def _renamed(block, renaming, target) -> bool:
+    """``target`` is the tree of ``block`` with each symbol renamed by ``renaming``: node by node
+    the same class and arity, the same atoms, renamed symbols.  The same tree of operations on
+    renamed variables is the same function of them, whatever order SymPy would sort them in."""
+    if not renaming:
+        return _same(block, target)
+    stack = [(block, target)]
+    while stack:
+        a, b = stack.pop()
+        if isinstance(a, sp.Symbol):
+            if renaming.get(a, a) != b:
+                return False
+            continue
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, MatrixBase):
+            if a.shape != b.shape:
+                return False
+            stack.extend(zip(a, b))
+            continue
+        if not a.args:
+            if a != b:
+                return False
+            continue
+        if len(a.args) != len(b.args):
+            return False
+        stack.extend(zip(a.args, b.args))
+    return True
+
+
 def _blockwise(c):
     left, right = _blocks(c.lhs), _blocks(c.rhs)
     if left is None and right is None:
@@ -498,7 +614,7 @@ def _blockwise(c):
                 _reject(c, f"block {k}: {old} -> {new} is not a renaming between equal assumptions")
         if rep == k and renaming:
             _reject(c, f"block {k} is a representative and cannot be renamed")
-        if not (_same(left[rep].xreplace(renaming), left[k]) and _same(right[rep].xreplace(renaming), right[k])):
+        if not (_renamed(left[rep], renaming, left[k]) and _renamed(right[rep], renaming, right[k])):
             _reject(c, f"block {k} is not block {rep} with its symbols renamed")
     for rep in {rep for rep, _ in plan}:
         cert = proofs.get(rep)
