@@ -298,6 +298,7 @@ def _defined_somewhere(c, lhs, rhs, point):
     free = (lhs.free_symbols | rhs.free_symbols)
     if set(point) != free:
         _reject(c, "the point must bind every free symbol")
+    point = {symbol: sp.sympify(value) for symbol, value in point.items()}
     for symbol, value in point.items():
         for key, wanted in symbol.assumptions0.items():
             if key != "commutative" and getattr(value, f"is_{key}", None) is not wanted:
