@@ -188,10 +188,11 @@ def _exact_floor(end) -> int:
 
 
 def _floor(x):
-    low, high = (mpmath.mpf(e) for e in x._mpi_)
-    below = _exact_floor(low)
-    if _exact_floor(high) != below or high == below or low == below:
-        raise _Refuse  # an integer lies in [low, high]: floor jumps there
+    with mpmath.workprec(iv.prec + 16):  # the end points exactly, not rounded to 53 bits
+        low, high = (mpmath.mpf(e) for e in x._mpi_)
+        below = _exact_floor(low)
+        if _exact_floor(high) != below or high == below or low == below:
+            raise _Refuse  # an integer lies in [low, high]: floor jumps there
     return iv.mpf(below)
 
 
