@@ -180,6 +180,23 @@ ANSWERS = [
 ]
 
 
+# -- the two completeness gaps, false variants: refuted with a certified witness ------------------------
+
+beta, s_, e_ = sp.symbols("beta s e", positive=True)
+GAPS_FALSE = [
+    pytest.param(exp(sp.I * x) * exp(-sp.I * y), cos(x - y) - sp.I * sin(x - y), id="complex phase, wrong sign"),
+    pytest.param(exp(sp.I * x) * exp(-sp.I * y), cos(x + y) + sp.I * sin(x + y), id="complex phase, sum"),
+    pytest.param(exp(sp.I * x) ** 2, cos(x) ** 2 + sp.I * sin(2 * x), id="de Moivre wrong"),
+    pytest.param((beta * s_ ** ((e_ + 2) / e_)) ** (-e_ / (e_ + 2)), beta ** (-e_ / (e_ + 2)) * s_, id="NTK base, s up"),
+    pytest.param((beta * s_) ** e_, beta**e_ + s_**e_, id="power of a product as a sum"),
+]
+
+
+@pytest.mark.parametrize("lhs, rhs", GAPS_FALSE)
+def test_a_false_variant_of_a_closed_gap_is_refuted(lhs, rhs):
+    assert _status(lhs, rhs).refuted
+
+
 def _status(lhs, rhs):
     verdict = prove_equal(lhs, rhs)
     if verdict.proved:
