@@ -1,33 +1,71 @@
 """``prove_equal``: decide ``lhs = rhs`` exactly, or exhibit a witness.
 
-The tactics run cheapest first and are named, so a verdict says which one
-decided it:
+The declared fragment
+---------------------
+Each tactic decides one class of statements and does not fire outside it; a
+statement no tactic decides is *unknown*, with a reason naming what is outside.
+"Proved" means equal wherever both sides are defined, for every value the
+symbols' SymPy assumptions allow.  Before any tactic: each side is checked for
+definedness (``nan``/``zoo``; a denominator, a ``log``/``gamma``/``cot``
+argument or an ``atanh`` argument ``-+1`` that vanishes identically raises
+:class:`UndefinedExpressionError`), floats and decimals are read exactly.
 
 ``structural``
-    the two sides are the same SymPy tree (SymPy keeps sums and products in a
-    canonical order, so expressions built the same way compare equal);
+    the two sides are the same SymPy tree (after SymPy's own evaluation).
+``power``
+    both sides are rational multiples of products of powers ``b^e`` of bases
+    SymPy knows positive, with exponents it knows real (and ``exp`` of real
+    arguments): compared by their logarithms, a linear form in ``log b`` with
+    rational-function coefficients (decided by ``cancel``).
 ``summand-first``
-    sums over a (possibly symbolic) range: two sums over the same range are
-    equal when their summands are; otherwise each summand is reduced to its
-    canonical form first, then ``Sum.doit`` evaluates the now simple sum;
+    sums ``Sum(f, (k, a, b))``: two sums over the same range by their summands
+    (at a fresh index whose assumptions follow from the range, never from
+    ``k``'s declaration); otherwise sums as opaque atoms; otherwise each sum
+    closed by the table of :mod:`._sums` (``finite`` ranges up to 1000 terms,
+    ``delta``, and ``polynomial``/``geometric``/``telescoping`` antidifferences
+    whose difference is itself proved).  ``Sum.doit`` is never trusted.
 ``trig-polynomial``
-    the decision procedure of :mod:`._trigpoly`, tried first with each
-    distinct argument as its own atom (cheap, proves most steps), then with
-    arguments split into common units (complete for the decidable class);
+    polynomials and ratios of polynomials, with rational coefficients, in
+    ``cos``/``sin`` of linear combinations of atoms with rational coefficients
+    (``tan, cot, sec, csc`` as quotients; ``exp(a + i y) = exp(a)(cos y + i sin y)``)
+    and in other commutative atoms: decided by the canonical form of
+    :mod:`._trigpoly` (complete when the atoms are symbols; sound always).  A
+    non-commutative argument of a trig function is outside (*unknown*).
 ``blockwise``
-    block-diagonal matrices are compared block by block (an explicit side
-    whose off-diagonal blocks are zero is split the same way), and blocks that
-    are the same statement up to renaming their block-local symbols (one
-    generic block with a symbolic frequency) are proved once;
+    block-diagonal matrices (``BlockDiagMatrix``, their products, sums,
+    transposes and scalar multiples with matching blocks, against another such
+    product or an explicit matrix zero off the blocks), block by block; blocks
+    equal up to renaming their symbols (same assumptions) are proved once.
 ``witness``
-    a false statement is refuted by a simplest exact point where the two
-    sides are defined and certifiably differ; a matrix symbol is bound entry
-    by entry.
+    a statement is refuted at an exact point (small integers, simple rationals,
+    rational multiples of pi, filtered by the assumptions) where both sides are
+    certified finite and their difference certified non-zero: exactly, or by a
+    rigorous interval enclosure in which discontinuous and branch-cut functions
+    are evaluated only away from their jumps and cuts (:mod:`symproof.checker._interval`).
 
-When no tactic decides, the verdict is ``unknown``; it is never ``proved``.
-Floats are read as the exact binary rationals they store, so every step is
-exact; a side whose denominator vanishes identically is an error, not a proof
-of ``0/0 = anything``.
+Certificates and the trusted base
+---------------------------------
+Every *proved* verdict carries a :class:`symproof.checker.Certificate`:
+structural (the two sides), trig-polynomial (each application's argument as an
+integer combination of pair angles, and the multipliers ``q_k`` with
+``numerator = sum q_k (c_k^2 + s_k^2 - 1)``, or a reduction the checker
+redoes), power (the two sides), sum (the table entry, its proved
+antidifference step, and the rest of the statement), same-range, entrywise
+(one certificate per differing entry) and blockwise (the block map with each
+block's renaming, one certificate per distinct block).  The checker
+(:mod:`symproof.checker`) re-checks them without importing this package: a
+reader who trusts it, SymPy's core arithmetic and mpmath's interval arithmetic
+need not trust the tactics, their search or their speed-ups.
+
+Budget and failures
+-------------------
+``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`) bound a call: a
+cooperative deadline is checked between tactics, sum entries, matrix entries,
+blocks and witness candidates, and on the main thread a ``SIGALRM`` timer
+(``signal.setitimer``) interrupts a single long SymPy call; either way the
+answer is *unknown* ("budget exhausted") and the timer and handler are
+restored.  Any exception from a tactic other than a :class:`SymproofError`
+becomes *unknown* with its type and message.
 """
 
 from __future__ import annotations
