@@ -84,8 +84,8 @@ from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixExpr, Transpose
 
-from .._errors import InvalidInputError, SymproofError, UndefinedExpressionError
-from ..checker import Certificate, certificate_holds
+from .._errors import CertificateError, InvalidInputError, SymproofError, UndefinedExpressionError
+from ..checker import Certificate, certificate_holds, check_certificate
 from ..checker._check import closed_form
 from . import _budget
 from ._sums import OutsideTable, close_sum, range_index
@@ -739,7 +739,7 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
 DEFAULT_TIMEOUT = 10.0
 
 
-def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT) -> Verdict:
+def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
     """Decide whether ``lhs`` and ``rhs`` are equal for every value of their symbols.
 
     Both sides are SymPy expressions, or matrices of the same shape (explicit
@@ -753,8 +753,12 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT) -> Verdict
     :func:`symproof.checker.check_certificate` re-checks), ``"refuted"``
     (``witness`` maps each free symbol to an exact value where the sides
     certifiably differ) or ``"unknown"`` (with a ``reason``: outside the
-    declared fragment, no witness found, a tactic failed internally, or the
-    ``timeout`` budget in seconds was exhausted; ``None`` means no budget).
+    declared fragment, no witness found, a tactic failed internally, the
+    certificate was rejected, or the ``timeout`` budget in seconds was
+    exhausted; ``None`` means no budget).  With ``check=True`` (the default)
+    every proof's certificate is re-checked by the independent checker before
+    it is returned; callers that re-check later (``symproof verify``) pass
+    ``check=False`` to do it once.
 
     Raises :class:`InvalidInputError` for non-SymPy input (a string, a list, a
     numpy array, a relation), mismatched or symbolic shapes and a matrix
@@ -780,8 +784,10 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT) -> Verdict
     try:
         with _budget.budget(timeout):
             if _is_matrix(lhs):
-                return _complete_witness(_prove_matrix(lhs, rhs))
-            return _prove_scalar(lhs, rhs)
+                verdict = _complete_witness(_prove_matrix(lhs, rhs))
+            else:
+                verdict = _prove_scalar(lhs, rhs)
+            return _checked(verdict) if check else verdict
     except SymproofError:
         raise
     except _budget.BudgetExhausted:
@@ -791,6 +797,20 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT) -> Verdict
     except Exception as err:  # noqa: BLE001 - a tactic's failure is an unknown, never a crash
         return Verdict(UNKNOWN, "internal", lhs, rhs,
                        reason=f"a tactic failed internally ({type(err).__name__}: {_short(err)})")
+
+
+def _checked(verdict: Verdict) -> Verdict:
+    """A proof whose certificate the independent checker rejects is not a proof."""
+    if not verdict.proved:
+        return verdict
+    try:
+        if verdict.certificate is None:
+            raise CertificateError("the proof carries no certificate")
+        check_certificate(verdict.certificate)
+    except CertificateError as err:
+        return replace(verdict, status=UNKNOWN, certificate=None,
+                       reason=f"the proof's certificate was rejected by the checker: {err.message}")
+    return verdict
 
 
 def _complete_witness(verdict: Verdict) -> Verdict:

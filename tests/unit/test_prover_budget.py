@@ -107,3 +107,19 @@ def test_a_bad_timeout_is_refused(timeout):
 def test_no_budget_means_no_timer():
     assert prove_equal(cos(x) ** 2, 1 - sin(x) ** 2, timeout=None).proved
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_proof_whose_certificate_is_rejected_is_not_returned_as_proved(monkeypatch):
+    from symproof.checker import Certificate
+
+    real = _prove._trig_certificate
+
+    def forged(lhs, rhs, canonical):
+        certificate = real(lhs, rhs, canonical)
+        return Certificate(certificate.kind, certificate.lhs, certificate.rhs + 1, certificate.data)
+
+    monkeypatch.setattr(_prove, "_trig_certificate", forged)
+    verdict = prove_equal(cos(x) ** 2, 1 - sin(x) ** 2)
+    assert verdict.status == "unknown"
+    assert verdict.reason.startswith("the proof's certificate was rejected by the checker")
+    assert prove_equal(cos(x) ** 2, 1 - sin(x) ** 2, check=False).proved  # the forgery, unchecked
