@@ -523,26 +523,51 @@ def _entrywise(c):
 
 
 def _blocks(m):
-    """The diagonal blocks of a block-diagonal product, as unevaluated terms, or ``None``."""
+    """The diagonal blocks of a block-diagonal product, or ``None``.
+
+    A block is a matrix, or a light term ``("T", block)`` (its transpose) or
+    ``("*" | "+", scalars, blocks)`` (a product or sum): plain tuples rather than
+    SymPy matrix expressions, whose construction costs more than the check.
+    """
     if isinstance(m, BlockDiagMatrix):
         return list(m.diag)
     if isinstance(m, Transpose):
         inner = _blocks(m.arg)
-        return None if inner is None else [Transpose(b) for b in inner]
+        return None if inner is None else [("T", b) for b in inner]
     if isinstance(m, (MatMul, MatAdd)):
-        scalars = [a for a in m.args if not _is_matrix(a)]
+        scalars = tuple(a for a in m.args if not _is_matrix(a))
         parts = [_blocks(a) for a in m.args if _is_matrix(a)]
         if any(p is None for p in parts) or len({len(p) for p in parts}) != 1:
             return None
         for p, q in zip(parts, parts[1:]):
             for x, y in zip(p, q):
-                if isinstance(m, MatMul) and x.shape[1] != y.shape[0]:
+                if isinstance(m, MatMul) and _term_shape(x)[1] != _term_shape(y)[0]:
                     return None
-                if isinstance(m, MatAdd) and x.shape != y.shape:
+                if isinstance(m, MatAdd) and _term_shape(x) != _term_shape(y):
                     return None
-        op = MatMul if isinstance(m, MatMul) else MatAdd
-        return [op(*scalars, *blocks) for blocks in zip(*parts)]
+        op = "*" if isinstance(m, MatMul) else "+"
+        return [(op, scalars, blocks) for blocks in zip(*parts)]
     return None
+
+
+def _term_shape(term):
+    if not isinstance(term, tuple):
+        return tuple(term.shape)
+    if term[0] == "T":
+        rows, cols = _term_shape(term[1])
+        return cols, rows
+    shapes = [_term_shape(b) for b in term[2]]
+    return (shapes[0][0], shapes[-1][1]) if term[0] == "*" else shapes[0]
+
+
+def _explicit_term(term):
+    if not isinstance(term, tuple):
+        return _explicit(term)
+    if term[0] == "T":
+        return _explicit_term(term[1]).T
+    factors = [_explicit_term(b) for b in term[2]]
+    value = reduce(operator.mul if term[0] == "*" else operator.add, factors)
+    return sp.ImmutableMatrix(sp.Mul(*term[1]) * value if term[1] else value)
 
 
 def _cut(m, shapes, c):
@@ -565,34 +590,56 @@ def _cut(m, shapes, c):
     return blocks
 
 
-def _renamed(block, renaming, target) -> bool:
+def _picture(term, renaming=None, forbidden=frozenset()):
+    """The preorder list of ``term``'s nodes -- ``(class, arity)`` for inner nodes, atoms
+    themselves, symbols through ``renaming`` -- which determines the tree; ``None`` when a
+    symbol of ``forbidden`` occurs."""
+    picture, stack = [], [term]
+    append, pop, extend = picture.append, stack.pop, stack.extend
+    symbol, matrix = sp.Symbol, MatrixBase
+    while stack:
+        a = pop()
+        kind = type(a)
+        if kind is tuple:
+            append((tuple, len(a)))
+            extend(reversed(a))
+        elif kind is str:
+            append(a)
+        elif issubclass(kind, symbol):
+            if a in forbidden:
+                return None
+            append(renaming.get(a, a) if renaming else a)
+        elif issubclass(kind, matrix):
+            append((kind, a.shape))
+            extend(reversed(a.flat()))
+        else:
+            args = a.args
+            if args:
+                append((kind, len(args)))
+                extend(reversed(args))
+            else:
+                append(a)
+    return picture
+
+
+def _renamed(block, renaming, target, pictures) -> bool:
     """``target`` is the tree of ``block`` with each symbol renamed by ``renaming``: node by node
     the same class and arity, the same atoms, renamed symbols.  The same tree of operations on
-    renamed variables is the same function of them, whatever order SymPy would sort them in."""
+    renamed variables is the same function of them, whatever order SymPy would sort them in.
+
+    Checked by naming the target's symbols back (``renaming`` must be injective) and comparing
+    pictures; a target that also uses an old name that is not a new one is refused, since naming
+    back would confuse the two."""
     if not renaming:
         return _same(block, target)
-    stack = [(block, target)]
-    while stack:
-        a, b = stack.pop()
-        if isinstance(a, sp.Symbol):
-            if renaming.get(a, a) != b:
-                return False
-            continue
-        if type(a) is not type(b):
-            return False
-        if isinstance(a, MatrixBase):
-            if a.shape != b.shape:
-                return False
-            stack.extend(zip(a, b))
-            continue
-        if not a.args:
-            if a != b:
-                return False
-            continue
-        if len(a.args) != len(b.args):
-            return False
-        stack.extend(zip(a.args, b.args))
-    return True
+    back = {new: old for old, new in renaming.items()}
+    if len(back) != len(renaming):
+        return False
+    mine = pictures.get(id(block))
+    if mine is None:
+        mine = pictures[id(block)] = _picture(block)
+    theirs = _picture(target, back, frozenset(renaming) - frozenset(back))
+    return theirs is not None and theirs == mine
 
 
 def _blockwise(c):
@@ -600,14 +647,15 @@ def _blockwise(c):
     if left is None and right is None:
         _reject(c, "neither side is block-diagonal")
     if left is None:
-        left = _cut(_explicit(c.lhs), [b.shape for b in right], c)
+        left = _cut(_explicit(c.lhs), [_term_shape(b) for b in right], c)
     if right is None:
-        right = _cut(_explicit(c.rhs), [b.shape for b in left], c)
-    if [b.shape for b in left] != [b.shape for b in right]:
+        right = _cut(_explicit(c.rhs), [_term_shape(b) for b in left], c)
+    if [_term_shape(b) for b in left] != [_term_shape(b) for b in right]:
         _reject(c, "the two sides have different block shapes")
     plan, proofs = c.data["blocks"], c.data["proofs"]
     if len(plan) != len(left):
         _reject(c, "one entry per block is needed")
+    pictures: dict = {}
     for k, (rep, renaming) in enumerate(plan):
         for old, new in renaming.items():
             if not (isinstance(old, sp.Symbol) and isinstance(new, sp.Symbol)
@@ -615,13 +663,14 @@ def _blockwise(c):
                 _reject(c, f"block {k}: {old} -> {new} is not a renaming between equal assumptions")
         if rep == k and renaming:
             _reject(c, f"block {k} is a representative and cannot be renamed")
-        if not (_renamed(left[rep], renaming, left[k]) and _renamed(right[rep], renaming, right[k])):
+        if not (_renamed(left[rep], renaming, left[k], pictures)
+                and _renamed(right[rep], renaming, right[k], pictures)):
             _reject(c, f"block {k} is not block {rep} with its symbols renamed")
     for rep in {rep for rep, _ in plan}:
         cert = proofs.get(rep)
         if cert is None:
             _reject(c, f"the representative block {rep} has no certificate")
-        if not (_same(cert.lhs, _explicit(left[rep])) and _same(cert.rhs, _explicit(right[rep]))):
+        if not (_same(cert.lhs, _explicit_term(left[rep])) and _same(cert.rhs, _explicit_term(right[rep]))):
             _reject(c, f"the certificate of block {rep} is about another statement")
         check_certificate(cert)
 

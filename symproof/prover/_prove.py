@@ -694,14 +694,14 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
     pairs = list(zip(left_blocks, right_blocks))
     keys, symbols = _generic_keys(pairs)
     generic: dict = {}
-    order, plan = [], []
+    order, plan, counts = [], [], Counter()
     for k, key in enumerate(keys):
-        if key not in generic:
-            generic[key] = k
-            order.append(key)
-        rep = generic[key]
+        rep = generic.setdefault(key, k)  # one hash of the (large) key per block
+        if rep == k:
+            order.append(rep)
+        counts[rep] += 1
         renaming = {} if rep == k else {
-            old: new for old, new in zip(symbols[rep], symbols[k]) if old != new
+            old: new for old, new in zip(symbols[rep], symbols[k]) if old is not new
         }
         plan.append((rep, renaming))
     steps = [Step(
@@ -716,10 +716,8 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
     # the rarest block statements first: a wrong entry makes its block a statement of its own,
     # which is then refuted on that block alone before the generic blocks are proved
     proofs = {}
-    counts = Counter(keys)
-    for key in sorted(order, key=lambda key: counts[key]):
+    for k in sorted(order, key=lambda rep: counts[rep]):
         _budget.check()
-        k = generic[key]
         a, b = (_explicit(m) for m in pairs[k])
         verdict = _prove_entrywise(a, b, a, b, offset=(offsets[k], offsets[k]))
         steps.extend(Step(f"block {k}: {s.rule}", s.before, s.after) for s in verdict.steps)
