@@ -249,7 +249,6 @@ def _trig(c):
         _reject(c, "the pair variables are not distinct symbols")
     if set(variables) & difference.free_symbols:
         _reject(c, "a pair variable occurs in the statement")
-    replacement = {}
     for app, multiples, constants in data["apps"]:
         if not isinstance(app, (sp.cos, sp.sin)):
             _reject(c, f"{app} is not an application of cos or sin")
@@ -258,6 +257,16 @@ def _trig(c):
         angle = sp.Add(*[pairs[k][2] if n == 1 else n * pairs[k][2] for k, n in multiples], *constants)
         if sp.expand(app.args[0] - angle) != 0:
             _reject(c, f"the argument of {app} is not {angle}")
+    missing = difference.atoms(sp.cos, sp.sin) - {app for app, _, _ in data["apps"]}
+    if missing:
+        _reject(c, f"{sorted(map(str, missing))[0]} is not substituted")
+    multipliers = data.get("multipliers")
+    if multipliers is not None and _ring_identity(difference, data["apps"], pairs, multipliers):
+        if _has_denominator(difference):  # a quotient taken as an atom: it must be defined somewhere
+            _defined_somewhere(c, lhs, rhs, data.get("point"))
+        return
+    replacement = {}
+    for app, multiples, constants in data["apps"]:
         cos_total, sin_total = sp.S.One, sp.S.Zero
         for k, n in multiples:
             cn, sn = _turn(pairs[k][0], pairs[k][1], int(n))
@@ -266,12 +275,6 @@ def _trig(c):
             cn, sn = sp.cos(phi), sp.sin(phi)
             cos_total, sin_total = cos_total * cn - sin_total * sn, sin_total * cn + cos_total * sn
         replacement[app] = cos_total if isinstance(app, sp.cos) else sin_total
-    missing = difference.atoms(sp.cos, sp.sin) - set(replacement)
-    if missing:
-        _reject(c, f"{sorted(map(str, missing))[0]} is not substituted")
-    multipliers = data.get("multipliers")
-    if multipliers is not None and _ring_identity(difference, data["apps"], pairs, multipliers):
-        return  # a polynomial identity (no denominator: nothing more to show)
     polynomial = difference.xreplace(replacement)
     if multipliers is not None:
         if len(multipliers) != len(pairs):

@@ -275,3 +275,19 @@ def test_the_checker_does_not_import_the_tactics():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 assert "prover" not in (node.module or ""), f"{path.name} imports {node.module}"
+
+
+def test_a_forged_certificate_for_a_statement_defined_nowhere_is_rejected():
+    zero = cos(x) ** 2 + sin(x) ** 2 - 1
+    quotient = 1 / (2 * cos(x) ** 2 + 2 * sin(x) ** 2 - 2)
+    c, s_ = sp.Dummy("c"), sp.Dummy("s")
+    forged = Certificate("trig-polynomial", zero * quotient, 0, {
+        "pairs": ((c, s_, x),),
+        "apps": ((cos(x), ((0, 1),), ()), (sin(x), ((0, 1),), ())),
+        "multipliers": (quotient,),  # the quotient taken as an independent atom
+        "point": None,
+    })
+    with pytest.raises(CertificateError, match="needs a point"):
+        check_certificate(forged)
+    with pytest.raises(CertificateError, match="not certified finite"):
+        check_certificate(_with(forged, point={x: sp.Integer(1)}))
