@@ -10,6 +10,10 @@
 2. ``||p_t||^2 = d/2``: ``simplify`` of the whole concrete sum against
    ``prove_equal`` on the concrete sum (trig-polynomial) and on the sum over a
    symbolic range ``d = 2m`` (summand-first).
+3. Refuting ``R_i^T R_j = R'`` where ``R'`` is ``R_{j-i}`` with one entry of one
+   block negated, at ``d_k = 1024``: the wrong block is a statement of its own
+   and is refuted on its own.  Also the independent checker re-checking the
+   certificate of the ``R_i^T R_j = R_{j-i}`` proof.
 
 Every timing is a median over cold runs: SymPy's cache is cleared before each,
 because a warm cache would time dictionary look-ups instead of the proof.
@@ -27,6 +31,7 @@ from sympy import MatMul, Sum, Transpose, cos, sin
 from sympy.core.cache import clear_cache
 
 from symproof import frequencies, prove_equal, rope_matrix, rotation, sinusoidal_vector
+from symproof.checker import check_certificate
 
 i, j = sp.symbols("i j", integer=True)
 t = sp.Symbol("t", real=True)
@@ -35,7 +40,8 @@ m = sp.Symbol("m", integer=True, positive=True)
 r = sp.Symbol("r", integer=True, nonnegative=True)
 
 #: the performance targets: (what is timed, seconds)
-TARGETS = {128: ("prove", 0.050), 4096: ("build + prove", 1.0), "symbolic": ("prove", 0.1)}
+TARGETS = {128: ("prove", 0.050), 4096: ("build + prove", 1.0), "symbolic": ("prove", 0.1),
+           "refute 1024": ("refute", 1.0)}
 
 
 def timed(func, runs: int):
@@ -126,6 +132,37 @@ def norm_rows(concrete_widths, simplify_widths, runs):
     return rows
 
 
+def wrong_block_row(width: int, runs: int):
+    """Seconds to refute ``R_i^T R_j = R'`` with one entry of block ``width // 4`` negated."""
+    ws = sp.symbols(f"w0:{width // 2}", positive=True)
+    lhs = MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws))
+    blocks = [rotation((j - i) * x) for x in ws]
+    wrong = sp.Matrix(blocks[width // 4])
+    wrong[0, 1] = -wrong[0, 1]
+    blocks[width // 4] = sp.ImmutableMatrix(wrong)
+    rhs = sp.BlockDiagMatrix(*blocks)
+    seconds = []
+    for _ in range(runs):
+        clear_cache()
+        start = time.perf_counter()
+        verdict = prove_equal(lhs, rhs)
+        seconds.append(time.perf_counter() - start)
+        if not verdict.refuted:
+            raise AssertionError(f"the wrong block was not refuted: {verdict}")
+    return statistics.median(seconds), verdict
+
+
+def check_seconds(width: int, runs: int):
+    """Seconds for the independent checker to re-check the ``R_i^T R_j = R_{j-i}`` certificate."""
+    _, _, verdict = build_and_prove(width)
+    seconds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        check_certificate(verdict.certificate)
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
 def _ms(seconds) -> str:
     if seconds is None:
         return "-"
@@ -180,6 +217,14 @@ def main(argv=None) -> int:
     print("||p_t||^2 = d/2 (simplify of the whole sum is one run"
           + ("" if args.full else "; d = 64 with --full") + ")")
     print(format_norm(norm_rows(concrete, simplify_widths, args.runs)))
+    print()
+    refute, verdict = wrong_block_row(1024, max(1, min(args.runs, 3)))
+    _, target = TARGETS["refute 1024"]
+    print(f"refute R_i^T R_j = R' (one entry of one block negated), d_k = 1024: {_ms(refute)} "
+          f"(target {_ms(target)}: {'ok' if refute <= target else 'OVER'}); {verdict.reason}")
+    for width in [128] + ([] if args.quick else [4096]):
+        print(f"checker re-checks the R_i^T R_j = R_(j-i) certificate, d_k = {width}: "
+              f"{_ms(check_seconds(width, max(1, min(args.runs, 3))))}")
     return 0
 
 

@@ -7,9 +7,10 @@ modules and may change.
 __version__ = "0.1.0"  # first, so that submodules can name the version in what they write
 
 from ._errors import (
-    InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError, UndefinedExpressionError,
-    VariantFileError,
+    CertificateError, InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError,
+    UndefinedExpressionError, VariantFileError,
 )
+from .checker import Certificate, check_certificate
 from .claims import Claim, ClaimResult, Proof, claim, load_claims, run_claim, run_claims, select_claims
 from .encodings import (
     frequencies, frequency, pairing_permutation, rope_matrix, rotation, sin_shift, sin_shift_matrix,
@@ -24,8 +25,8 @@ from ._audit import AuditResult, audit
 
 __all__ = [
     "SymproofError", "InvalidInputError", "UndefinedExpressionError", "PositionOutOfRangeError",
-    "MaskedRowError", "VariantFileError",
-    "prove_equal", "Verdict", "Step", "find_witness",
+    "MaskedRowError", "VariantFileError", "CertificateError",
+    "prove_equal", "Verdict", "Step", "find_witness", "Certificate", "check_certificate",
     "claim", "Claim", "Proof", "ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims",
     "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",
     "frequency", "pairing_permutation", "relayout_pairing",

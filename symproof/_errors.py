@@ -14,6 +14,7 @@ __all__ = [
     "PositionOutOfRangeError",
     "MaskedRowError",
     "VariantFileError",
+    "CertificateError",
 ]
 
 
@@ -61,3 +62,7 @@ class MaskedRowError(UndefinedExpressionError):
 
 class VariantFileError(InvalidInputError):
     """A variant description file is malformed: unknown key, wrong type, bad formula."""
+
+
+class CertificateError(SymproofError):
+    """A proof certificate does not re-check (the checker rejects it, and says why)."""

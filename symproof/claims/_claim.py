@@ -157,7 +157,8 @@ class Proof:
     def _equal(self, rule, lhs, rhs, chain=None, shown=None) -> Part:
         start = time.perf_counter()
         try:
-            verdict = prove_equal(lhs, rhs)
+            # the runner re-checks every certificate once the derivation has run
+            verdict = prove_equal(lhs, rhs, check=False)
         except SymproofError as err:
             raise err.with_context(claim=self.claim.id, step=rule)
         return self.record(rule, verdict, seconds=time.perf_counter() - start, chain=chain, shown=shown)

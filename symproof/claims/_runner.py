@@ -10,11 +10,13 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .._errors import InvalidInputError, SymproofError
+from .._errors import CertificateError, InvalidInputError, SymproofError
+from ..checker import check_certificate
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._claim import Claim, Proof, registered_claims
 
-__all__ = ["ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims", "DERIVATIONS_PACKAGE"]
+__all__ = ["ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims", "recheck_certificates",
+           "DERIVATIONS_PACKAGE"]
 
 #: the package whose modules hold the chapter's derivations (one per section)
 DERIVATIONS_PACKAGE = "derivations"
@@ -29,6 +31,10 @@ class ClaimResult:
     reason: str = ""
     methods: tuple = ()
     witnesses: list = field(default_factory=list)
+    #: proved equality steps whose certificate the independent checker re-checked and accepted
+    certificates: int = 0
+    #: of those re-checked, how many the checker rejected (each makes its step unknown)
+    rejected: int = 0
 
     @property
     def id(self) -> str:
@@ -53,6 +59,7 @@ class ClaimResult:
             "witness": self.witness_text,
             "reason": self.reason or None,
             "steps": len(self.proof.parts),
+            "certificates": {"checked": self.certificates + self.rejected, "accepted": self.certificates},
         }
 
 
@@ -107,11 +114,36 @@ def run_claim(claim: Claim) -> ClaimResult:
     except Exception as err:  # a bug in a derivation must show up as a verdict, not a crash
         frame = traceback.extract_tb(err.__traceback__)[-1]
         error = f"{type(err).__name__} in {frame.filename}:{frame.lineno}: {err}"
+    accepted, rejected = recheck_certificates(proof)
     seconds = time.perf_counter() - start
     status, reason = _verdict(proof, error)
     methods = tuple(dict.fromkeys(p.method.split(" (")[0] for p in proof.parts if p.method))
     witnesses = [p.witness_text for p in proof.parts if p.witness is not None]
-    return ClaimResult(claim, status, seconds, proof, reason, methods, witnesses)
+    return ClaimResult(claim, status, seconds, proof, reason, methods, witnesses, accepted, rejected)
+
+
+def recheck_certificates(proof: Proof):
+    """Re-check the certificate of every proved equality step with the independent checker.
+
+    A step whose certificate is missing or rejected is not proved: it becomes unknown
+    and says why.  Returns ``(accepted, rejected)``.
+    """
+    accepted = rejected = 0
+    for part in proof.parts:
+        if part.kind != "equal" or part.status != PROVED:
+            continue
+        certificate = getattr(part.verdict, "certificate", None)
+        try:
+            if certificate is None:
+                raise CertificateError("the proof carries no certificate")
+            check_certificate(certificate)
+        except CertificateError as err:
+            rejected += 1
+            part.status = UNKNOWN
+            part.detail = f"certificate rejected by the checker: {err}"
+            continue
+        accepted += 1
+    return accepted, rejected
 
 
 def _verdict(proof: Proof, error: str):

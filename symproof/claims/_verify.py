@@ -46,8 +46,12 @@ def format_table(results, total_seconds: float) -> str:
         if r.status != "proved" and r.reason:
             lines.append(f"{'':<{width}}    -> {r.reason}")
     counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
+    checked = sum(r.certificates + r.rejected for r in results)
+    rejected = sum(r.rejected for r in results)
+    verdict = "all accepted" if not rejected else f"{rejected} REJECTED"
     lines.append(
         f"{len(results)} claims: {counts['proved']} proved, {counts['refuted']} refuted, "
-        f"{counts['unknown']} unknown in {total_seconds:.2f} s"
+        f"{counts['unknown']} unknown in {total_seconds:.2f} s; "
+        f"{checked} proof certificates re-checked by the independent checker: {verdict}"
     )
     return "\n".join(lines)

@@ -1,37 +1,77 @@
 """``prove_equal``: decide ``lhs = rhs`` exactly, or exhibit a witness.
 
-The tactics run cheapest first and are named, so a verdict says which one
-decided it:
+The declared fragment
+---------------------
+Each tactic decides one class of statements and does not fire outside it; a
+statement no tactic decides is *unknown*, with a reason naming what is outside.
+"Proved" means equal wherever both sides are defined, for every value the
+symbols' SymPy assumptions allow.  Before any tactic: each side is checked for
+definedness (``nan``/``zoo``; a denominator, a ``log``/``gamma``/``cot``
+argument or an ``atanh`` argument ``-+1`` that vanishes identically raises
+:class:`UndefinedExpressionError`), floats and decimals are read exactly.
 
 ``structural``
-    the two sides are the same SymPy tree (SymPy keeps sums and products in a
-    canonical order, so expressions built the same way compare equal);
+    the two sides are the same SymPy tree (after SymPy's own evaluation).
+``power``
+    both sides are rational multiples of products of powers ``b^e`` of bases
+    SymPy knows positive, with exponents it knows real (and ``exp`` of real
+    arguments): compared by their logarithms, a linear form in ``log b`` with
+    rational-function coefficients (decided by ``cancel``).
 ``summand-first``
-    sums over a (possibly symbolic) range: two sums over the same range are
-    equal when their summands are; otherwise each summand is reduced to its
-    canonical form first, then ``Sum.doit`` evaluates the now simple sum;
+    sums ``Sum(f, (k, a, b))``: two sums over the same range by their summands
+    (at a fresh index whose assumptions follow from the range, never from
+    ``k``'s declaration); otherwise sums as opaque atoms; otherwise each sum
+    closed by the table of :mod:`._sums` (``finite`` ranges up to 1000 terms,
+    ``delta``, and ``polynomial``/``geometric``/``telescoping`` antidifferences
+    whose difference is itself proved).  ``Sum.doit`` is never trusted.
 ``trig-polynomial``
-    the decision procedure of :mod:`._trigpoly`, tried first with each
-    distinct argument as its own atom (cheap, proves most steps), then with
-    arguments split into common units (complete for the decidable class);
+    polynomials and ratios of polynomials, with rational coefficients, in
+    ``cos``/``sin`` of linear combinations of atoms with rational coefficients
+    (``tan, cot, sec, csc`` as quotients; ``exp(a + i y) = exp(a)(cos y + i sin y)``)
+    and in other commutative atoms: decided by the canonical form of
+    :mod:`._trigpoly` (complete when the atoms are symbols; sound always).  A
+    non-commutative argument of a trig function is outside (*unknown*).
 ``blockwise``
-    block-diagonal matrices are compared block by block (an explicit side
-    whose off-diagonal blocks are zero is split the same way), and blocks that
-    are the same statement up to renaming their block-local symbols (one
-    generic block with a symbolic frequency) are proved once;
+    block-diagonal matrices (``BlockDiagMatrix``, their products, sums,
+    transposes and scalar multiples with matching blocks, against another such
+    product or an explicit matrix zero off the blocks), block by block; blocks
+    equal up to renaming their symbols (same assumptions) are proved once.
 ``witness``
-    a false statement is refuted by a simplest exact point where the two
-    sides are defined and certifiably differ; a matrix symbol is bound entry
-    by entry.
+    a statement is refuted at an exact point (small integers, simple rationals,
+    rational multiples of pi, filtered by the assumptions) where both sides are
+    certified finite and their difference certified non-zero: exactly, or by a
+    rigorous interval enclosure in which discontinuous and branch-cut functions
+    are evaluated only away from their jumps and cuts (:mod:`symproof.checker._interval`).
 
-When no tactic decides, the verdict is ``unknown``; it is never ``proved``.
-Floats are read as the exact binary rationals they store, so every step is
-exact; a side whose denominator vanishes identically is an error, not a proof
-of ``0/0 = anything``.
+Certificates and the trusted base
+---------------------------------
+Every *proved* verdict carries a :class:`symproof.checker.Certificate`:
+structural (the two sides), trig-polynomial (each application's argument as an
+integer combination of pair angles, and the multipliers ``q_k`` with
+``numerator = sum q_k (c_k^2 + s_k^2 - 1)``, or a reduction the checker
+redoes), power (the two sides), sum (the table entry, its proved
+antidifference step, and the rest of the statement), same-range, entrywise
+(one certificate per differing entry) and blockwise (the block map with each
+block's renaming, one certificate per distinct block).  The checker
+(:mod:`symproof.checker`) re-checks them without importing this package: a
+reader who trusts it, SymPy's core arithmetic and mpmath's interval arithmetic
+need not trust the tactics, their search or their speed-ups.
+
+Budget and failures
+-------------------
+``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`) bound a call: a
+cooperative deadline is checked between tactics, sum entries, matrix entries,
+blocks and witness candidates, and on the main thread a ``SIGALRM`` timer
+(``signal.setitimer``) interrupts a single long SymPy call; either way the
+answer is *unknown* ("budget exhausted") and the timer and handler are
+restored.  Any exception from a tactic other than a :class:`SymproofError`
+becomes *unknown* with its type and message.
 """
 
 from __future__ import annotations
 
+import decimal
+import math
 import numbers
 import operator
 from collections import Counter
@@ -40,19 +80,24 @@ from functools import reduce
 from typing import Any, Mapping
 
 import sympy as sp
+from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.matrices import MatrixBase
 from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixExpr, Transpose
 
-from .._errors import InvalidInputError, UndefinedExpressionError
-from ._trigpoly import to_trig_polynomial
-from ._witness import complete_witness, evaluate_at, find_witness, format_witness
+from .._errors import CertificateError, InvalidInputError, SymproofError, UndefinedExpressionError
+from ..checker import Certificate, certificate_holds, check_certificate
+from ..checker._check import closed_form
+from . import _budget
+from ._sums import OutsideTable, close_sum, range_index
+from ._trigpoly import rewrite_trig, to_trig_polynomial
+from ._witness import complete_witness, evaluate_at, find_defined_point, find_witness, format_witness
 
-__all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS"]
+__all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT"]
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 
 #: the tactics, in the order they are tried
-TACTICS = ("structural", "summand-first", "trig-polynomial", "blockwise", "witness")
+TACTICS = ("structural", "power", "summand-first", "trig-polynomial", "blockwise", "witness")
 
 _REDUCE_RULE = "cos/sin of atoms -> polynomial in (c_u, s_u), reduce mod c_u^2 + s_u^2 - 1"
 
@@ -81,6 +126,8 @@ class Verdict:
     #: why the verdict is ``unknown``, or where the refutation is (a matrix entry)
     reason: str = ""
     details: dict = field(default_factory=dict, compare=False)
+    #: the evidence of a *proved* verdict, re-checked by :mod:`symproof.checker`
+    certificate: Any = field(default=None, compare=False)
 
     @property
     def proved(self) -> bool:
@@ -123,6 +170,10 @@ def _as_sympy(value, name: str):
                 f"{name} must be {_EXPECTED}, got {kind} {value}{hint}", expected=_EXPECTED,
             )
         return _exact_floats(value)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise UndefinedExpressionError(f"{name} is the decimal {value}, which is not a finite number", side=name)
+        return sp.Rational(*value.as_integer_ratio())  # exact: Decimal('0.1') is 1/10, not the binary float nearest it
     if isinstance(value, bool) or not isinstance(value, numbers.Number):
         kind = type(value).__name__
         hint = " (convert it with sympy.Matrix(...))" if hasattr(value, "shape") or isinstance(
@@ -160,43 +211,210 @@ def _is_matrix(x) -> bool:
     return isinstance(x, (MatrixBase, MatrixExpr))
 
 
+# -- definedness --------------------------------------------------------------------------------
+
+#: functions undefined where their argument is 0, and where it is +-1
+_POLE_AT_ZERO = (sp.log, sp.loggamma, sp.gamma, sp.cot, sp.csc, sp.polygamma, sp.digamma)
+_POLE_AT_ONE = (sp.atanh, sp.acoth)
+
+
+def _vanishes_identically(expr) -> bool:
+    """True when ``expr`` is the zero function (decided by the canonical form, so sound)."""
+    if expr.is_Atom or not expr.free_symbols:
+        return False
+    if any(f.is_commutative is False for f in expr.atoms(sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc)):
+        return False
+    cheap = to_trig_polynomial(expr, split=False)
+    if cheap.is_zero and not cheap.had_denominator:
+        return True
+    full = to_trig_polynomial(expr)
+    return full.is_zero and not full.denominator_vanishes
+
+
+def _undefined_part(expr):
+    """A sub-expression that makes ``expr`` undefined everywhere, with why, or ``None``."""
+    for node in sp.preorder_traversal(expr):
+        if isinstance(node, sp.Pow) and node.exp.is_negative and node.base.free_symbols:
+            if _vanishes_identically(node.base):
+                return node, f"the denominator {node.base} is identically zero"
+        elif isinstance(node, _POLE_AT_ZERO) and node.args and node.args[-1].free_symbols:
+            if _vanishes_identically(node.args[-1]):
+                return node, f"the argument of {node.func.__name__} is identically zero"
+        elif isinstance(node, _POLE_AT_ONE) and node.args[0].free_symbols:
+            arg = node.args[0]
+            if _vanishes_identically(arg - 1) or _vanishes_identically(arg + 1):
+                return node, f"the argument of {node.func.__name__} is identically +-1"
+    return None
+
+
+def _require_defined(expr, name: str) -> None:
+    found = _undefined_part(expr)
+    if found is not None:
+        node, why = found
+        raise UndefinedExpressionError(f"{name} is undefined everywhere: {why} (in {_short(node)})", side=name)
+
+
 # -- scalar tactics ----------------------------------------------------------------------------
 
 
-def _reduce_sums(expr, steps):
-    """Tactic ``summand-first``: canonicalise each summand, then evaluate the sum."""
-    if not expr.has(sp.Sum):
-        return expr
-    replacement = {}
-    for s in expr.atoms(sp.Sum):
-        summand = to_trig_polynomial(s.function)
-        simpler = sp.factor_terms(summand.as_trig()) if not summand.had_denominator else s.function
-        evaluated = sp.Sum(simpler, *s.limits).doit()
-        steps.append(Step("reduce the summand, then evaluate the sum", s, evaluated))
-        replacement[s] = evaluated
-    return expr.xreplace(replacement)
+_TRIG_FUNCTIONS = (sp.sin, sp.cos, sp.tan, sp.cot, sp.sec, sp.csc)
+
+
+def _non_commutative_trig(expr):
+    for f in expr.atoms(*_TRIG_FUNCTIONS):
+        if f.is_commutative is False:
+            return f
+    for f in expr.atoms(sp.exp):
+        if f.is_commutative is False and f.args[0].has(sp.I):
+            return f
+    return None
+
+
+def _structural(lhs, rhs) -> Verdict:
+    return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),),
+                   certificate=Certificate("structural", lhs, rhs))
 
 
 def _prove_scalar(lhs, rhs) -> Verdict:
+    _budget.check()
+    _require_defined(lhs, "lhs")
+    _require_defined(rhs, "rhs")
     if lhs == rhs:
-        return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),))
-    steps: list = []
-    method = "trig-polynomial"
+        return _structural(lhs, rhs)
+    inside = _non_commutative_trig(lhs - rhs)
+    if inside is not None:
+        return Verdict(UNKNOWN, "trig-polynomial", lhs, rhs,
+                       reason=f"non-commutative symbol inside {inside.func.__name__}: {inside} "
+                              "(the canonical form is commutative) and no witness (numbers commute)")
+    power = _prove_power(lhs, rhs)
+    if power is not None:
+        return power
     if lhs.has(sp.Sum) or rhs.has(sp.Sum):
-        same_range = _same_range_summands(lhs, rhs)
-        if same_range is not None:
-            f, g = same_range
-            summands = _canonical(f - g)
-            if summands.is_zero and not summands.denominator_vanishes:
-                step = Step("same range: the summands are equal (" + _REDUCE_RULE + ")", f - g, 0)
-                return Verdict(PROVED, "summand-first", lhs, rhs, (step,))
-        lhs_r, rhs_r = _reduce_sums(lhs, steps), _reduce_sums(rhs, steps)
-        method = "summand-first"
-        if lhs_r == rhs_r:
-            return Verdict(PROVED, method, lhs, rhs, tuple(steps))
-    else:
-        lhs_r, rhs_r = lhs, rhs
+        return _prove_with_sums(lhs, rhs)
+    return _prove_trig(lhs, rhs, lhs, rhs, "trig-polynomial")
+
+
+def _is_monomial(expr) -> bool:
+    if expr.is_Number:
+        return False
+    return isinstance(expr, (sp.Mul, sp.Pow, sp.exp, sp.Symbol)) and not expr.has(sp.Sum, *_TRIG_FUNCTIONS)
+
+
+def _prove_power(lhs, rhs):
+    """Tactic ``power``: products of powers of positive bases with real exponents, compared by
+    their logarithms (a log-linear normal form); only when one side has a non-integer exponent."""
+    if not (_is_monomial(lhs) or _is_monomial(rhs)):
+        return None
+    if not any(isinstance(p, sp.Pow) and not p.exp.is_Integer for side in (lhs, rhs) for p in side.atoms(sp.Pow)):
+        return None
+    certificate = Certificate("power", lhs, rhs)
+    if not certificate_holds(certificate):
+        return None
+    step = Step("positive bases, real exponents: compare log lhs and log rhs as linear forms in the logs", lhs, rhs)
+    return Verdict(PROVED, "power", lhs, rhs, (step,), certificate=certificate)
+
+
+def _prove_with_sums(lhs, rhs) -> Verdict:
+    """Tactic ``summand-first``: same-range sums by their summands, then sums as opaque atoms,
+    then each sum closed by the table of :mod:`._sums`."""
+    same_range = _same_range(lhs, rhs)
+    if same_range is not None:
+        return same_range
+    opaque = _canonical(lhs - rhs)
+    if opaque.is_zero and not opaque.denominator_vanishes:
+        return _trig_verdict(lhs, rhs, opaque, "summand-first", "the sums cancel as they stand")
+    # a sum outside the table stays an opaque atom: sound, and enough when it cancels
+    closed, entries, outside = {}, [], []
+    for s in sorted(lhs.atoms(sp.Sum) | rhs.atoms(sp.Sum), key=sp.default_sort_key):
+        _budget.check()
+        try:
+            if any(inner != s for inner in s.atoms(sp.Sum)):
+                raise OutsideTable(f"nested sum {s}")
+            entry = close_sum(s, _prove_scalar)
+            closed[s] = closed_form(Certificate("sum", s, s), entry)
+            entries.append(entry)
+        except OutsideTable as why:
+            outside.append(str(why))
+    if not entries:
+        verdict = _refute(lhs, rhs, [])
+        if verdict is not None:
+            return verdict
+        return Verdict(UNKNOWN, "summand-first", lhs, rhs, reason="; ".join(outside))
+    steps = [Step(f"close the sum by the '{e['entry']}' entry of the table", e["sum"], closed[e["sum"]])
+             for e in entries]
+    lhs_r, rhs_r = _exact_floats(lhs.xreplace(closed)), _exact_floats(rhs.xreplace(closed))
+    rest = _prove_scalar(lhs_r, rhs_r)
+    steps.extend(rest.steps)
+    if rest.proved:
+        certificate = Certificate("sum", lhs, rhs, {"sums": tuple(entries), "rest": rest.certificate})
+        return Verdict(PROVED, "summand-first", lhs, rhs, tuple(steps), certificate=certificate)
+    verdict = _refute(lhs, rhs, steps)
+    if verdict is not None:
+        return verdict
+    return Verdict(UNKNOWN, "summand-first", lhs, rhs, tuple(steps), reason="; ".join(outside + [rest.reason]))
+
+
+def _same_range(lhs, rhs):
+    """Two sums over the same range are equal when their summands are, at every index the
+    range allows (a fresh index: the declared assumptions of ``k`` are not used)."""
+    if not (isinstance(lhs, sp.Sum) and isinstance(rhs, sp.Sum)):
+        return None
+    if len(lhs.limits) != 1 or len(rhs.limits) != 1 or len(lhs.limits[0]) != 3 or len(rhs.limits[0]) != 3:
+        return None
+    (r, a, b), (k, a2, b2) = lhs.limits[0], rhs.limits[0]
+    if (a, b) != (a2, b2):
+        return None
+    try:
+        index = range_index(r, a, b)
+    except OutsideTable:
+        return None
+    f, g = lhs.function.xreplace({r: index}), rhs.function.xreplace({k: index})
+    summands = _prove_scalar(f, g)
+    if not summands.proved:
+        return None
+    certificate = Certificate("same-range", lhs, rhs, {"index": index, "summands": summands.certificate})
+    step = Step("same range: the summands are equal (" + _REDUCE_RULE + ")", f - g, 0)
+    return Verdict(PROVED, "summand-first", lhs, rhs, (step,), certificate=certificate)
+
+
+def _trig_certificate(lhs, rhs, canonical):
+    data = {
+        "pairs": tuple((c, s, angle) for (c, s), angle in zip(canonical.pairs, canonical.angles)),
+        "apps": canonical.apps,
+        "multipliers": canonical.multipliers,
+        "point": None,
+    }
+    if canonical.had_denominator or _has_denominator(canonical.rewritten):
+        data["point"] = find_defined_point(lhs, rhs)
+    return Certificate("trig-polynomial", lhs, rhs, data)
+
+
+def _has_denominator(expr) -> bool:
+    return expr is not None and any(p.exp.is_negative for p in expr.atoms(sp.Pow) if p.base.free_symbols)
+
+
+def _trig_verdict(lhs, rhs, canonical, method, rule=_REDUCE_RULE):
+    certificate = _trig_certificate(lhs, rhs, canonical)
+    step = Step(rule, lhs - rhs, canonical.as_trig())
+    if certificate.data["point"] is None and (canonical.had_denominator or _has_denominator(canonical.rewritten)):
+        return Verdict(UNKNOWN, method, lhs, rhs, (step,),
+                       reason="the numerator is zero, but no point was found where both sides are defined")
+    return Verdict(PROVED, method, lhs, rhs, (step,), certificate=certificate)
+
+
+#: a statement with this many symbolic denominators is probed for a witness before its common
+#: denominator is formed (a sum of 40 tangents has a numerator of 40 factors per term)
+_PROBE_DENOMINATORS = 3
+_PROBE_POINTS = 24
+
+
+def _prove_trig(lhs, rhs, lhs_r, rhs_r, method) -> Verdict:
     diff = lhs_r - rhs_r
+    if len({p.base for p in rewrite_trig(diff).atoms(sp.Pow)
+            if p.exp.is_negative and p.base.free_symbols}) >= _PROBE_DENOMINATORS:
+        probe = _refute(lhs, rhs, [], limit=_PROBE_POINTS)
+        if probe is not None:
+            return probe
     canonical = _canonical(diff)
     if canonical.denominator_vanishes:
         raise UndefinedExpressionError(
@@ -204,14 +422,12 @@ def _prove_scalar(lhs, rhs) -> Verdict:
             "(after cos^2 + sin^2 = 1)",
             lhs=lhs, rhs=rhs,
         )
-    steps.append(Step(_REDUCE_RULE, diff, canonical.as_trig()))
     if canonical.is_zero:
-        return Verdict(PROVED, method, lhs, rhs, tuple(steps))
-    witness = find_witness(lhs, rhs)
-    if witness is not None:
-        residual = _residual(lhs, rhs, witness)
-        steps.append(Step(f"evaluate at {format_witness(witness)}", diff, residual))
-        return Verdict(REFUTED, "witness", lhs, rhs, tuple(steps), witness=witness, residual=residual)
+        return _trig_verdict(lhs, rhs, canonical, method)
+    steps = [Step(_REDUCE_RULE, diff, canonical.as_trig())]
+    verdict = _refute(lhs, rhs, steps)
+    if verdict is not None:
+        return verdict
     why = (
         "canonical form is non-zero but no witness was found among simple exact points"
         if canonical.in_decidable_class
@@ -220,34 +436,33 @@ def _prove_scalar(lhs, rhs) -> Verdict:
     return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason=why)
 
 
-def _same_range_summands(lhs, rhs):
-    """``(f, g)`` when ``lhs = Sum(f, (r, a, b))`` and ``rhs = Sum(g, (k, a, b))`` (``k`` renamed
-    to ``r``): equal summands prove the sums equal without ``Sum.doit``, which tries
-    Gosper's algorithm and more on summands it cannot sum (~0.1 s each)."""
-    if not (isinstance(lhs, sp.Sum) and isinstance(rhs, sp.Sum)):
+def _refute(lhs, rhs, steps, limit=None):
+    witness = find_witness(lhs, rhs, limit=limit)
+    if witness is None:
         return None
-    if len(lhs.limits) != 1 or len(rhs.limits) != 1 or len(lhs.limits[0]) != 3 or len(rhs.limits[0]) != 3:
-        return None
-    (r, a, b), (k, a2, b2) = lhs.limits[0], rhs.limits[0]
-    if (a, b) != (a2, b2):
-        return None
-    g = rhs.function
-    if k != r:
-        # the summand identity is proved for r under its assumptions: k must carry the same
-        if r in rhs.free_symbols or k.assumptions0 != r.assumptions0:
-            return None
-        g = g.xreplace({k: r})
-    return lhs.function, g
+    residual = _residual(lhs, rhs, witness)
+    steps = list(steps) + [Step(f"evaluate at {format_witness(witness)}", lhs - rhs, residual)]
+    return Verdict(REFUTED, "witness", lhs, rhs, tuple(steps), witness=witness, residual=residual)
 
 
 def _canonical(diff):
     """The cheap form (each argument its own atom) when it is zero and has no denominator;
     otherwise the full form, which alone can tell that a denominator vanishes identically
-    (``cos 2x - cos^2 x + sin^2 x`` is not zero until ``cos 2x`` is split)."""
-    cheap = to_trig_polynomial(diff, split=False)
+    (``cos 2x - cos^2 x + sin^2 x`` is not zero until ``cos 2x`` is split).
+
+    Sums, products and integrals are opaque atoms: ``expand`` would otherwise rewrite their
+    bodies under the declared assumptions of the bound variable, which the range may break.
+    """
+    bound = {b: sp.Dummy("bound") for b in diff.atoms(ExprWithLimits)}
+    if bound:
+        form = _canonical(diff.xreplace(bound))
+        form.back.update({d: b for b, d in bound.items()})
+        return form
+    cheap = to_trig_polynomial(diff, split=False, certify=True)
     if cheap.is_zero and not cheap.had_denominator:
         return cheap
-    full = to_trig_polynomial(diff)
+    _budget.check()
+    full = to_trig_polynomial(diff, certify=True)
     if cheap.denominator_vanishes:
         full.denominator_vanishes = True
     if cheap.is_zero and not full.denominator_vanishes:
@@ -344,7 +559,7 @@ def _shape(m):
 
 def _prove_matrix(lhs, rhs) -> Verdict:
     if lhs == rhs:
-        return Verdict(PROVED, "structural", lhs, rhs, (Step("identical expressions", lhs, rhs),))
+        return _structural(lhs, rhs)
     for name, side in (("lhs", lhs), ("rhs", rhs)):
         if not all(isinstance(n, (int, sp.Integer)) for n in _shape(side)):
             raise InvalidInputError(
@@ -371,13 +586,18 @@ def _prove_matrix(lhs, rhs) -> Verdict:
 
 
 def _prove_entrywise(lhs, rhs, left, right, *, offset=(0, 0)) -> Verdict:
-    steps, methods, unknown = [], Counter(), []
+    steps, methods, unknown, entries = [], Counter(), [], []
     for i in range(left.rows):
         for j in range(left.cols):
             a, b = left[i, j], right[i, j]
             if a == b:
                 continue
-            verdict = _prove_scalar(_exact_floats(a), _exact_floats(b))
+            _budget.check()
+            a, b = _exact_floats(a), _exact_floats(b)
+            if a == b:
+                entries.append((i, j, Certificate("structural", a, b)))
+                continue
+            verdict = _prove_scalar(a, b)
             methods[verdict.method] += 1
             where = f"entry ({i + offset[0]}, {j + offset[1]})"
             steps.extend(Step(f"{where}: {s.rule}", s.before, s.after) for s in verdict.steps)
@@ -386,10 +606,13 @@ def _prove_entrywise(lhs, rhs, left, right, *, offset=(0, 0)) -> Verdict:
                                residual=verdict.residual, reason=f"{where} differs")
             if not verdict.proved:
                 unknown.append(f"{where}: {verdict.reason}")
+            else:
+                entries.append((i, j, verdict.certificate))
     method = "entrywise" + (f" ({', '.join(sorted(methods))})" if methods else " (structural)")
     if unknown:
         return Verdict(UNKNOWN, method, lhs, rhs, tuple(steps), reason="; ".join(unknown[:3]))
-    return Verdict(PROVED, method, lhs, rhs, tuple(steps))
+    certificate = Certificate("entrywise", lhs, rhs, {"entries": tuple(entries)})
+    return Verdict(PROVED, method, lhs, rhs, tuple(steps), certificate=certificate)
 
 
 _SYMBOL, _MATRIX, _NODE = 0, 1, 2
@@ -446,7 +669,8 @@ def _assumption_key(symbol):
 
 
 def _generic_keys(pairs):
-    """One key per block statement, equal for blocks equal up to renaming their local symbols.
+    """One key per block statement, equal for blocks equal up to renaming their local symbols,
+    and each block's symbols in order of first appearance.
 
     A symbol is local when it occurs in one block only.  Two blocks share a key
     only if one is the other with its local symbols renamed, position by
@@ -459,20 +683,27 @@ def _generic_keys(pairs):
         picture = tuple(_signature(m, order) for m in pair)
         pictures.append((picture, list(order)))
     occurrences = Counter(s for _, symbols in pictures for s in symbols)
-    return [
+    keys = [
         (picture, tuple(_assumption_key(s) if occurrences[s] == 1 else s for s in symbols))
         for picture, symbols in pictures
     ]
+    return keys, [symbols for _, symbols in pictures]
 
 
 def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
     pairs = list(zip(left_blocks, right_blocks))
+    keys, symbols = _generic_keys(pairs)
     generic: dict = {}
-    order = []
-    for k, key in enumerate(_generic_keys(pairs)):
-        if key not in generic:
-            generic[key] = k
-            order.append(key)
+    order, plan, counts = [], [], Counter()
+    for k, key in enumerate(keys):
+        rep = generic.setdefault(key, k)  # one hash of the (large) key per block
+        if rep == k:
+            order.append(rep)
+        counts[rep] += 1
+        renaming = {} if rep == k else {
+            old: new for old, new in zip(symbols[rep], symbols[k]) if old is not new
+        }
+        plan.append((rep, renaming))
     steps = [Step(
         f"block-diagonal: compare {len(pairs)} blocks; {len(order)} distinct up to renaming "
         "block-local symbols, each proved once as a generic block",
@@ -482,22 +713,31 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
     for a, _ in pairs:
         offsets.append(row)
         row += a.rows
-    for key in order:
-        k = generic[key]
+    # the rarest block statements first: a wrong entry makes its block a statement of its own,
+    # which is then refuted on that block alone before the generic blocks are proved
+    proofs = {}
+    for k in sorted(order, key=lambda rep: counts[rep]):
+        _budget.check()
         a, b = (_explicit(m) for m in pairs[k])
         verdict = _prove_entrywise(a, b, a, b, offset=(offsets[k], offsets[k]))
         steps.extend(Step(f"block {k}: {s.rule}", s.before, s.after) for s in verdict.steps)
         if not verdict.proved:
             return Verdict(verdict.status, "blockwise", lhs, rhs, tuple(steps), witness=verdict.witness,
                            residual=verdict.residual, reason=f"block {k}: {verdict.reason}")
-    return Verdict(PROVED, "blockwise", lhs, rhs, tuple(steps),
+        proofs[k] = verdict.certificate
+    certificate = Certificate("blockwise", lhs, rhs, {"blocks": tuple(plan), "proofs": proofs})
+    return Verdict(PROVED, "blockwise", lhs, rhs, tuple(steps), certificate=certificate,
                    details={"blocks": len(pairs), "generic_blocks": len(order)})
 
 
 # -- the public entry point ---------------------------------------------------------------------
 
 
-def prove_equal(lhs, rhs) -> Verdict:
+#: seconds one ``prove_equal`` call may take before it answers *unknown* ("budget exhausted")
+DEFAULT_TIMEOUT = 10.0
+
+
+def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
     """Decide whether ``lhs`` and ``rhs`` are equal for every value of their symbols.
 
     Both sides are SymPy expressions, or matrices of the same shape (explicit
@@ -507,14 +747,26 @@ def prove_equal(lhs, rhs) -> Verdict:
     proved for an integer symbol and refuted for a real one.
 
     Returns a :class:`Verdict` whose ``status`` is ``"proved"`` (an exact
-    canonical-form argument), ``"refuted"`` (``witness`` maps each free symbol
-    to an exact value where the sides certifiably differ) or ``"unknown"``.
+    canonical-form argument, with a ``certificate`` that
+    :func:`symproof.checker.check_certificate` re-checks), ``"refuted"``
+    (``witness`` maps each free symbol to an exact value where the sides
+    certifiably differ) or ``"unknown"`` (with a ``reason``: outside the
+    declared fragment, no witness found, a tactic failed internally, the
+    certificate was rejected, or the ``timeout`` budget in seconds was
+    exhausted; ``None`` means no budget).  With ``check=True`` (the default)
+    every proof's certificate is re-checked by the independent checker before
+    it is returned; callers that re-check later (``symproof verify``) pass
+    ``check=False`` to do it once.
 
     Raises :class:`InvalidInputError` for non-SymPy input (a string, a list, a
     numpy array, a relation), mismatched or symbolic shapes and a matrix
     compared with a scalar; :class:`UndefinedExpressionError` for undefined
-    expressions (``nan``, ``zoo``, a denominator that vanishes identically).
+    expressions (``nan``, ``zoo``, a denominator or a ``log`` argument that
+    vanishes identically), before any tactic runs.  No other exception leaves it.
     """
+    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+                                    and timeout > 0 and math.isfinite(timeout)):
+        raise InvalidInputError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
     lhs, rhs = _as_sympy(lhs, "lhs"), _as_sympy(rhs, "rhs")
     _check_defined(lhs, "lhs")
     _check_defined(rhs, "rhs")
@@ -527,9 +779,36 @@ def prove_equal(lhs, rhs) -> Verdict:
             f"cannot compare a matrix with a scalar: {sides[0]}, {sides[1]} "
             "(compare an entry of the matrix, or wrap the scalar in sympy.Matrix([[...]]))"
         )
-    if _is_matrix(lhs):
-        return _complete_witness(_prove_matrix(lhs, rhs))
-    return _prove_scalar(lhs, rhs)
+    try:
+        with _budget.budget(timeout):
+            if _is_matrix(lhs):
+                verdict = _complete_witness(_prove_matrix(lhs, rhs))
+            else:
+                verdict = _prove_scalar(lhs, rhs)
+            return _checked(verdict) if check else verdict
+    except SymproofError:
+        raise
+    except _budget.BudgetExhausted:
+        return Verdict(UNKNOWN, "budget", lhs, rhs, reason=f"budget exhausted ({timeout:g} s)")
+    except RecursionError:
+        return Verdict(UNKNOWN, "internal", lhs, rhs, reason="a tactic failed: the expression is nested too deeply")
+    except Exception as err:  # noqa: BLE001 - a tactic's failure is an unknown, never a crash
+        return Verdict(UNKNOWN, "internal", lhs, rhs,
+                       reason=f"a tactic failed internally ({type(err).__name__}: {_short(err)})")
+
+
+def _checked(verdict: Verdict) -> Verdict:
+    """A proof whose certificate the independent checker rejects is not a proof."""
+    if not verdict.proved:
+        return verdict
+    try:
+        if verdict.certificate is None:
+            raise CertificateError("the proof carries no certificate")
+        check_certificate(verdict.certificate)
+    except CertificateError as err:
+        return replace(verdict, status=UNKNOWN, certificate=None,
+                       reason=f"the proof's certificate was rejected by the checker: {err.message}")
+    return verdict
 
 
 def _complete_witness(verdict: Verdict) -> Verdict:

@@ -31,7 +31,7 @@ from functools import reduce
 import sympy as sp
 from sympy import Add, Dummy, Pow, Rational, cos, sin
 
-__all__ = ["TrigPolynomial", "to_trig_polynomial", "MAX_MULTIPLE"]
+__all__ = ["TrigPolynomial", "to_trig_polynomial", "rewrite_trig", "MAX_MULTIPLE"]
 
 #: Largest integer multiple ``cos(n*u)`` expanded by Chebyshev recurrence;
 #: beyond it the term becomes an atom of its own (sound, only less complete).
@@ -62,6 +62,15 @@ class TrigPolynomial:
     #: True when a denominator is identically zero after the reduction: the
     #: expression is undefined everywhere and its numerator proves nothing
     denominator_vanishes: bool = False
+    #: per application ``(app, ((pair index, n), ...), (constant angle, ...))``: ``app``'s
+    #: argument is ``sum n * angles[index] + sum constants`` (the certificate's substitution)
+    apps: tuple = ()
+    #: the angle of each pair, in the order of ``pairs``
+    angles: tuple = ()
+    #: when the ring decided a zero: ``q_k`` with ``numerator = sum q_k (c_k^2 + s_k^2 - 1)``
+    multipliers: tuple | None = None
+    #: the expression after ``tan -> sin/cos`` and ``exp(i y) -> cos y + i sin y``
+    rewritten: sp.Expr | None = None
 
     @property
     def is_zero(self) -> bool:
@@ -70,6 +79,44 @@ class TrigPolynomial:
     def as_trig(self) -> sp.Expr:
         """Map the pair variables back to ``cos``/``sin`` of the atoms."""
         return self.expr.xreplace(self.back)
+
+
+def _imaginary_part(term):
+    """``y`` when ``term = I * y`` with ``y`` free of ``I``, else ``None``."""
+    coeff, rest = term.as_coeff_mul()
+    factors = list(rest)
+    if sp.I not in factors:
+        return None
+    factors.remove(sp.I)
+    y = coeff * sp.Mul(*factors)
+    return None if y.has(sp.I) else y
+
+
+def _rewrite_exp(node):
+    """``exp(a + I y) -> exp(a) (cos y + I sin y)`` (an identity for every complex ``y``)."""
+    args = Add.make_args(sp.expand_mul(node.args[0]))
+    real, rotations = [], []
+    for term in args:
+        y = _imaginary_part(term)
+        if y is None or not y.is_commutative:
+            real.append(term)
+        else:
+            rotations.append(y)
+    if not rotations:
+        return node
+    angle = Add(*rotations)
+    return sp.exp(Add(*real)) * (cos(angle) + sp.I * sin(angle))
+
+
+def rewrite_trig(expr):
+    """``tan, cot, sec, csc`` as quotients of ``sin``/``cos``, and exponentials of imaginary
+    arguments as ``cos + I sin``: the rewrites the canonical form starts from."""
+    for func, rewrite in _OTHER_TRIG.items():
+        if expr.has(func):
+            expr = expr.replace(func, rewrite)
+    if expr.has(sp.exp) and expr.has(sp.I):
+        expr = expr.replace(lambda e: isinstance(e, sp.exp) and e.args[0].has(sp.I), _rewrite_exp)
+    return expr
 
 
 def _rational_gcd(values):
@@ -114,7 +161,7 @@ def _is_opaque(arg) -> bool:
     return arg.has(sin, cos)
 
 
-def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
+def to_trig_polynomial(expr: sp.Expr, *, split: bool = True, certify: bool = False) -> TrigPolynomial:
     """Rewrite ``expr`` into the canonical reduced polynomial form.
 
     The result is zero iff ``expr`` is identically zero as a function of its
@@ -128,10 +175,7 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
     frequencies that are rational multiples of each other would otherwise be
     expanded in a common unit, ``cos(100 u)`` by Chebyshev.
     """
-    expr = sp.sympify(expr)
-    for func, rewrite in _OTHER_TRIG.items():
-        if expr.has(func):
-            expr = expr.replace(func, rewrite)
+    expr = rewrite_trig(sp.sympify(expr))
 
     applications = list(expr.atoms(sin, cos))
     opaque = any(_is_opaque(f.args[0]) for f in applications)
@@ -166,7 +210,7 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
         recipe = []
         for coeff, rest in terms:
             if rest in constants:
-                recipe.append(("constant", (cos(coeff * rest), sin(coeff * rest))))
+                recipe.append(("constant", (cos(coeff * rest), sin(coeff * rest)), coeff * rest))
                 continue
             n = int(coeff / units[rest])
             if abs(n) > MAX_MULTIPLE:
@@ -190,17 +234,30 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
         back[c] = cos(argument)
         back[s] = sin(argument)
 
-    fast = None if _has_denominator(expr) else _form_in_ring(expr, recipes, pair_of)
+    keys = list(pair_of)
+    angles = tuple(sp.Mul(key[1], units[key[0]], key[0]) if isinstance(key, tuple) else units[key] * key
+                   for key in keys)
+    position = {key: k for k, key in enumerate(keys)}
+    apps = []
+    for f, recipe in recipes.items():
+        multiples = tuple((position[item[1][0]], item[1][1]) for item in recipe if item[0] == "multiple")
+        fixed = tuple(item[2] for item in recipe if item[0] == "constant")
+        apps.append((f, multiples, fixed))
+    extra = {"apps": tuple(apps), "angles": angles, "rewritten": expr}
+
+    multipliers = [] if certify else None
+    fast = None if _has_denominator(expr) else _form_in_ring(expr, recipes, pair_of, multipliers)
     if fast is not None:
         decidable = not whole and not opaque and not large and _in_decidable_class(fast, set(back))
         return TrigPolynomial(expr=fast, back=back, pairs=tuple(pair_of.values()),
-                              in_decidable_class=decidable)
+                              in_decidable_class=decidable,
+                              multipliers=tuple(multipliers) if certify and fast == 0 else None, **extra)
 
     cache: dict = {}
     replacement = {}
     for f, recipe in recipes.items():
         c_total, s_total = sp.S.One, sp.S.Zero
-        for kind, data in recipe:
+        for kind, data, *_ in recipe:
             if kind == "constant":
                 ct, st = data
             else:
@@ -225,6 +282,7 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True) -> TrigPolynomial:
         had_denominator=denom != 1,
         in_decidable_class=decidable,
         denominator_vanishes=denominator_vanishes,
+        **extra,
     )
 
 
@@ -325,8 +383,15 @@ def _from_ring(reduced, atom_list):
     return reduced.as_expr()
 
 
-def _reduce_ring_element(poly, ring, gens, n):
-    """Replace ``s_k**2`` by ``1 - c_k**2`` (generators ``s_0..s_{n-1}, c_0..c_{n-1}, ...``)."""
+def _reduce_ring_element(poly, ring, gens, n, multipliers=None):
+    """Replace ``s_k**2`` by ``1 - c_k**2`` (generators ``s_0..s_{n-1}, c_0..c_{n-1}, ...``).
+
+    With ``multipliers`` (a list of ``n`` ring elements), accumulate ``q_k`` such that
+    ``poly = reduced + sum_k q_k (s_k^2 + c_k^2 - 1)``: for a monomial ``b X^a`` with
+    ``X_k = s_k^2``, ``Y_k = 1 - c_k^2``, ``prod X^a - prod Y^a`` telescopes into
+    ``sum_k prod_{j<k} Y_j^a_j (X_k^a_k - Y_k^a_k) prod_{j>k} X_j^a_j`` and
+    ``X^a - Y^a = (X - Y) sum_i X^i Y^(a-1-i)`` with ``X - Y = s^2 + c^2 - 1``.
+    """
     one_minus_c2 = [ring.one - gens[n + k] ** 2 for k in range(n)]
     reduced = ring.zero
     for monom, coeff in poly.terms():
@@ -335,15 +400,30 @@ def _reduce_ring_element(poly, ring, gens, n):
             continue
         kept = list(monom)
         term = ring.one
+        powers = {}
         for k in range(n):
             if monom[k] >= 2:
                 kept[k] = monom[k] % 2
-                term *= one_minus_c2[k] ** (monom[k] // 2)
-        reduced += ring({tuple(kept): coeff}) * term
+                powers[k] = monom[k] // 2
+                term *= one_minus_c2[k] ** powers[k]
+        base = ring({tuple(kept): coeff})
+        reduced += base * term
+        if multipliers is not None:
+            ks = list(powers)
+            for idx, k in enumerate(ks):
+                x2, y = gens[k] ** 2, one_minus_c2[k]
+                factor = base
+                for j in ks[:idx]:
+                    factor *= one_minus_c2[j] ** powers[j]
+                for j in ks[idx + 1:]:
+                    factor *= gens[j] ** (2 * powers[j])
+                a = powers[k]
+                factor *= sum((x2 ** i * y ** (a - 1 - i) for i in range(a)), ring.zero)
+                multipliers[k] += factor
     return reduced
 
 
-def _form_in_ring(expr, recipes, pair_of):
+def _form_in_ring(expr, recipes, pair_of, multipliers=None):
     """The reduced form built directly in the ring, or ``None`` to take the general path.
 
     Applications of ``cos``/``sin`` become ring elements through their recipes
@@ -359,7 +439,7 @@ def _form_in_ring(expr, recipes, pair_of):
     try:
         _collect_atoms(expr, leaves, atoms)
         for recipe in recipes.values():
-            for kind, data in recipe:
+            for kind, data, *_ in recipe:
                 if kind == "constant":
                     for value in data:
                         _collect_atoms(value, leaves, atoms)
@@ -394,14 +474,20 @@ def _form_in_ring(expr, recipes, pair_of):
 
     for f, recipe in recipes.items():
         c_total, s_total = ring.one, ring.zero
-        for kind, data in recipe:
+        for kind, data, *_ in recipe:
             if kind == "constant":
                 ct, st = (_to_ring(v, ring, index) for v in data)
             else:
                 ct, st = multiple(*data)
             c_total, s_total = c_total * ct - s_total * st, s_total * ct + c_total * st
         index[f] = c_total if isinstance(f, cos) else s_total
-    return _from_ring(_reduce_ring_element(_to_ring(expr, ring, index), ring, gens, n), atom_list)
+    qs = [ring.zero] * n if multipliers is not None else None
+    reduced = _reduce_ring_element(_to_ring(expr, ring, index), ring, gens, n, qs)
+    result = _from_ring(reduced, atom_list)
+    if qs is not None and result == 0:
+        back = dict(zip(ring.symbols[2 * n:], atom_list))
+        multipliers.extend(q.as_expr().xreplace(back) for q in qs)
+    return result
 
 
 def _reduce_expand(expr, s_vars):

@@ -3,9 +3,14 @@
 Candidates are ordered by simplicity (small integers, then simple rationals,
 then simple rational multiples of pi), always including zero and negative
 values, and filtered by each symbol's SymPy assumptions.  A candidate point is
-a witness only if both sides are defined there and the difference is
-certified non-zero: exactly (a rational) or by SymPy's rigorous ``evalf`` with
-``strict=True``, which raises rather than return digits it cannot vouch for.
+a witness only if both sides are certified finite there and the difference is
+certified non-zero: exactly (a rational) or by a rigorous interval enclosure
+(mpmath's ``iv`` context, :mod:`symproof.checker._interval`) that excludes
+zero.  Discontinuous functions (``sign``, ``floor``, ``Piecewise``...) and
+branch-cut functions (``log``, ``asin``, ``sqrt``...) are evaluated only where
+their argument is exact (SymPy evaluates them itself) or certified away from
+the jump or the cut; otherwise the point is skipped.  A statement with a
+non-commutative symbol has no numeric witness (numbers commute).
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ from typing import Iterable, Mapping
 
 import sympy as sp
 from sympy import Rational, pi
-from sympy.core.evalf import PrecisionExhausted
 
-__all__ = ["candidates_for", "search_variables", "complete_witness", "find_witness", "is_certainly_nonzero", "evaluate_at", "format_witness"]
+from ..checker._interval import certainly_finite, certainly_nonzero
+from . import _budget
+
+__all__ = ["candidates_for", "search_variables", "complete_witness", "find_witness", "find_defined_point",
+           "is_certainly_nonzero", "evaluate_at", "format_witness"]
 
 _BASE_CANDIDATES = [
     sp.Integer(0), sp.Integer(1), sp.Integer(-1), sp.Integer(2), sp.Integer(-2),
@@ -27,9 +35,6 @@ _BASE_CANDIDATES = [
     Rational(2, 3), Rational(1, 10), sp.Integer(7), Rational(5, 2),
 ]
 _INTEGER_CANDIDATES = [sp.Integer(v) for v in (0, 1, -1, 2, -2, 3, -3, 4, -4, 5, 6, 7, -7, 8, 10, 12, 16)]
-
-#: digits of certified precision asked of ``evalf`` when a residual is not rational
-CERTIFY_DIGITS = 30
 
 #: how many candidate points the search evaluates at most
 MAX_POINTS = 600
@@ -58,42 +63,15 @@ def _defined(value) -> bool:
 def is_certainly_nonzero(value: sp.Expr) -> bool:
     """True only when ``value`` is provably a non-zero finite (possibly complex) number.
 
-    A rational is decided exactly.  Anything else is evaluated by SymPy's
-    ``evalf`` with ``strict=True`` (which raises instead of returning digits it
-    cannot vouch for) at two precisions, and must come out non-zero at both
-    with agreeing leading digits: functions that ``evalf`` hands to mpmath carry
-    no error bound, and a value that is really zero shows up there as noise
-    that changes with the precision.
+    A rational is decided exactly; anything else by a rigorous interval
+    enclosure (:mod:`symproof.checker._interval`) that excludes zero, in which
+    every discontinuous or branch-cut function is evaluated only where its
+    argument is certified away from the jump or the cut.
     """
     value = sp.sympify(value)
     if not isinstance(value, sp.Expr) or not _defined(value):
         return False
-    if value.is_Rational:
-        return value != 0
-    if not value.is_number:
-        return False
-    low, high = _certified_parts(value, CERTIFY_DIGITS), _certified_parts(value, 2 * CERTIFY_DIGITS)
-    if low is None or high is None:
-        return False
-    size = max(abs(high[0]), abs(high[1]))
-    if size == 0:
-        return False
-    gap = max(abs(low[0] - high[0]), abs(low[1] - high[1]))
-    return bool(gap <= size * sp.Float(10) ** (-(CERTIFY_DIGITS // 2)))
-
-
-def _certified_parts(value, digits):
-    """``(re, im)`` of ``value`` to ``digits`` certified digits, or ``None``."""
-    try:
-        approx = value.evalf(digits, strict=True)
-    except (PrecisionExhausted, ValueError, TypeError, ArithmeticError):
-        return None
-    re, im = approx.as_real_imag()
-    if not (re.is_Number and im.is_Number):
-        return None
-    if not (_defined(re) and _defined(im)):
-        return None
-    return re, im
+    return certainly_nonzero(value)
 
 
 def evaluate_at(expr, point: Mapping):
@@ -103,17 +81,44 @@ def evaluate_at(expr, point: Mapping):
     point = {symbol: sp.sympify(v) for symbol, v in dict(point).items()}
     value = sp.sympify(sp.sympify(expr).xreplace(point))
     if value.has(sp.Sum, sp.Product):
-        value = value.doit()
+        value = _expand_finite(value)
+    return value
+
+
+#: the most terms a concrete sum or product is expanded into at a witness point
+MAX_TERMS = 1000
+
+
+def _expand_finite(value):
+    """Concrete sums and products written out term by term (SymPy's ``doit`` would sum
+    under the index's declared assumptions, and refuses ranges that contradict them)."""
+    for _ in range(10):
+        ready = {}
+        for node in value.atoms(sp.Sum, sp.Product):
+            if node.function.has(sp.Sum, sp.Product) or len(node.limits) != 1 or len(node.limits[0]) != 3:
+                continue
+            k, a, b = node.limits[0]
+            count = b - a + 1
+            if not (a.is_Integer and count.is_Integer and 0 <= count <= MAX_TERMS):
+                continue
+            terms = [node.function.xreplace({k: a + n}) for n in range(int(count))]
+            ready[node] = sp.Add(*terms) if isinstance(node, sp.Sum) else sp.Mul(*terms)
+        if not ready:
+            return value
+        value = value.xreplace(ready)
     return value
 
 
 def _is_witness(lhs, rhs, point) -> bool:
+    _budget.check()
     try:
         left, right = evaluate_at(lhs, point), evaluate_at(rhs, point)
     except Exception:  # noqa: BLE001 - a point SymPy cannot evaluate is simply not a witness
         return False
     if not (_defined(left) and _defined(right)):
         return False
+    if not (certainly_finite(left) and certainly_finite(right)):
+        return False  # a side undefined or unevaluable here: not a counterexample
     return is_certainly_nonzero(left - right)
 
 
@@ -198,23 +203,29 @@ def complete_witness(witness: Mapping, *exprs) -> dict:
     return {**witness, **extra}
 
 
-def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0):
+def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0,
+                 limit: int | None = None):
     """A simplest exact point where ``lhs - rhs`` is certified non-zero, or ``None``.
 
-    ``fixed`` pins some symbols to given values (they are not searched).
+    ``fixed`` pins some symbols to given values (they are not searched); ``limit``
+    caps the number of candidate points tried (a quick probe).
     """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
     fixed = dict(fixed or {})
     if symbols is None:
         symbols = search_variables(lhs, rhs) - set(fixed)
     symbols = sorted(symbols, key=str)
+    if any(s.is_commutative is False for s in symbols):
+        return None  # numbers commute: no numeric point refutes an ordering
     pools = [candidates_for(s) for s in symbols]
     if any(not p for p in pools):
         return None
     if not symbols:
         return fixed if _is_witness(lhs, rhs, fixed) else None
     rng = random.Random(seed)
-    for point in _points(symbols, pools, rng):
+    for n, point in enumerate(_points(symbols, pools, rng)):
+        if limit is not None and n >= limit:
+            return None
         full = {**fixed, **point}
         if _is_witness(lhs, rhs, full):
             return {**fixed, **_shrink(lhs, rhs, point, pools, symbols, fixed)}
@@ -225,3 +236,29 @@ def format_witness(witness: Mapping) -> str:
     """A paste-able substitution: ``{a: 1, b: pi/2}`` ordered by name."""
     items = sorted(witness.items(), key=lambda kv: str(kv[0]))
     return "{" + ", ".join(f"{k}: {sp.sstr(v)}" for k, v in items) + "}"
+
+
+def find_defined_point(lhs, rhs):
+    """A simplest exact point where both sides are certified finite, or ``None``.
+
+    A proof of a statement with a denominator holds wherever it is defined; the
+    point shows that this is somewhere (``0/0 = 42`` has no such point).
+    """
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    symbols = sorted(search_variables(lhs, rhs), key=str)
+    if any(isinstance(s, sp.MatrixSymbol) or not isinstance(s, sp.Symbol) for s in symbols):
+        return None
+    pools = [candidates_for(s) for s in symbols]
+    if any(not p for p in pools):
+        return None
+    for n, point in enumerate(_points(symbols, pools, random.Random(0))):
+        if n >= 60:
+            return None
+        _budget.check()
+        try:
+            left, right = lhs.xreplace(point), rhs.xreplace(point)
+        except Exception:  # noqa: BLE001 - not a point where the sides can be evaluated
+            continue
+        if _defined(left) and _defined(right) and certainly_finite(left) and certainly_finite(right):
+            return point
+    return None

@@ -23,6 +23,7 @@ k1 = sp.Symbol("k1", integer=True, positive=True)
 z = sp.Symbol("z")
 ws = sp.symbols("w0:4", positive=True)
 omega = 10000 ** (-2 * r / (2 * m))
+BETA, S, E = sp.symbols("beta s e", positive=True)
 
 TRIG = "trig-polynomial"
 STRUCTURAL = "structural"
@@ -64,6 +65,19 @@ TRUE = [
     pytest.param(sp.exp(cos(x) ** 2), sp.exp(1 - sin(x) ** 2), TRIG, id="inside another function"),
     pytest.param(cos(z) ** 2, 1 - sin(z) ** 2, TRIG, id="complex argument"),
     pytest.param(sp.Float(0.5) * x, x / 2, STRUCTURAL, id="a binary float is read exactly"),
+    # -- complex exponentials of linear arguments (RoPE in complex form, as Meta writes it)
+    pytest.param(sp.exp(sp.I * a) * sp.exp(-sp.I * b), cos(a - b) + sp.I * sin(a - b), TRIG,
+                 id="exp(ia)exp(-ib)=cos(a-b)+i sin(a-b)"),
+    pytest.param(sp.exp(sp.I * i * w) * sp.exp(-sp.I * j * w), cos((i - j) * w) + sp.I * sin((i - j) * w), TRIG,
+                 id="complex RoPE score phase"),
+    pytest.param(sp.exp(sp.I * x) ** 3, cos(3 * x) + sp.I * sin(3 * x), TRIG, id="de Moivre"),
+    pytest.param((sp.exp(sp.I * x) + sp.exp(-sp.I * x)) / 2, cos(x), TRIG, id="cos as exponentials"),
+    # -- powers of positive symbols with real exponents (the NTK-aware base)
+    pytest.param((BETA * S ** ((E + 2) / E)) ** (-E / (E + 2)), BETA ** (-E / (E + 2)) / S, "power",
+                 id="(beta s^((e+2)/e))^(-e/(e+2))=beta^(-e/(e+2))/s"),
+    pytest.param((BETA * S ** ((E + 2) / E)) ** (-2 * r / (E + 2)), BETA ** (-2 * r / (E + 2)) * S ** (-2 * r / E),
+                 "power", id="NTK base^(-2r/d)"),
+    pytest.param((BETA * S) ** E, BETA**E * S**E, "power", id="a power of a product"),
     # -- rotation matrices (entry by entry)
     pytest.param(rotation(a).T * rotation(b), rotation(b - a), "entrywise", id="R(a)^T R(b)=R(b-a)"),
     pytest.param(rotation(th).T * rotation(th), sp.eye(2), "entrywise", id="R^T R=I"),

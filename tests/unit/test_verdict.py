@@ -81,7 +81,7 @@ def test_a_blockwise_proof_reports_its_generic_blocks():
 
 
 def test_tactics_are_named_in_the_order_they_are_tried():
-    assert TACTICS == ("structural", "summand-first", "trig-polynomial", "blockwise", "witness")
+    assert TACTICS == ("structural", "power", "summand-first", "trig-polynomial", "blockwise", "witness")
 
 
 @pytest.mark.parametrize("field", ["status", "method", "lhs", "rhs", "steps", "witness", "residual", "reason"])
