@@ -164,6 +164,14 @@ def parse_formula(text, *, names, where: str = "") -> Formula:
             f"at most {MAX_FORMULA_CHARS} are accepted")
     if not text.strip():
         raise _error(where, text, "is empty")
+    # ``ast`` drops a ``#`` comment before the whitelist sees it, yet the formula's text is quoted
+    # in reports and kernel headers: refuse it, and anything that is not one line of printable ASCII
+    if "#" in text:
+        raise _error(where, text, "is not a formula: it contains '#' (comments are not allowed in a formula)")
+    odd = next((ch for ch in text if not (" " <= ch <= "~" or ch == "\t")), None)
+    if odd is not None:
+        raise _error(where, text, f"is not a formula: it contains the character U+{ord(odd):04X}; "
+                                  "a formula is one line of printable ASCII")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
