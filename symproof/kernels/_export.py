@@ -9,14 +9,14 @@ export time; a kernel whose claims do not all end *proved* is not written).
 
 from __future__ import annotations
 
-import os
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
 from .._errors import InvalidInputError, SymproofError
 from .._provenance import c_comment_text, c_header, python_header, rope_provenance
-from ._config import RopeConfig, atomic_write_text
+from .._io import output_folder, write_owned_files
+from ._config import RopeConfig
 from ._numpy_source import rope_numpy_source
 from ._symbolic import (
     DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, pair, pair_index_form, position, rope_spec, rotation_form,
@@ -296,15 +296,11 @@ def kernel_sources(kernel: str, target: str, *, config: RopeConfig | None = None
 
 
 def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | None = None, verify: bool = True,
-                  name: str | None = None, **options) -> list:
+                  name: str | None = None, option: str = "--out", **options) -> list:
     """Write :func:`kernel_sources` into ``out_dir``; return the paths written."""
     files = kernel_sources(kernel, target, config=config, verify=verify, name=name, **options)
-    paths = []
-    for filename, text in files.items():
-        path = os.path.join(os.fspath(out_dir), filename)
-        atomic_write_text(path, text)
-        paths.append(path)
-    return paths
+    return write_owned_files(out_dir, {filename: text.encode("utf-8") for filename, text in files.items()},
+                             group=f"export:{name or 'symproof_' + kernel}:{target}", option=option)
 
 
 def kernel_listings(claim_results) -> list:
@@ -331,10 +327,11 @@ def main_export(args) -> int:
         raise InvalidInputError(f"unknown kernel {args.kernel!r}; expected one of {KERNELS}")
     if args.head_dim is None:
         raise InvalidInputError(f"export {args.kernel} needs --head-dim (the per-head width d_k)")
+    out = output_folder(args.out, "--out")
     options = dict(head_dim=args.head_dim, rotary_dim=args.rotary_dim, base=args.base,
                    denominator=getattr(args, "denominator", None), pairing=args.pairing,
                    dtype=getattr(args, "dtype", None))
-    for path in export_kernel(args.kernel, args.target, args.out, **options):
+    for path in export_kernel(args.kernel, args.target, out, **options):
         print(path)
     return 0
 

@@ -12,7 +12,6 @@ transform, scales and block entries are printed expressions.
 
 from __future__ import annotations
 
-import os
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
@@ -21,7 +20,8 @@ from sympy.printing.numpy import NumPyPrinter
 from .._errors import InvalidInputError
 from .._provenance import render_header, variant_provenance
 from ..encodings import pair_indices
-from ..kernels import atomic_write_text, export_kernel
+from .._io import write_owned_files
+from ..kernels import export_kernel
 from ._kernel import plain_rope_factor
 from ._spec import Variant
 
@@ -180,17 +180,14 @@ def variant_source(variant: Variant, target: str) -> dict:
     return {f"{name}{suffix}.py": _python_source(variant, target)}
 
 
-def export_variant(variant: Variant, folder, target: str = "numpy") -> list:
+def export_variant(variant: Variant, folder, target: str = "numpy", *, option: str = "--export") -> list:
     """Write the variant's kernel for ``target`` into ``folder``; return the paths written."""
     check_target(variant, target)
     a = plain_rope_factor(variant)
     if a is not None:
         return export_kernel("rope", target, folder, head_dim=variant.width, rotary_dim=variant.rotated_width,
                              denominator=variant.freq_denominator, pairing=variant.pairing,
-                             freqs=[a * w for w in variant.frequencies()], name=_module_name(variant))
-    paths = []
-    for filename, text in variant_source(variant, target).items():
-        path = os.path.join(os.fspath(folder), filename)
-        atomic_write_text(path, text)
-        paths.append(path)
-    return paths
+                             freqs=[a * w for w in variant.frequencies()], name=_module_name(variant),
+                             option=option)
+    files = {filename: text.encode("utf-8") for filename, text in variant_source(variant, target).items()}
+    return write_owned_files(folder, files, group=f"export:{_module_name(variant)}:{target}", option=option)

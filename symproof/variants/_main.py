@@ -13,11 +13,11 @@ Exit codes:
 from __future__ import annotations
 
 import json
-import os
 import time
 from importlib import resources
 
 from .._errors import InvalidInputError
+from .._io import output_folder
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
 from ._spec import Variant, load_variant
@@ -92,23 +92,27 @@ def main_check(args) -> int:
     start = time.perf_counter()
     variant = load_variant(args.file)
     export_dir = getattr(args, "export", None)
-    if export_dir:
+    report_dir = getattr(args, "report", None)
+    # refuse an unusable target or output folder before the work, not after it
+    if export_dir is not None:
         from ._export import check_target
 
-        check_target(variant, getattr(args, "target", "numpy"))  # refuse before the work, not after
+        check_target(variant, getattr(args, "target", "numpy"))
+        export_dir = output_folder(export_dir, "--export")
+    if report_dir is not None:
+        report_dir = output_folder(report_dir, "--report")
     results = check_variant(variant)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
         print(json.dumps(results_as_dict(variant, results, seconds), indent=2))
     else:
         print(format_results(variant, results, seconds))
-    if export_dir:
+    if export_dir is not None:
         from ._export import export_variant
 
         path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
         print(f"kernel written to {path}", file=_stderr())
-    report_dir = getattr(args, "report", None)
-    if report_dir:
+    if report_dir is not None:
         _write_report(variant, results, report_dir)
     return exit_code(results)
 
@@ -127,10 +131,9 @@ def _write_report(variant: Variant, results, folder) -> None:
                                 option="--report") from None
     from ._export import variant_source
 
-    os.makedirs(folder, exist_ok=True)
     listings = [(f"Generated kernel: {name}", "python", text)
                 for name, text in variant_source(variant, "numpy").items()]
     paths = render_report(results, folder, title=f"Variant check: {variant.title}",
                           sections={"variant": f"{variant.title} ({variant.source})"},
-                          extra_listings=listings, tex_name="variant")
+                          extra_listings=listings, tex_name="variant", option="--report")
     print(f"report written to {paths['html']}", file=_stderr())
