@@ -181,3 +181,61 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
         if relative not in files and relative not in kept_elsewhere:
             _remove_if_ours(folder, relative, digest)
     return paths
+
+
+#: the largest input file read (a variant description is a few hundred bytes)
+MAX_INPUT_BYTES = 1 << 20
+
+
+def read_input_file(path, *, error=InvalidInputError, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``max_bytes`` of them, or one clear ``error``.
+
+    Opened without blocking (a FIFO with no writer must not hang) and checked
+    to be a regular file before anything is read (``/dev/zero`` never ends);
+    the read itself is bounded too, in case the file grows meanwhile.
+    """
+    source = os.fspath(path)
+    shown = ascii(source)[1:-1] if not source.isprintable() else source
+    if not source:
+        raise error("expected a file name, got an empty string")
+    if "\x00" in source:
+        raise error(f"{shown}: a file name cannot contain a NUL character")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(source, flags)
+    except FileNotFoundError:
+        raise error(f"{shown}: no such file") from None
+    except PermissionError:
+        raise error(f"{shown}: permission denied (the file is not readable)") from None
+    except OSError as err:
+        reasons = {errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+                   errno.ENAMETOOLONG: "the file name is too long", errno.ENOTDIR: "a part of the path is not a folder",
+                   errno.ENXIO: "not a regular file (a socket or a device without a reader)"}
+        raise error(f"{shown}: cannot open the file ({reasons.get(err.errno, _why(err))})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise error(f"{shown}: is a folder, expected a file")
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(info.st_mode) else
+                    "a character device" if stat.S_ISCHR(info.st_mode) else
+                    "a block device" if stat.S_ISBLK(info.st_mode) else
+                    "a socket" if stat.S_ISSOCK(info.st_mode) else "a special file")
+            raise error(f"{shown}: is {kind}, expected a regular file")
+        if info.st_size > max_bytes:
+            raise error(f"{shown}: the file has {info.st_size} bytes; at most {max_bytes} are read")
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 16, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise error(f"{shown}: the file has more than {max_bytes} bytes; at most {max_bytes} are read")
+        return b"".join(chunks)
+    except OSError as err:
+        raise error(f"{shown}: cannot read the file ({_why(err)})") from None
+    finally:
+        os.close(fd)

@@ -16,6 +16,7 @@ from sympy.printing.c import C99CodePrinter
 from .._errors import InvalidInputError, SymproofError
 from .._provenance import c_comment_text, c_header, python_header, rope_provenance
 from .._io import output_folder, write_owned_files
+from .._text import one_line
 from ._config import RopeConfig
 from ._numpy_source import rope_numpy_source
 from ._symbolic import (
@@ -332,6 +333,6 @@ def main_export(args) -> int:
                    denominator=getattr(args, "denominator", None), pairing=args.pairing,
                    dtype=getattr(args, "dtype", None))
     for path in export_kernel(args.kernel, args.target, out, **options):
-        print(path)
+        print(one_line(path))
     return 0
 

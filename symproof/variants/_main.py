@@ -18,6 +18,7 @@ from importlib import resources
 
 from .._errors import InvalidInputError
 from .._io import output_folder
+from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
 from ._spec import Variant, load_variant
@@ -84,7 +85,9 @@ def format_results(variant: Variant, results, seconds: float) -> str:
     kept = [_property_key(r) for r in results if r.status == PROVED]
     lost = [_property_key(r) for r in results if r.status == REFUTED]
     lines.append(f"keeps: {', '.join(kept) or '-'}; loses: {', '.join(lost) or '-'} ({seconds:.2f} s)")
-    return "\n".join(lines)
+    # the title, the file name and reasons quoting formulas come from the file: no escape sequence
+    # or line separator of theirs reaches the terminal
+    return "\n".join(one_line(line) for line in lines)
 
 
 def main_check(args) -> int:
@@ -111,7 +114,7 @@ def main_check(args) -> int:
         from ._export import export_variant
 
         path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
-        print(f"kernel written to {path}", file=_stderr())
+        print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
     if report_dir is not None:
         _write_report(variant, results, report_dir)
     return exit_code(results)
@@ -136,4 +139,4 @@ def _write_report(variant: Variant, results, folder) -> None:
     paths = render_report(results, folder, title=f"Variant check: {variant.title}",
                           sections={"variant": f"{variant.title} ({variant.source})"},
                           extra_listings=listings, tex_name="variant", option="--report")
-    print(f"report written to {paths['html']}", file=_stderr())
+    print(one_line(f"report written to {paths['html']}"), file=_stderr())

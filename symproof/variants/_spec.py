@@ -57,6 +57,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from .._errors import VariantFileError
+from .._io import read_input_file
 from ..encodings import rotation
 from ._formula import CONSTANTS, FUNCTIONS, Formula, parse_formula
 
@@ -164,13 +165,28 @@ class Variant:
         env.update(self.params)
         return env
 
+    def _pair_independent_env(self) -> tuple:
+        """``(env, per_pair_lets)``: the widths, params and every ``let`` that does not depend on the
+        pair index, built once; the lets that do (on ``r`` or on such a let), in order."""
+        cached = self.__dict__.get("_let_env")
+        if cached is None:
+            env, per_pair, depends = self.width_env(), [], {"r"}
+            for name, formula in self.let:
+                if formula.names & depends:
+                    per_pair.append((name, formula))
+                    depends.add(name)
+                else:
+                    env[name] = formula.build(env)
+            cached = self.__dict__["_let_env"] = (env, tuple(per_pair))
+        return dict(cached[0]), cached[1]
+
     def frequency_at(self, r) -> sp.Expr:
         """The exact frequency of pair ``r`` (an integer or a symbol)."""
-        env = self.width_env()
-        env["r"] = sp.sympify(r)
         if self.rule == "list":
             return self.frequency_values[int(r)]
-        for name, formula in self.let:
+        env, per_pair = self._pair_independent_env()
+        env["r"] = sp.sympify(r)
+        for name, formula in per_pair:
             env[name] = formula.build(env)
         if self.rule == "geometric":
             base = self.base.build(env)
@@ -264,19 +280,19 @@ class Variant:
 
 
 def load_variant(path) -> Variant:
-    """Read and validate a variant description file (TOML)."""
+    """Read and validate a variant description file (TOML): a regular file of at most 1 MB."""
+    raw = read_input_file(path, error=VariantFileError)
     source = os.fspath(path)
     try:
-        with open(source, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise VariantFileError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise VariantFileError(f"{source}: is a folder, expected a TOML file") from None
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except tomllib.TOMLDecodeError as err:
         raise VariantFileError(f"{source}: not valid TOML ({err})") from None
-    except UnicodeDecodeError as err:
-        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
+    except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
+        raise VariantFileError(f"{source}: not accepted TOML ({str(err).split(';')[0]})") from None
+    except RecursionError:
+        raise VariantFileError(f"{source}: not accepted TOML (arrays or tables nested too deeply)") from None
     return parse_variant(data, source)
 
 
