@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--report", default=None, metavar="DIR")
     check.add_argument("--export", default=None, metavar="DIR")
     check.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
+    check.add_argument("--budget", type=float, default=5.0, metavar="SECONDS",
+                       help="CPU seconds for deciding all the properties; past it they are unknown (default 5)")
     check.set_defaults(func=_cmd_check)
     return parser
 

@@ -35,6 +35,8 @@ KERNEL_CLAIMS = {
 }
 KERNELS = tuple(KERNEL_CLAIMS)
 _C_TYPES = {"float64": "double", "float32": "float"}
+#: widest head ``symproof export`` writes a kernel for (the frequency table is baked into the source)
+MAX_EXPORT_WIDTH = 16384
 
 
 # --------------------------------------------------------------------------- claims
@@ -328,6 +330,13 @@ def main_export(args) -> int:
         raise InvalidInputError(f"unknown kernel {args.kernel!r}; expected one of {KERNELS}")
     if args.head_dim is None:
         raise InvalidInputError(f"export {args.kernel} needs --head-dim (the per-head width d_k)")
+    for option, value in (("--head-dim", args.head_dim), ("--rotary-dim", args.rotary_dim),
+                          ("--denominator", getattr(args, "denominator", None))):
+        if value is not None and not 2 <= value <= MAX_EXPORT_WIDTH:
+            raise InvalidInputError(f"{option}: expected an even width between 2 and {MAX_EXPORT_WIDTH} "
+                                    f"(the bound on exported kernels), got {value}")
+    if not (args.base > 1 and args.base < 1e300):
+        raise InvalidInputError(f"--base: expected a finite number > 1, got {args.base}")
     out = output_folder(args.out, "--out")
     options = dict(head_dim=args.head_dim, rotary_dim=args.rotary_dim, base=args.base,
                    denominator=getattr(args, "denominator", None), pairing=args.pairing,

@@ -180,6 +180,17 @@ def variant_source(variant: Variant, target: str) -> dict:
     return {f"{name}{suffix}.py": _python_source(variant, target)}
 
 
+#: up to this many pairs the exported header lists the exact frequencies; beyond, 30 digits of each
+#: (building thousands of exact values costs seconds, and a float64 table needs 17 digits)
+_EXACT_HEADER_PAIRS = 64
+
+
+def _frequencies_for_export(variant: Variant) -> list:
+    if variant.n_pairs <= _EXACT_HEADER_PAIRS:
+        return variant.frequencies()
+    return variant.frequencies_digits(30)
+
+
 def export_variant(variant: Variant, folder, target: str = "numpy", *, option: str = "--export") -> list:
     """Write the variant's kernel for ``target`` into ``folder``; return the paths written."""
     check_target(variant, target)
@@ -187,7 +198,7 @@ def export_variant(variant: Variant, folder, target: str = "numpy", *, option: s
     if a is not None:
         return export_kernel("rope", target, folder, head_dim=variant.width, rotary_dim=variant.rotated_width,
                              denominator=variant.freq_denominator, pairing=variant.pairing,
-                             freqs=[a * w for w in variant.frequencies()], name=_module_name(variant),
+                             freqs=[a * w for w in _frequencies_for_export(variant)], name=_module_name(variant),
                              option=option)
     files = {filename: text.encode("utf-8") for filename, text in variant_source(variant, target).items()}
     return write_owned_files(folder, files, group=f"export:{_module_name(variant)}:{target}", option=option)

@@ -16,7 +16,8 @@ import json
 import time
 from importlib import resources
 
-from .._errors import InvalidInputError
+from .._budget import BudgetExhausted, cpu_budget
+from .._errors import InvalidInputError, VariantFileError
 from .._io import output_folder
 from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
@@ -26,6 +27,11 @@ from ._spec import Variant, load_variant
 __all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
 
 _HOLDS = {PROVED: "yes", REFUTED: "no", UNKNOWN: "?"}
+#: seconds of CPU time for loading a description (every bound the file format sets keeps a valid
+#: description far below it; a load that needs more is refused)
+LOAD_BUDGET = 3.0
+#: default seconds of CPU time for deciding all the properties (``--budget``)
+CHECK_BUDGET = 5.0
 
 
 def shipped_variants() -> dict:
@@ -93,7 +99,16 @@ def format_results(variant: Variant, results, seconds: float) -> str:
 def main_check(args) -> int:
     """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
     start = time.perf_counter()
-    variant = load_variant(args.file)
+    budget = getattr(args, "budget", None)
+    if budget is not None and not budget > 0:
+        raise InvalidInputError(f"--budget: expected a positive number of seconds, got {budget}")
+    try:
+        with cpu_budget(LOAD_BUDGET, "loading"):
+            variant = load_variant(args.file)
+    except BudgetExhausted:
+        raise VariantFileError(f"{args.file}: loading the description takes more than {LOAD_BUDGET:g} s of CPU "
+                               "time (the load budget): its formulas are too costly to evaluate "
+                               "for every pair") from None
     export_dir = getattr(args, "export", None)
     report_dir = getattr(args, "report", None)
     # refuse an unusable target or output folder before the work, not after it
@@ -104,7 +119,7 @@ def main_check(args) -> int:
         export_dir = output_folder(export_dir, "--export")
     if report_dir is not None:
         report_dir = output_folder(report_dir, "--report")
-    results = check_variant(variant)
+    results = check_variant(variant, budget=budget)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
         print(json.dumps(results_as_dict(variant, results, seconds), indent=2))

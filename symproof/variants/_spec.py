@@ -66,7 +66,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Variant", "load_variant", "parse_variant", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS"]
+__all__ = ["Variant", "load_variant", "parse_variant", "sample_indices", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS",
+           "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH"]
 
 KINDS = ("additive", "rotary", "bias")
 RULES = ("geometric", "formula", "list")
@@ -75,6 +76,12 @@ PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenat
 MAX_WIDTH = 8192
 MAX_HEADS = 1024
 MAX_AXES = 4
+#: most ``[params]`` and most ``[frequencies.let]`` definitions (each may use every earlier one)
+MAX_PARAMS = 256
+MAX_LETS = 64
+#: longest chain of ``let`` definitions each using the previous one (a value can double in size
+#: at each link, and SymPy's construction time with it)
+MAX_LET_DEPTH = 8
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 #: names with a fixed meaning in some formula; parameters may not shadow them
@@ -194,27 +201,90 @@ class Variant:
         return self.frequency_formula.build(env)
 
     def frequencies(self) -> list:
-        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1`` (computed once)."""
+        """The exact frequency of every pair, ``r = 0 .. n_pairs - 1`` (computed once).
+
+        Exact values cost milliseconds each; what needs every pair at once (the kernel's
+        table, load-time validation) uses :meth:`frequencies_digits` and :meth:`generic_value`."""
         cached = self.__dict__.get("_frequencies")
         if cached is None:
-            cached = [self.frequency_at(r) for r in range(self.n_pairs)]
+            cached = [self.exact_value(r) for r in range(self.n_pairs)]
             self.__dict__["_frequencies"] = cached
         return list(cached)
 
+    def exact_value(self, index: int) -> sp.Expr:
+        """The exact frequency of pair ``index`` (the slope of head ``index`` for bias variants), cached."""
+        cache = self.__dict__.setdefault("_exact", {})
+        if index not in cache:
+            cache[index] = self.slope_at(index) if self.kind == "bias" else self.frequency_at(index)
+        return cache[index]
+
+    @property
+    def value_count(self) -> int:
+        """Number of frequencies (or of slopes, for bias variants)."""
+        return self.heads if self.kind == "bias" else self.n_pairs
+
+    def generic_value(self):
+        """The frequency of a symbolic pair ``r`` (slope of a symbolic head ``h``), or ``None`` when
+        the formula cannot be built for a symbolic index (then values are built one by one)."""
+        if "_generic" not in self.__dict__:
+            index = sp.Symbol("h" if self.kind == "bias" else "r", integer=True, nonnegative=True)
+            try:
+                value = None if self.rule == "list" and self.kind != "bias" else (
+                    self.slope_at(index) if self.kind == "bias" else self.frequency_at(index))
+            except VariantFileError:
+                value = None
+            self.__dict__["_generic"] = (index, value)
+        return self.__dict__["_generic"]
+
     def frequencies_digits(self, digits: int = 40) -> list:
-        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once)."""
+        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once).
+
+        The symbolic value of a generic pair is evaluated with mpmath at ``digits + 10`` digits for
+        each index (microseconds each, where exact construction takes milliseconds); a value that is
+        not a finite real number raises a :class:`VariantFileError` naming the index."""
         key = f"_digits_{digits}"
         cached = self.__dict__.get(key)
         if cached is None:
-            values = self.slopes() if self.kind == "bias" else self.frequencies()
-            cached = [sp.N(w, digits) for w in values]
-            self.__dict__[key] = cached
+            cached = self.__dict__[key] = self._numeric_values(digits)
         return list(cached)
+
+    def _numeric_values(self, digits: int) -> list:
+        import mpmath
+
+        index, generic = self.generic_value()
+        what = "head h" if self.kind == "bias" else "pair r"
+        key = ("bias.slope" if self.kind == "bias" else
+               {"geometric": "frequencies.base", "formula": "frequencies.formula",
+                "list": "frequencies.values"}[self.rule])
+        if generic is None or generic.has(sp.Symbol("m")):
+            return [sp.N(self.exact_value(k), digits) for k in range(self.value_count)]
+        function = sp.lambdify(index, generic, modules="mpmath")
+        values = []
+        with mpmath.workdps(digits + 10):
+            for k in range(self.value_count):
+                try:
+                    value = function(mpmath.mpf(k))
+                except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
+                    raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for {what}={k} "
+                                           f"({type(err).__name__})") from None
+                if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+                    raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
+                                           f"{what}={k}; expected a finite real number")
+                values.append(sp.Float(value, digits))
+        return values
+
+    def axes_of_pairs(self) -> list:
+        """:meth:`axis_of` every pair (computed once)."""
+        if "_axes" not in self.__dict__:
+            self.__dict__["_axes"] = [self.axis_of(r) for r in range(self.n_pairs)]
+        return list(self.__dict__["_axes"])
 
     def axis_of(self, r: int) -> int:
         """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
         if self.axis is None:
             return 0
+        if "_axes" in self.__dict__:
+            return self.__dict__["_axes"][r]
         value = self.axis.build({**self.width_env(), "r": sp.Integer(r)})
         if not (value.is_Integer and 0 <= int(value) < len(self.axes)):
             raise VariantFileError(f"{self.source}: key 'position.axis' gives {value} for pair r={r}; "
@@ -243,17 +313,22 @@ class Variant:
         env = {"x": sp.sympify(x), **self.params}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
+    def slope_at(self, h) -> sp.Expr:
+        """The exact bias slope of head ``h`` (an integer or a symbol)."""
+        return self.slope.build({**self.params, "heads": sp.Integer(self.heads), "h": sp.sympify(h)})
+
     def slopes(self) -> list:
         """The exact bias slope of every head."""
-        env = {**self.params, "heads": sp.Integer(self.heads)}
-        return [self.slope.build({**env, "h": sp.Integer(h)}) for h in range(self.heads)]
+        return [self.exact_value(h) for h in range(self.heads)]
 
     def bias_at(self, i, j, slope) -> sp.Expr:
         return self.bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": slope})
 
+    def equivalent_frequency_at(self, r) -> sp.Expr:
+        return self.equivalent_frequencies.build({**self.width_env(), "r": sp.sympify(r)})
+
     def equivalent_frequencies_exact(self) -> list:
-        env = self.width_env()
-        return [self.equivalent_frequencies.build({**env, "r": sp.Integer(r)}) for r in range(self.n_pairs)]
+        return [self.equivalent_frequency_at(r) for r in range(self.n_pairs)]
 
     @property
     def standard_block(self) -> bool:
@@ -403,6 +478,8 @@ def _width_names(params) -> set:
 
 
 def _parse_params(reader: _Reader, table: Mapping) -> dict:
+    if len(table) > MAX_PARAMS:
+        raise reader.fail("params", f"has {len(table)} parameters; at most {MAX_PARAMS} are accepted")
     params: dict = {}
     for key, value in table.items():
         full = f"params.{key}"
@@ -437,12 +514,20 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
     for key in sorted(foreign & set(table)):
         raise reader.fail(f"frequencies.{key}", f"does not apply when rule = {rule!r}")
 
-    let, known = [], names | {"r"}
+    if len(table.get("let", {})) > MAX_LETS:
+        raise reader.fail("frequencies.let", f"has {len(table['let'])} definitions; at most {MAX_LETS} "
+                                             "are accepted (the bound on the let depth)")
+    let, known, depth = [], names | {"r"}, {}
     for key, value in table.get("let", {}).items():
         full = f"frequencies.let.{key}"
         if not _IDENT.match(key) or key in RESERVED or key in fields["params"]:
             raise reader.fail(full, "expected a new name (not a parameter or a reserved name)")
-        let.append((key, reader.formula(value, full, known)))
+        formula = reader.formula(value, full, known)
+        depth[key] = 1 + max((depth[name] for name in formula.names if name in depth), default=0)
+        if depth[key] > MAX_LET_DEPTH:
+            raise reader.fail(full, f"is the {depth[key]}th link of a chain of definitions each using the "
+                                    f"previous one; at most {MAX_LET_DEPTH} are accepted (the bound on the let depth)")
+        let.append((key, formula))
         known = known | {key}
     fields["let"] = tuple(let)
 
@@ -528,19 +613,31 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     fields["heads"] = heads
     fields["slope"] = reader.formula(table["slope"], "bias.slope", {"h", "heads"} | params)
     variant = Variant(**fields)
-    for h, value in enumerate(variant.slopes()):
+    variant.frequencies_digits()  # every head, numerically: a non-real slope fails here, naming its head
+    for h in sample_indices(heads):
+        value = variant.exact_value(h)
         if value.is_extended_real is not True:
             raise reader.fail("bias.slope", f"gives {value} for head h={h}; expected a real number")
+
+
+def sample_indices(count: int) -> list:
+    """The pairs (or heads) whose exact values load-time validation, the checks and the kernel
+    probe compute: both ends, the middle and the quarters."""
+    picks = {0, 1, count // 4, count // 2, (3 * count) // 4, count - 2, count - 1}
+    return sorted(k for k in picks if 0 <= k < count)
 
 
 def _validate_values(reader: _Reader, variant: Variant) -> None:
     """Evaluate every concrete value once, so a bad formula fails at load time, with its key."""
     key = {"geometric": "frequencies.base", "formula": "frequencies.formula", "list": "frequencies.values"}
-    for r, value in enumerate(variant.frequencies()):
+    # every pair numerically (microseconds each), the sampled pairs exactly (milliseconds each): the
+    # exact values at the other pairs are not needed unless a generic proof fails (see _check)
+    variant.frequencies_digits()
+    for r in sample_indices(variant.n_pairs):
+        value = variant.exact_value(r)
         if value.is_extended_real is not True or not value.is_finite:
             raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}; expected a finite real frequency")
-    for r in range(variant.n_pairs):
-        variant.axis_of(r)
+    variant.axes_of_pairs()
     # build every formula once with symbolic and concrete arguments: a formula that is refused
     # (too large, undefined) fails here, at load time, with its key
     m = sp.Symbol("m", integer=True)
@@ -553,7 +650,8 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
     if variant.kind == "rotary":
         variant.block_at(sp.Symbol("x", real=True))
     if variant.equivalent_frequencies is not None:
-        variant.equivalent_frequencies_exact()
+        for r in sample_indices(variant.n_pairs):
+            variant.equivalent_frequency_at(r)
     if variant.factor is not None:
         factor = variant.factor.build(variant.width_env())
         if factor.is_extended_real is not True:
