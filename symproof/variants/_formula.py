@@ -60,8 +60,19 @@ def clip(x, low, high):
     return sp.Min(sp.Max(x, low), high)
 
 
+#: what ``ramp`` adds to ``high`` when ``low == high``, as Hugging Face transformers' YaRN does
+#: (``linear_ramp_factor``: "if min == max: max += 0.001  # Prevent singularity")
+RAMP_DEGENERATE_WIDTH = sp.Rational(1, 1000)
+
+
 def ramp(x, low, high):
-    """0 below ``low``, 1 above ``high``, linear in between (YaRN's and Llama-3's blend)."""
+    """0 below ``low``, 1 above ``high``, linear in between (YaRN's and Llama-3's blend).
+
+    When ``low == high`` the ramp is the steep one transformers uses, from ``low`` to
+    ``low + 1/1000``, not a division by zero."""
+    low, high = sp.sympify(low), sp.sympify(high)
+    if (high - low).is_zero:
+        high = low + RAMP_DEGENERATE_WIDTH
     return clip((x - low) / (high - low), 0, 1)
 
 
