@@ -465,7 +465,13 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         eq = data["equivalent"]
         if "frequencies" not in eq:
             raise reader.fail("equivalent.frequencies", "is required (the named scheme's frequencies)")
-        fields["equivalent_name"] = eq.get("name", "the stated frequencies")
+        eq_name = eq.get("name", "the stated frequencies")
+        # the name is quoted inside property statements and proof notes, which reports typeset as
+        # LaTeX math and prose: no math delimiters, backslashes, braces or control characters
+        if len(eq_name) > 120 or any(ch in "$\\{}" or not ch.isprintable() for ch in eq_name):
+            raise reader.fail("equivalent.name", "expected plain text of at most 120 characters without "
+                                                 "'$', '\\', '{', '}' or control characters")
+        fields["equivalent_name"] = eq_name
         fields["equivalent_frequencies"] = reader.formula(
             eq["frequencies"], "equivalent.frequencies", _width_names(params) | {"r"})
     variant = Variant(**fields)

@@ -155,3 +155,16 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, args):
         assert "Traceback" not in err, err[-2000:]
         assert err.strip().splitlines()[-1].endswith("interrupted"), err[-2000:]
         assert [line for line in err.splitlines() if "interrupted" in line] == [err.strip().splitlines()[-1]]
+
+
+def test_escape_sequences_in_a_title_never_reach_the_terminal(tmp_path):
+    path = tmp_path / "ansi\x1b[31m.toml"
+    title = "\x1b[2J\x1b[31mred\x1b]0;owned\x07 line\u2028forged\rline"
+    import json
+
+    path.write_text(f"title = {json.dumps(title)}\n" + GOOD, encoding="utf-8")  # JSON escapes are TOML escapes
+    done = symproof("check", path, "--export", tmp_path / "out")
+    assert done.returncode == 0, done.stderr[-3000:]
+    for stream in (done.stdout, done.stderr):
+        assert not any(ch in stream for ch in "\x1b\x07\r\u2028"), ascii(stream[:500])
+    assert done.stdout.splitlines()[0].startswith("\\x1b[2J\\x1b[31mred")
