@@ -32,6 +32,8 @@ _HOLDS = {PROVED: "yes", REFUTED: "no", UNKNOWN: "?"}
 LOAD_BUDGET = 3.0
 #: default seconds of CPU time for deciding all the properties (``--budget``)
 CHECK_BUDGET = 5.0
+#: the largest ``--budget`` accepted (a day)
+MAX_BUDGET = 86400.0
 
 
 def shipped_variants() -> dict:
@@ -100,8 +102,8 @@ def main_check(args) -> int:
     """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
     start = time.perf_counter()
     budget = getattr(args, "budget", None)
-    if budget is not None and not budget > 0:
-        raise InvalidInputError(f"--budget: expected a positive number of seconds, got {budget}")
+    if budget is not None and not 0 < budget <= MAX_BUDGET:
+        raise InvalidInputError(f"--budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget}")
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
             variant = load_variant(args.file)

@@ -123,3 +123,8 @@ def test_widest_export_is_written(tmp_path):
 
     # the frequency table: one float per pair, each with its exact value in a comment
     assert len(re.findall(r"^    [0-9.e+-]+,  // \S", text, flags=re.M)) == 8192
+
+
+@pytest.mark.parametrize("budget", ["0", "-1", "nan", "inf", "1e300"])
+def test_budget_option_is_checked(budget):
+    assert_one_line_error(symproof("check", shipped_variants()["xpos"], "--budget", budget), "--budget")
