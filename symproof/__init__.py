@@ -6,6 +6,10 @@ modules and may change.
 
 __version__ = "0.1.0"  # first, so that submodules can name the version in what they write
 
+from ._interrupt import quiet_interrupt_while_starting
+
+quiet_interrupt_while_starting()  # the command line only: Ctrl-C while SymPy loads is one line, exit 130
+
 from ._errors import (
     CertificateError, InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError,
     UndefinedExpressionError, VariantFileError,

@@ -7,6 +7,8 @@ import json
 import sys
 
 from ._errors import SymproofError
+from ._interrupt import INTERRUPTED, restore_interrupt
+from ._text import one_line
 from .claims import format_table, verify_claims
 
 __all__ = ["main"]
@@ -85,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--report", default=None, metavar="DIR")
     check.add_argument("--export", default=None, metavar="DIR")
     check.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
+    check.add_argument("--budget", type=float, default=5.0, metavar="SECONDS",
+                       help="CPU seconds for deciding all the properties; past it they are unknown (default 5)")
     check.set_defaults(func=_cmd_check)
 
     audit = sub.add_parser(
@@ -105,9 +109,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; every failure is one line on stderr and an exit code (2, or 130 for Ctrl-C)."""
+    command = "symproof"
+    restore_interrupt()
     try:
+        args = build_parser().parse_args(argv)
+        command = f"symproof {args.command}"
         return args.func(args)
     except SymproofError as err:
-        print(f"symproof {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        return _fail(command, str(err), 2)
+    except KeyboardInterrupt:
+        return _fail(command, "interrupted", INTERRUPTED, prefix="")
+    except MemoryError:
+        return _fail(command, "out of memory: the input needs more memory than is available", 2)
+    except RecursionError:
+        return _fail(command, "the input is nested too deeply to process", 2)
+    except BrokenPipeError:  # e.g. `symproof verify | head`: the reader left, nothing more to say
+        _silence_stdout()
+        return 1
+
+
+def _fail(command: str, message: str, code: int, prefix: str = "error: ") -> int:
+    print(f"{command}: {prefix}{one_line(message)}", file=sys.stderr, flush=True)
+    return code
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -126,6 +126,10 @@ def pair_index_form(width: int, pairing: str) -> tuple:
     return tuple(forms)
 
 
+#: up to this many pairs the exact frequencies are evaluated (``10000**(-1/2)`` is shown as ``1/100``)
+EVALUATED_PAIRS = 256
+
+
 @dataclass(frozen=True)
 class RopeSpec:
     """A fully resolved RoPE kernel: the configuration plus the frequencies it uses."""
@@ -174,7 +178,13 @@ def _rope_spec(config, head_dim, rotary_dim, base, denominator, pairing, freqs, 
         config = RopeConfig(**{**config.to_dict(), "dtype": dtype})
     n_pairs = config.rotary_dim // 2
     if freqs is None:
-        exprs = tuple(frequency(r, config.denominator, exact_number(config.base, "base")) for r in range(n_pairs))
+        base = exact_number(config.base, "base")
+        if n_pairs <= EVALUATED_PAIRS:
+            exprs = tuple(frequency(r, config.denominator, base) for r in range(n_pairs))
+        else:  # the same exact numbers, left unevaluated: SymPy's evaluation of base**(-2r/D) looks for
+            # perfect powers, milliseconds per pair, seconds for a wide head
+            exprs = tuple(sp.Pow(base, sp.Rational(-2 * r, config.denominator), evaluate=False) if r else sp.Integer(1)
+                          for r in range(n_pairs))
     else:
         if len(freqs) != n_pairs:
             raise InvalidInputError(

@@ -22,7 +22,7 @@ import sys
 from typing import Iterable, Mapping, Sequence
 
 from .._errors import InvalidInputError, SymproofError
-from .._io import atomic_write_bytes
+from .._io import output_folder, write_owned_files
 from ..prover import PROVED
 from ._document import build_document
 from ._figures import FIGURES, FigureSpec, figures_for, render_figure
@@ -39,7 +39,8 @@ FIGURE_FOLDER = "figures"
 def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
                   sections: Mapping[str, str] | None = None,
                   extra_listings: Iterable = (), figures="related", include_times: bool = False,
-                  total_seconds: float | None = None, pdf="auto", tex_name: str = "chapter") -> dict:
+                  total_seconds: float | None = None, pdf="auto", tex_name: str = "chapter",
+                  option: str = "--out") -> dict:
     """Write ``index.html``, ``<tex_name>.tex``, its figures and (optionally) the PDF to ``out_dir``.
 
     ``results``: :class:`~symproof.claims.ClaimResult` objects, in the order to show them.
@@ -48,6 +49,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     ``figures``: ``"related"`` (those that illustrate a claim in ``results``), ``"all"``, or a
     sequence of :class:`FigureSpec`.
     ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.
+    ``option``: how errors name ``out_dir`` (the command-line option that gave it).
     Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths], "pdf_error": str or None}``;
     with ``pdf=True`` a failed build raises after the other files are written.
     """
@@ -67,8 +69,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
             files[f"{tex_name}.pdf"] = compile_pdf(tex, figure_files, name=tex_name)
         except SymproofError as err:
             pdf_error = err
-    _write_files(os.fspath(out_dir), files)
-    _remove_stale_figures(os.fspath(out_dir), set(figure_files) | set(svg_files))
+    _write_files(out_dir, files, tex_name, option)
     if pdf_error is not None and pdf is True:
         raise pdf_error
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
@@ -92,22 +93,13 @@ def _figure_specs(figures, results) -> list:
     return specs
 
 
-def _write_files(out_dir: str, files: Mapping[str, bytes]) -> None:
-    """Each file to a temporary sibling, then ``os.replace``; the page goes last, after what it shows."""
+def _write_files(out_dir, files: Mapping[str, bytes], tex_name: str, option: str) -> None:
+    """Each file to a temporary sibling, then ``os.replace``; the page goes last, after what it shows.
+
+    The folder's manifest records them; figures an earlier report of the same kind wrote and this
+    one does not are removed, and nothing else (a user's own files in ``figures/`` stay)."""
     order = sorted(files, key=lambda relative: (relative == HTML_NAME, relative))
-    for relative in order:
-        atomic_write_bytes(os.path.join(out_dir, relative), files[relative])
-
-
-def _remove_stale_figures(out_dir: str, kept: set) -> None:
-    """Figure files of an earlier run that this run no longer produces."""
-    folder = os.path.join(out_dir, FIGURE_FOLDER)
-    if not os.path.isdir(folder):
-        return
-    for name in sorted(os.listdir(folder)):
-        relative = f"{FIGURE_FOLDER}/{name}"
-        if name.endswith((".pdf", ".svg")) and relative not in kept:
-            os.unlink(os.path.join(folder, name))
+    write_owned_files(out_dir, files, group=f"report:{tex_name}", option=option, order=order)
 
 
 def main_report(args) -> int:
@@ -119,11 +111,12 @@ def main_report(args) -> int:
     from ..claims import format_table, verify_claims
 
     only = getattr(args, "only", None) or None
+    out = output_folder(args.out, "--out")  # before the claims run, not after
     results, seconds = verify_claims(only, progress_stream=sys.stderr)
     print(format_table(results, seconds))
     from ..kernels import kernel_listings
 
-    written = render_report(results, args.out, figures="related" if only else "all",
+    written = render_report(results, out, figures="related" if only else "all",
                             extra_listings=kernel_listings(results),
                             include_times=bool(getattr(args, "times", False)), total_seconds=seconds,
                             pdf=False if getattr(args, "no_pdf", False) else "auto")

@@ -24,9 +24,10 @@ from typing import Callable
 
 import sympy as sp
 
-from ..claims import Claim, Proof, run_claim
+from .._budget import BudgetExhausted, cpu_budget
+from ..claims import Claim, ClaimResult, Proof, run_claim
 from ..encodings import sin_shift, sinusoidal_vector
-from ..prover import PROVED, REFUTED, Verdict, prove_equal
+from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._kernel import check_kernel
 from ._spec import Variant
@@ -204,10 +205,13 @@ def properties_of(variant: Variant) -> list:
 
 
 def _instances(variant: Variant) -> list:
-    """The concrete ``(value, index)`` pairs the generic symbol stands for."""
-    if variant.kind == "bias":
-        return [(s, h) for h, s in enumerate(variant.slopes())]
-    return [(w, r) for r, w in enumerate(variant.frequencies())]
+    """The indices (pairs, or heads) the generic symbol stands for."""
+    return list(range(variant.value_count))
+
+
+def _valued(variant: Variant, indices) -> list:
+    """``(exact value, index)`` for each index (exact values are built only for these)."""
+    return [(variant.exact_value(k), k) for k in indices]
 
 
 def _generic(variant: Variant):
@@ -259,16 +263,12 @@ def _derive_identity(variant: Variant, prop: Property):
             if variant.length_dependent:
                 _every_length_is_an_instance(variant, proof)
                 return
-            instances = _instances(variant)
-            real = [v for v, _ in instances if v.is_extended_real is True and v.is_finite]
-            proof.check(f"every concrete {sym} is a finite real number: each {_name(variant)} is an instance",
-                        len(real) == len(instances), f"{len(real)} of {len(instances)} values checked",
-                        data=[str(v) for v, _ in instances[:8]])
+            _check_instances(variant, proof, sym)
             return
         proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
                    "trying the concrete values.")
         instances = _instances(variant)
-        tried = _spread(instances)
+        tried = _valued(variant, _spread(instances))
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             part = proof.equal(f"{_name(variant)} = {index} ({sym} = {value})",
@@ -282,6 +282,22 @@ def _derive_identity(variant: Variant, prop: Property):
     return derive
 
 
+def _check_instances(variant: Variant, proof: Proof, sym) -> None:
+    """Every concrete value is a finite real number, so every pair (head) is an instance of the
+    generic statement: shown once for the symbolic index when SymPy's assumptions decide it (an
+    integer index >= 0), else value by value, exactly."""
+    what = f"every concrete {sym} is a finite real number: each {_name(variant)} is an instance"
+    index, value = variant.generic_value()
+    if value is not None and value.is_extended_real is True and value.is_finite is True:
+        proof.check(what, True, f"{sym} = {sp.sstr(value)[:200]} is real and finite for every integer "
+                                f"{index} >= 0 (assumptions)", data=[str(index), sp.sstr(value)[:200]])
+        return
+    instances = _valued(variant, _instances(variant))
+    real = [v for v, _ in instances if v.is_extended_real is True and v.is_finite]
+    proof.check(what, len(real) == len(instances), f"{len(real)} of {len(instances)} values checked",
+                data=[str(v) for v, _ in instances[:8]])
+
+
 def _derive_sensitivity(variant: Variant, prop: Property):
     def derive(proof: Proof):
         sym, _ = _generic(variant)
@@ -293,7 +309,7 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             proof.check("the sign of the offset is visible", False,
                         "both offsets give the same value for every input, so the direction is invisible")
             return
-        for value, index in _spread(_instances(variant)):
+        for value, index in _valued(variant, _spread(_instances(variant))):
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})",
                                 lhs_c, rhs_c)
@@ -411,16 +427,39 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
                  derive=derive, name=prop.key)
 
 
-def check_variant(variant: Variant, only=None) -> list:
+def check_variant(variant: Variant, only=None, budget: float | None = None) -> list:
     """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
 
     ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
     exact witness where there is one) when it does not, ``"unknown"`` when
     neither could be shown.  ``only`` restricts to some property keys.
+    ``budget``: seconds of CPU time for all the properties together (the command
+    line sets one); a property still running when it is used up, and every
+    property after it, is ``"unknown"`` with the budget as its reason.
     """
+    import time
+
     results = []
+    spent = 0.0
     for prop in properties_of(variant):
         if only and prop.key not in only:
             continue
-        results.append(run_claim(_claim_for(variant, prop)))
+        claim = _claim_for(variant, prop)
+        left = None if budget is None else budget - spent
+        if left is not None and left <= 0:
+            results.append(_out_of_budget(claim, budget, 0.0))
+            continue
+        start, cpu = time.perf_counter(), time.process_time()
+        try:
+            with cpu_budget(left, f"property {prop.key}"):
+                results.append(run_claim(claim))
+        except BudgetExhausted:
+            results.append(_out_of_budget(claim, budget, time.perf_counter() - start))
+        spent += time.process_time() - cpu
     return results
+
+
+def _out_of_budget(claim: Claim, budget: float, seconds: float):
+    reason = (f"not decided within the prover budget ({budget:g} s of CPU time for all properties; "
+              "symproof check --budget SECONDS gives more)")
+    return ClaimResult(claim, UNKNOWN, seconds, Proof(claim), reason, ("budget",), [])

@@ -34,7 +34,8 @@ from .._errors import VariantFileError
 
 __all__ = [
     "Formula", "parse_formula", "FUNCTIONS", "CONSTANTS", "clip", "ramp",
-    "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS",
+    "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS", "MAX_EXP_ARGUMENT",
+    "MAX_VALUE_NODES",
 ]
 
 #: longest accepted formula text
@@ -45,8 +46,13 @@ MAX_NODES = 160
 MAX_LITERAL = 10**30
 #: largest magnitude of a numeric exponent
 MAX_EXPONENT = 256
-#: largest size, in bits, of an exact number a power may produce
+#: largest size, in bits, of an exact number a power (or any operation) may produce
 MAX_POWER_BITS = 8192
+#: largest magnitude of a number ``exp`` is applied to (``exp(5000)`` has about 7200 bits)
+MAX_EXP_ARGUMENT = 5000
+#: most nodes in the value of one formula once its names are replaced by their values
+#: (products of parameters that are themselves products grow without this bound)
+MAX_VALUE_NODES = 4000
 
 
 def clip(x, low, high):
@@ -63,8 +69,19 @@ def clip(x, low, high):
     return sp.Min(sp.Max(x, low), high)
 
 
+#: what ``ramp`` adds to ``high`` when ``low == high``, as Hugging Face transformers' YaRN does
+#: (``linear_ramp_factor``: "if min == max: max += 0.001  # Prevent singularity")
+RAMP_DEGENERATE_WIDTH = sp.Rational(1, 1000)
+
+
 def ramp(x, low, high):
-    """0 below ``low``, 1 above ``high``, linear in between (YaRN's and Llama-3's blend)."""
+    """0 below ``low``, 1 above ``high``, linear in between (YaRN's and Llama-3's blend).
+
+    When ``low == high`` the ramp is the steep one transformers uses, from ``low`` to
+    ``low + 1/1000``, not a division by zero."""
+    low, high = sp.sympify(low), sp.sympify(high)
+    if (high - low).is_zero:
+        high = low + RAMP_DEGENERATE_WIDTH
     return clip((x - low) / (high - low), 0, 1)
 
 
@@ -88,10 +105,24 @@ def _bounded_integer_part(func):
     return build
 
 
+def _magnitude(x) -> float:
+    try:
+        return abs(float(sp.N(x, 15)))
+    except (TypeError, ValueError, OverflowError):
+        return math.inf
+
+
+def _bounded_exp(x):
+    """``exp`` of a number of bounded magnitude: ``exp(exp(exp(9)))`` is refused, not evaluated."""
+    if x.is_number and _magnitude(x) > MAX_EXP_ARGUMENT:
+        raise _Refused(f"takes exp of {sp.sstr(x)[:60]}, beyond the accepted |argument| <= {MAX_EXP_ARGUMENT}")
+    return sp.exp(x)
+
+
 #: name -> (SymPy builder, smallest and largest number of arguments)
 FUNCTIONS: dict = {
     "sin": (sp.sin, 1, 1), "cos": (sp.cos, 1, 1), "tan": (sp.tan, 1, 1),
-    "exp": (sp.exp, 1, 1), "log": (_log, 1, 2), "sqrt": (sp.sqrt, 1, 1),
+    "exp": (_bounded_exp, 1, 1), "log": (_log, 1, 2), "sqrt": (sp.sqrt, 1, 1),
     "floor": (_bounded_integer_part(sp.floor), 1, 1),
     "ceiling": (_bounded_integer_part(sp.ceiling), 1, 1), "abs": (sp.Abs, 1, 1),
     "Min": (sp.Min, 2, 8), "Max": (sp.Max, 2, 8), "min": (sp.Min, 2, 8), "max": (sp.Max, 2, 8),
@@ -138,6 +169,10 @@ class Formula:
             raise _error(self.where, self.text, str(why)) from None
         except (ZeroDivisionError, ValueError, TypeError, OverflowError, RecursionError) as err:
             raise _error(self.where, self.text, f"cannot be evaluated ({type(err).__name__}: {err})") from None
+        try:
+            _check_value(value)
+        except _Refused as why:
+            raise _error(self.where, self.text, f"{why} for {_bindings(env, self.names)}") from None
         if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
             raise _error(self.where, self.text,
                          f"is undefined for {_bindings(env, self.names)} (a division by zero or an infinity)")
@@ -148,7 +183,10 @@ class Formula:
 
 
 def _bindings(env, names) -> str:
-    return "{" + ", ".join(f"{n}={env[n]}" for n in sorted(names) if n in env) + "}"
+    def short(value) -> str:
+        text = str(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+    return "{" + ", ".join(f"{n}={short(env[n])}" for n in sorted(names) if n in env) + "}"
 
 
 def _error(where: str, text: str, why: str) -> VariantFileError:
@@ -173,6 +211,14 @@ def parse_formula(text, *, names, where: str = "") -> Formula:
             f"at most {MAX_FORMULA_CHARS} are accepted")
     if not text.strip():
         raise _error(where, text, "is empty")
+    # ``ast`` drops a ``#`` comment before the whitelist sees it, yet the formula's text is quoted
+    # in reports and kernel headers: refuse it, and anything that is not one line of printable ASCII
+    if "#" in text:
+        raise _error(where, text, "is not a formula: it contains '#' (comments are not allowed in a formula)")
+    odd = next((ch for ch in text if not (" " <= ch <= "~" or ch == "\t")), None)
+    if odd is not None:
+        raise _error(where, text, f"is not a formula: it contains the character U+{ord(odd):04X}; "
+                                  "a formula is one line of printable ASCII")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
@@ -268,6 +314,20 @@ class _Checker:
 def _bits(value) -> float:
     """log2 of the larger of numerator and denominator of a rational (0 for tiny ones)."""
     return max(abs(int(value.p)).bit_length(), int(value.q).bit_length())
+
+
+def _check_value(value) -> None:
+    """Refuse a built value that is too large to reason about: too many nodes, a huge exact
+    number, a huge exponent, ``exp`` of a huge number (the walk stops at the first excess)."""
+    for count, node in enumerate(sp.preorder_traversal(value), 1):
+        if count > MAX_VALUE_NODES:
+            raise _Refused(f"has a value of more than {MAX_VALUE_NODES} nodes (the bound on the size of a value)")
+        if node.is_Rational:
+            if _bits(node) > MAX_POWER_BITS:
+                raise _Refused(f"has a value with an exact number of more than {MAX_POWER_BITS} bits")
+        elif node.is_Pow and node.exp.is_Rational and abs(node.exp) > MAX_EXPONENT:
+            raise _Refused(f"has a value with the power {node.exp}, beyond the accepted "
+                           f"|exponent| <= {MAX_EXPONENT}")
 
 
 def _check_power(base, exponent) -> None:

@@ -20,7 +20,7 @@ import sympy as sp
 from .._errors import InvalidInputError
 from ..encodings import pair_indices
 from ..kernels import rope_apply, sinusoidal_table
-from ._spec import Variant
+from ._spec import Variant, sample_indices
 
 __all__ = ["VariantKernel", "build_kernel", "check_kernel", "linear_position_factor", "plain_rope_factor",
            "TOLERANCE"]
@@ -59,7 +59,7 @@ class VariantKernel:
             self._block = [[_numeric(e, _x) for e in row] for row in v.block_at(_x).tolist()]
             # one function of (m, r) per side: lambdify once, not once per pair
             self._scales = {side: _numeric(v.scale(side, _m, _r), _m, _r) for side in ("query", "key")}
-            self._axis = [v.axis_of(r) for r in range(v.n_pairs)]
+            self._axis = v.axes_of_pairs()
             self._pairs = pair_indices(v.rotated_width, v.pairing)
 
     def frequencies_at(self, seq_len=None) -> np.ndarray:
@@ -97,15 +97,18 @@ class VariantKernel:
         if v.length_dependent and seq_len is None:
             seq_len = int(pos.max()) + 1 if pos.size else 1
         frequencies = self.frequencies_at(seq_len)
-        block = self._block
-        for r, (a, b) in enumerate(self._pairs):
-            coord = pos[..., self._axis[r]]
-            angle = np.broadcast_to(self._transform(coord), coord.shape) * frequencies[r]
-            scale = np.broadcast_to(self._scales[side](coord, r), coord.shape)
-            za, zb = x[..., a], x[..., b]
-            b00, b01, b10, b11 = (np.broadcast_to(f(angle), angle.shape) for row in block for f in row)
-            out[..., a] = scale * (b00 * za + b01 * zb)
-            out[..., b] = scale * (b10 * za + b11 * zb)
+        # every pair at once (one array operation per entry, not a Python loop over thousands of pairs)
+        pairs = np.asarray(self._pairs, dtype=np.intp).reshape(-1, 2)
+        a, b = pairs[:, 0], pairs[:, 1]
+        coord = pos[..., np.asarray(self._axis, dtype=np.intp)]
+        shape = coord.shape
+        angle = np.broadcast_to(self._transform(coord), shape) * frequencies
+        index = np.arange(len(pairs), dtype=np.float64)
+        scale = np.broadcast_to(self._scales[side](coord, index), shape)
+        b00, b01, b10, b11 = (np.broadcast_to(f(angle), shape) for row in self._block for f in row)
+        za, zb = x[..., a], x[..., b]
+        out[..., a] = scale * (b00 * za + b01 * zb)
+        out[..., b] = scale * (b10 * za + b11 * zb)
         return out
 
     # -- additive ------------------------------------------------------------------------------
@@ -167,7 +170,13 @@ def plain_rope_factor(variant: Variant):
 def _probe_pairs(n: int) -> list:
     if n <= _MAX_PROBED_PAIRS:
         return list(range(n))
-    return sorted({0, 1, n // 4, n // 2, 3 * n // 4, n - 2, n - 1})
+    return sample_indices(n)
+
+
+def _exact_digits(variant: Variant, indices) -> dict:
+    """40 digits of the *exact* value at each probed index: the kernel's table comes from a fast
+    numeric evaluation, and this is where it is compared with the definition."""
+    return {k: sp.N(variant.exact_value(k), 40) for k in indices}
 
 
 def _exact_rotary(variant: Variant, vector, position, side, freqs):
@@ -190,14 +199,17 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
     vector = np.round(rng.standard_normal(variant.width), 6)
     axes = len(variant.axes)
     worst = 0.0
-    # 40 significant digits of each frequency: at positions <= 4097 the angle keeps > 30 digits
+    # 40 significant digits of each exact frequency: at positions <= 4097 the angle keeps > 30 digits
     probes = _PROBE_POSITIONS
+    exact = None
     if variant.length_dependent:  # both sides of the length threshold
         probes = tuple(sorted(set(probes) | {variant.length_threshold - 1, variant.length_threshold}))
+    else:
+        exact = _exact_digits(variant, _probe_pairs(variant.n_pairs))
     for side in ("query", "key"):
         for p in probes:
             # one position per call: the call's length is p + 1 (+ 3 per further axis)
-            freqs = variant.frequencies_digits(seq_len=p + 3 * (axes - 1) + 1)
+            freqs = exact if exact is not None else variant.frequencies_digits(seq_len=p + 3 * (axes - 1) + 1)
             position = tuple(p + 3 * a for a in range(axes))
             got = kernel.apply(vector[None, :], np.array([position]) if axes > 1 else np.array([p]), side)[0]
             for index, value in _exact_rotary(variant, vector, position, side, freqs).items():
@@ -225,7 +237,7 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
 
 
 def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
-    freqs = variant.frequencies_digits()
+    freqs = _exact_digits(variant, _probe_pairs(variant.n_pairs))
     got = kernel.table(np.array(_PROBE_POSITIONS))
     n = variant.n_pairs
     worst = 0.0
@@ -250,10 +262,10 @@ def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
 
 
 def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
-    slopes = variant.frequencies_digits()
+    slopes = _exact_digits(variant, _probe_pairs(variant.heads))
     got = kernel.bias(6, 9)
     worst = 0.0
-    for h in _probe_pairs(len(slopes)):
+    for h in _probe_pairs(variant.heads):
         for a in range(6):
             for b in range(9):
                 value = _float(variant.bias_at(a, b, slopes[h]))

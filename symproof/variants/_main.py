@@ -13,11 +13,13 @@ Exit codes:
 from __future__ import annotations
 
 import json
-import os
 import time
 from importlib import resources
 
-from .._errors import InvalidInputError
+from .._budget import BudgetExhausted, cpu_budget
+from .._errors import InvalidInputError, VariantFileError
+from .._io import output_folder
+from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
 from ._model_config import is_model_config, load_model_config
@@ -26,6 +28,13 @@ from ._spec import Variant, load_variant
 __all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
 
 _HOLDS = {PROVED: "yes", REFUTED: "no", UNKNOWN: "?"}
+#: seconds of CPU time for loading a description (every bound the file format sets keeps a valid
+#: description far below it; a load that needs more is refused)
+LOAD_BUDGET = 3.0
+#: default seconds of CPU time for deciding all the properties (``--budget``)
+CHECK_BUDGET = 5.0
+#: the largest ``--budget`` accepted (a day)
+MAX_BUDGET = 86400.0
 
 
 def shipped_variants() -> dict:
@@ -86,31 +95,46 @@ def format_results(variant: Variant, results, seconds: float) -> str:
     kept = [_property_key(r) for r in results if r.status == PROVED]
     lost = [_property_key(r) for r in results if r.status == REFUTED]
     lines.append(f"keeps: {', '.join(kept) or '-'}; loses: {', '.join(lost) or '-'} ({seconds:.2f} s)")
-    return "\n".join(lines)
+    # the title, the file name and reasons quoting formulas come from the file: no escape sequence
+    # or line separator of theirs reaches the terminal
+    return "\n".join(one_line(line) for line in lines)
 
 
 def main_check(args) -> int:
     """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
     start = time.perf_counter()
-    variant = load_model_config(args.file) if is_model_config(args.file) else load_variant(args.file)
+    budget = getattr(args, "budget", None)
+    if budget is not None and not 0 < budget <= MAX_BUDGET:
+        raise InvalidInputError(f"--budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget}")
+    try:
+        with cpu_budget(LOAD_BUDGET, "loading"):
+            variant = load_model_config(args.file) if is_model_config(args.file) else load_variant(args.file)
+    except BudgetExhausted:
+        raise VariantFileError(f"{args.file}: loading the description takes more than {LOAD_BUDGET:g} s of CPU "
+                               "time (the load budget): its formulas are too costly to evaluate "
+                               "for every pair") from None
     export_dir = getattr(args, "export", None)
-    if export_dir:
+    report_dir = getattr(args, "report", None)
+    # refuse an unusable target or output folder before the work, not after it
+    if export_dir is not None:
         from ._export import check_target
 
-        check_target(variant, getattr(args, "target", "numpy"))  # refuse before the work, not after
-    results = check_variant(variant)
+        check_target(variant, getattr(args, "target", "numpy"))
+        export_dir = output_folder(export_dir, "--export")
+    if report_dir is not None:
+        report_dir = output_folder(report_dir, "--report")
+    results = check_variant(variant, budget=budget)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
         print(json.dumps(results_as_dict(variant, results, seconds), indent=2))
     else:
         print(format_results(variant, results, seconds))
-    if export_dir:
+    if export_dir is not None:
         from ._export import export_variant
 
         path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
-        print(f"kernel written to {path}", file=_stderr())
-    report_dir = getattr(args, "report", None)
-    if report_dir:
+        print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
+    if report_dir is not None:
         _write_report(variant, results, report_dir)
     return exit_code(results)
 
@@ -129,10 +153,9 @@ def _write_report(variant: Variant, results, folder) -> None:
                                 option="--report") from None
     from ._export import variant_source
 
-    os.makedirs(folder, exist_ok=True)
     listings = [(f"Generated kernel: {name}", "python", text)
                 for name, text in variant_source(variant, "numpy").items()]
     paths = render_report(results, folder, title=f"Variant check: {variant.title}",
                           sections={"variant": f"{variant.title} ({variant.source})"},
-                          extra_listings=listings, tex_name="variant")
-    print(f"report written to {paths['html']}", file=_stderr())
+                          extra_listings=listings, tex_name="variant", option="--report")
+    print(one_line(f"report written to {paths['html']}"), file=_stderr())

@@ -36,6 +36,7 @@ from typing import Mapping
 import sympy as sp
 
 from .._errors import VariantFileError
+from .._io import read_input_file
 from ._formula import parse_formula
 from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
 
@@ -83,25 +84,15 @@ def is_model_config(path) -> bool:
     if name.lower().endswith(".toml"):
         return False
     try:
-        with open(name, "rb") as handle:
-            head = handle.read(64)
-    except OSError:
-        return False
+        head = read_input_file(name, error=VariantFileError)
+    except VariantFileError:
+        return False  # not readable as a file: the TOML reader says why, in its own words
     return head.lstrip()[:1] == b"{"
 
 
 def _read(source: str) -> Mapping:
-    try:
-        with open(source, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
-        raise VariantFileError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise VariantFileError(f"{source}: is a folder, expected a model config (JSON)") from None
-    except OSError as err:
-        raise VariantFileError(f"{source}: cannot be read ({err.strerror})") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise VariantFileError(f"{source}: larger than {MAX_CONFIG_BYTES} bytes; a model config is a few kB")
+    # regular files only, read with a bound: /dev/zero, a FIFO or a huge file never hang or fill memory
+    raw = read_input_file(source, error=VariantFileError, max_bytes=MAX_CONFIG_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

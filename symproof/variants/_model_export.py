@@ -9,15 +9,15 @@ files whose rule reads the call length (dynamic NTK, LongRoPE's switch); the
 frequency rule is printed from its exact definition by SymPy's printers
 (``PythonCodePrinter``, ``C99CodePrinter``), factors and tables as float64
 literals.  Nothing from the input file is printed except through the
-printers (numbers, whitelisted functions) and a header reduced to safe
-characters.
+printers (numbers, whitelisted functions) and the provenance header, which
+``symproof._provenance`` escapes (string literals in Python, neutralised ``//``
+lines in C).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
@@ -25,8 +25,9 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from .. import __version__
 from .._errors import InvalidInputError
+from .._io import write_owned_files
+from .._provenance import c_header, python_header
 from ..encodings import pair_indices
-from ..kernels import atomic_write_text
 from ._kernel import linear_position_factor
 from ._spec import Variant
 
@@ -48,12 +49,6 @@ def supports(variant: Variant) -> str:
     if linear_position_factor(variant) is None:
         return "a position transform that is not m -> a m"
     return ""
-
-
-def _safe(text: str) -> str:
-    """Header text: printable characters that cannot close a docstring or a C comment."""
-    text = re.sub(r"[^A-Za-z0-9 _.,:;()=+*\-/<>\[\]{}'#%!?^|~@$&]", "?", str(text))
-    return text.replace("*/", "* /")
 
 
 def _module_name(variant: Variant) -> str:
@@ -82,7 +77,7 @@ def _header(variant: Variant, target: str) -> list:
     if _reads_length(variant):
         lines.append("HF's dynamic NTK module also keeps the largest base it has computed until a call is shorter "
                      "than the threshold again; this kernel is one call of a fresh module.")
-    return [_safe(line) for line in lines]
+    return lines
 
 
 def _reads_length(variant: Variant) -> bool:
@@ -128,7 +123,7 @@ def _python_frequencies(variant: Variant) -> list:
 def _python_source(variant: Variant, target: str) -> str:
     lib = "numpy" if target == "numpy" else "torch"
     pairs = pair_indices(variant.rotated_width, variant.pairing)
-    lines = ['"""' + "\n".join(_header(variant, target)) + '\n"""', "", "import math", f"import {lib}", "",
+    lines = [python_header(_header(variant, target)), "import math", f"import {lib}", "",
              f"WIDTH = {variant.width}", f"ROTATED_WIDTH = {variant.rotated_width}",
              f"PAIRING = {variant.pairing!r}",
              f"ATTENTION_SCALING = {float(sp.N(_scaling(variant), 20))!r}",
@@ -176,7 +171,7 @@ def _c_source(variant: Variant) -> str:
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     base, short, long = _frequency_parts(variant)
     threshold = variant.length_threshold if variant.length_threshold is not None else -1
-    body = [f"/* {line} */" for line in _header(variant, "c")]
+    body = [c_header(_header(variant, "c"))]
     body += ["#include <math.h>", "#include <string.h>", "",
              f"static const int FIRST[{half}] = {{{', '.join(str(p[0]) for p in pairs)}}};",
              f"static const int SECOND[{half}] = {{{', '.join(str(p[1]) for p in pairs)}}};",
@@ -233,11 +228,7 @@ def rope_kernel_source(variant: Variant, target: str) -> dict:
     return {f"{name}{'' if target == 'numpy' else '_torch'}.py": _python_source(variant, target)}
 
 
-def export_rope_kernel(variant: Variant, folder, target: str = "numpy") -> list:
-    """Write the kernel for ``target`` into ``folder``; return the paths written."""
-    paths = []
-    for filename, text in rope_kernel_source(variant, target).items():
-        path = os.path.join(os.fspath(folder), filename)
-        atomic_write_text(path, text)
-        paths.append(path)
-    return paths
+def export_rope_kernel(variant: Variant, folder, target: str = "numpy", *, option: str = "--export") -> list:
+    """Write the kernel for ``target`` into ``folder`` (recorded in its manifest); return the paths written."""
+    files = {filename: text.encode("utf-8") for filename, text in rope_kernel_source(variant, target).items()}
+    return write_owned_files(folder, files, group=f"export:{_module_name(variant)}:{target}", option=option)

@@ -65,6 +65,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from .._errors import VariantFileError
+from .._io import read_input_file
 from ..encodings import rotation
 from ._formula import CONSTANTS, FUNCTIONS, Formula, parse_formula
 
@@ -73,7 +74,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Variant", "load_variant", "parse_variant", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS"]
+__all__ = ["Variant", "load_variant", "parse_variant", "sample_indices", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS",
+           "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH"]
 
 KINDS = ("additive", "rotary", "bias")
 RULES = ("geometric", "formula", "list")
@@ -87,6 +89,12 @@ PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenat
 MAX_WIDTH = 8192
 MAX_HEADS = 1024
 MAX_AXES = 4
+#: most ``[params]`` and most ``[frequencies.let]`` definitions (each may use every earlier one)
+MAX_PARAMS = 256
+MAX_LETS = 64
+#: longest chain of ``let`` definitions each using the previous one (a value can double in size
+#: at each link, and SymPy's construction time with it)
+MAX_LET_DEPTH = 8
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 #: names with a fixed meaning in some formula; parameters may not shadow them
@@ -193,15 +201,30 @@ class Variant:
     def _length(self, seq_len) -> sp.Expr:
         return sp.Integer(1) if seq_len is None else sp.sympify(seq_len)
 
+    def _pair_independent_env(self) -> tuple:
+        """``(env, per_pair_lets)``: the widths, params and every ``let`` that depends neither on the
+        pair index nor on the call's length, built once; the lets that do, in order."""
+        cached = self.__dict__.get("_let_env")
+        if cached is None:
+            env, per_pair, depends = self.width_env(), [], {"r", "seq_len"}
+            for name, formula in self.let:
+                if formula.names & depends:
+                    per_pair.append((name, formula))
+                    depends.add(name)
+                else:
+                    env[name] = formula.build(env)
+            cached = self.__dict__["_let_env"] = (env, tuple(per_pair))
+        return dict(cached[0]), cached[1]
+
     def frequency_at(self, r, seq_len=None) -> sp.Expr:
         """The exact frequency of pair ``r`` (an integer or a symbol) in a call of length ``seq_len``
         (an integer or a symbol; default 1, a short call)."""
-        env = self.width_env()
-        env["r"] = sp.sympify(r)
-        env["seq_len"] = self._length(seq_len)
         if self.rule == "list":
             return self.frequency_values[int(r)]
-        for name, formula in self.let:
+        env, per_pair = self._pair_independent_env()
+        env["r"] = sp.sympify(r)
+        env["seq_len"] = self._length(seq_len)
+        for name, formula in per_pair:
             env[name] = formula.build(env)
         if self.rule == "geometric":
             base = self.base.build(env)
@@ -222,7 +245,10 @@ class Variant:
 
     def frequencies(self, seq_len=None) -> list:
         """The exact frequency of every pair, ``r = 0 .. n_pairs - 1``, in a call of length ``seq_len``
-        (computed once per length)."""
+        (computed once per length).
+
+        Exact values cost milliseconds each; what needs every pair at once (the kernel's
+        table, load-time validation) uses :meth:`frequencies_digits` and :meth:`generic_value`."""
         key = "_frequencies" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -231,6 +257,8 @@ class Variant:
                 base, factors, d = self.base.build(env), self.factors_at(seq_len), env["d"]
                 cached = [sp.Pow(base, sp.Integer(-2 * r) / d) / (factors[r] if factors else 1)
                           for r in range(self.n_pairs)]
+            elif not self._length_key(seq_len):
+                cached = [self.exact_value(r) for r in range(self.n_pairs)]
             else:
                 cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
             self.__dict__[key] = cached
@@ -240,23 +268,83 @@ class Variant:
     def _shared_base(self) -> bool:
         return self.rule == "geometric" and not self.let and "r" not in self.base.names
 
-    def frequencies_digits(self, digits: int = 40, seq_len=None) -> list:
-        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once).
+    def exact_value(self, index: int) -> sp.Expr:
+        """The exact frequency of pair ``index`` (the slope of head ``index`` for bias variants), cached."""
+        cache = self.__dict__.setdefault("_exact", {})
+        if index not in cache:
+            cache[index] = self.slope_at(index) if self.kind == "bias" else self.frequency_at(index)
+        return cache[index]
 
-        Frequencies are evaluated from the definition with every number a Float of ``digits + 20``
-        digits: exact powers of large rationals (a dynamic base at some call length) would cost SymPy
-        seconds per table, and ``N`` of the exact value gives the same digits.
-        """
+    @property
+    def value_count(self) -> int:
+        """Number of frequencies (or of slopes, for bias variants)."""
+        return self.heads if self.kind == "bias" else self.n_pairs
+
+    def generic_value(self):
+        """The frequency of a symbolic pair ``r`` (slope of a symbolic head ``h``), or ``None`` when
+        the formula cannot be built for a symbolic index (then values are built one by one)."""
+        if "_generic" not in self.__dict__:
+            index = sp.Symbol("h" if self.kind == "bias" else "r", integer=True, nonnegative=True)
+            try:
+                # per-pair divisors (a list) have no value at a symbolic index
+                listed = self.rule == "list" or bool(self.frequency_factors or self.long_factors)
+                value = None if listed and self.kind != "bias" else (
+                    self.slope_at(index) if self.kind == "bias" else self.frequency_at(index))
+            except VariantFileError:
+                value = None
+            self.__dict__["_generic"] = (index, value)
+        return self.__dict__["_generic"]
+
+    def frequencies_digits(self, digits: int = 40, seq_len=None) -> list:
+        """Every frequency (or slope, for bias variants) to ``digits`` significant digits (computed once
+        per call length).
+
+        Without a call length, the symbolic value of a generic pair is evaluated with mpmath at
+        ``digits + 10`` digits for each index (microseconds each, where exact construction takes
+        milliseconds); a value that is not a finite real number raises a :class:`VariantFileError`
+        naming the index. At a given length, frequencies are evaluated from the definition with every
+        number a Float of ``digits + 20`` digits: exact powers of large rationals (a dynamic base at
+        some call length) would cost SymPy seconds per table."""
         key = f"_digits_{digits}" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
-            if self.kind == "bias":
-                cached = [sp.N(w, digits) for w in self.slopes()]
-            else:
+            if self.kind != "bias" and self._length_key(seq_len):
                 cached = [sp.N(w, digits) for w in self._float_frequencies(digits + 20, seq_len)]
+            else:
+                cached = self._numeric_values(digits)
             self.__dict__[key] = cached
         return list(cached)
 
+    def _numeric_values(self, digits: int) -> list:
+        import mpmath
+
+        index, generic = self.generic_value()
+        what = "head h" if self.kind == "bias" else "pair r"
+        key = ("bias.slope" if self.kind == "bias" else
+               {"geometric": "frequencies.base", "formula": "frequencies.formula",
+                "list": "frequencies.values"}[self.rule])
+        if generic is None or generic.has(sp.Symbol("m")):
+            return [sp.N(self.exact_value(k), digits) for k in range(self.value_count)]
+        function = sp.lambdify(index, generic, modules="mpmath")
+        values = []
+        with mpmath.workdps(digits + 10):
+            for k in range(self.value_count):
+                try:
+                    value = function(mpmath.mpf(k))
+                except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
+                    raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for {what}={k} "
+                                           f"({type(err).__name__})") from None
+                if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+                    raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
+                                           f"{what}={k}; expected a finite real number")
+                values.append(sp.Float(value, digits))
+        return values
+
+    def axes_of_pairs(self) -> list:
+        """:meth:`axis_of` every pair (computed once)."""
+        if "_axes" not in self.__dict__:
+            self.__dict__["_axes"] = [self.axis_of(r) for r in range(self.n_pairs)]
+        return list(self.__dict__["_axes"])
     def _float_frequencies(self, precision: int, seq_len=None) -> list:
         if self.rule == "list":
             return list(self.frequency_values)
@@ -287,6 +375,8 @@ class Variant:
         """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
         if self.axis is None:
             return 0
+        if "_axes" in self.__dict__:
+            return self.__dict__["_axes"][r]
         value = self.axis.build({**self.width_env(), "r": sp.Integer(r)})
         if not (value.is_Integer and 0 <= int(value) < len(self.axes)):
             raise VariantFileError(f"{self.source}: key 'position.axis' gives {value} for pair r={r}; "
@@ -315,10 +405,13 @@ class Variant:
         env = {"x": sp.sympify(x), **self.params}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
+    def slope_at(self, h) -> sp.Expr:
+        """The exact bias slope of head ``h`` (an integer or a symbol)."""
+        return self.slope.build({**self.params, "heads": sp.Integer(self.heads), "h": sp.sympify(h)})
+
     def slopes(self) -> list:
         """The exact bias slope of every head."""
-        env = {**self.params, "heads": sp.Integer(self.heads)}
-        return [self.slope.build({**env, "h": sp.Integer(h)}) for h in range(self.heads)]
+        return [self.exact_value(h) for h in range(self.heads)]
 
     def bias_at(self, i, j, slope) -> sp.Expr:
         return self.bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": slope})
@@ -327,9 +420,11 @@ class Variant:
         return self.equivalent_bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j),
                                            "slope": slope})
 
+    def equivalent_frequency_at(self, r) -> sp.Expr:
+        return self.equivalent_frequencies.build({**self.width_env(), "r": sp.sympify(r)})
+
     def equivalent_frequencies_exact(self) -> list:
-        env = self.width_env()
-        return [self.equivalent_frequencies.build({**env, "r": sp.Integer(r)}) for r in range(self.n_pairs)]
+        return [self.equivalent_frequency_at(r) for r in range(self.n_pairs)]
 
     @property
     def standard_block(self) -> bool:
@@ -365,19 +460,19 @@ class Variant:
 
 
 def load_variant(path) -> Variant:
-    """Read and validate a variant description file (TOML)."""
+    """Read and validate a variant description file (TOML): a regular file of at most 1 MB."""
+    raw = read_input_file(path, error=VariantFileError)
     source = os.fspath(path)
     try:
-        with open(source, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise VariantFileError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise VariantFileError(f"{source}: is a folder, expected a TOML file") from None
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except tomllib.TOMLDecodeError as err:
         raise VariantFileError(f"{source}: not valid TOML ({err})") from None
-    except UnicodeDecodeError as err:
-        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
+    except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
+        raise VariantFileError(f"{source}: not accepted TOML ({str(err).split(';')[0]})") from None
+    except RecursionError:
+        raise VariantFileError(f"{source}: not accepted TOML (arrays or tables nested too deeply)") from None
     return parse_variant(data, source)
 
 
@@ -482,7 +577,13 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         eq = data["equivalent"]
         if "frequencies" not in eq:
             raise reader.fail("equivalent.frequencies", "is required (the named scheme's frequencies)")
-        fields["equivalent_name"] = eq.get("name", "the stated frequencies")
+        eq_name = eq.get("name", "the stated frequencies")
+        # the name is quoted inside property statements and proof notes, which reports typeset as
+        # LaTeX math and prose: no math delimiters, backslashes, braces or control characters
+        if len(eq_name) > 120 or any(ch in "$\\{}" or not ch.isprintable() for ch in eq_name):
+            raise reader.fail("equivalent.name", "expected plain text of at most 120 characters without "
+                                                 "'$', '\\', '{', '}' or control characters")
+        fields["equivalent_name"] = eq_name
         fields["equivalent_frequencies"] = reader.formula(
             eq["frequencies"], "equivalent.frequencies", _width_names(params) | {"r"})
     variant = Variant(**fields)
@@ -495,6 +596,8 @@ def _width_names(params) -> set:
 
 
 def _parse_params(reader: _Reader, table: Mapping) -> dict:
+    if len(table) > MAX_PARAMS:
+        raise reader.fail("params", f"has {len(table)} parameters; at most {MAX_PARAMS} are accepted")
     params: dict = {}
     for key, value in table.items():
         full = f"params.{key}"
@@ -531,12 +634,20 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
     for key in sorted(foreign & set(table)):
         raise reader.fail(f"frequencies.{key}", f"does not apply when rule = {rule!r}")
 
-    let, known = [], names | {"r"}
+    if len(table.get("let", {})) > MAX_LETS:
+        raise reader.fail("frequencies.let", f"has {len(table['let'])} definitions; at most {MAX_LETS} "
+                                             "are accepted (the bound on the let depth)")
+    let, known, depth = [], names | {"r"}, {}
     for key, value in table.get("let", {}).items():
         full = f"frequencies.let.{key}"
         if not _IDENT.match(key) or key in RESERVED or key in fields["params"]:
             raise reader.fail(full, "expected a new name (not a parameter or a reserved name)")
-        let.append((key, reader.formula(value, full, known)))
+        formula = reader.formula(value, full, known)
+        depth[key] = 1 + max((depth[name] for name in formula.names if name in depth), default=0)
+        if depth[key] > MAX_LET_DEPTH:
+            raise reader.fail(full, f"is the {depth[key]}th link of a chain of definitions each using the "
+                                    f"previous one; at most {MAX_LET_DEPTH} are accepted (the bound on the let depth)")
+        let.append((key, formula))
         known = known | {key}
     fields["let"] = tuple(let)
 
@@ -666,28 +777,39 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
         fields["equivalent_name"] = equivalent.get("name", "the stated bias")
         fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias", {"i", "j", "slope"} | params)
     variant = Variant(**fields)
-    for h, value in enumerate(variant.slopes()):
+    variant.frequencies_digits()  # every head, numerically: a non-real slope fails here, naming its head
+    for h in sample_indices(heads):
+        value = variant.exact_value(h)
         if value.is_extended_real is not True:
             raise reader.fail("bias.slope", f"gives {value} for head h={h}; expected a real number")
+
+
+def sample_indices(count: int) -> list:
+    """The pairs (or heads) whose exact values load-time validation, the checks and the kernel
+    probe compute: both ends, the middle and the quarters."""
+    picks = {0, 1, count // 4, count // 2, (3 * count) // 4, count - 2, count - 1}
+    return sorted(k for k in picks if 0 <= k < count)
 
 
 def _validate_values(reader: _Reader, variant: Variant) -> None:
     """Evaluate every concrete value once, so a bad formula fails at load time, with its key."""
     key = {"geometric": "frequencies.base", "formula": "frequencies.formula", "list": "frequencies.values"}
-    tables = [(None, variant.frequencies())]
+    # every pair numerically (microseconds each), the sampled pairs exactly (milliseconds each): the
+    # exact values at the other pairs are not needed unless a generic proof fails (see _check)
+    variant.frequencies_digits()
+    for r in sample_indices(variant.n_pairs):
+        value = variant.exact_value(r)
+        if value.is_extended_real is not True or not value.is_finite:
+            raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}; expected a finite real frequency")
     if variant.length_dependent:
         # a call past the threshold: 40 digits show a value that is not finite and real as well, without
         # exact powers of the length-dependent base (seconds of SymPy for a dynamic NTK table)
         seq_len = variant.length_threshold + 1
-        tables.append((seq_len, variant.frequencies_digits(seq_len=seq_len)))
-    for seq_len, values in tables:
-        for r, value in enumerate(values):
+        for r, value in enumerate(variant.frequencies_digits(seq_len=seq_len)):
             if value.is_extended_real is not True or not value.is_finite:
-                at = "" if seq_len is None else f" at seq_len={seq_len}"
-                raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}{at}; "
+                raise reader.fail(key[variant.rule], f"gives {value} for pair r={r} at seq_len={seq_len}; "
                                                      "expected a finite real frequency")
-    for r in range(variant.n_pairs):
-        variant.axis_of(r)
+    variant.axes_of_pairs()
     # build every formula once with symbolic and concrete arguments: a formula that is refused
     # (too large, undefined) fails here, at load time, with its key
     m = sp.Symbol("m", integer=True)
@@ -700,7 +822,8 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
     if variant.kind == "rotary":
         variant.block_at(sp.Symbol("x", real=True))
     if variant.equivalent_frequencies is not None:
-        variant.equivalent_frequencies_exact()
+        for r in sample_indices(variant.n_pairs):
+            variant.equivalent_frequency_at(r)
     if variant.factor is not None:
         factor = variant.factor.build(variant.width_env())
         if factor.is_extended_real is not True:

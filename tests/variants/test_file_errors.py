@@ -57,6 +57,8 @@ CASES = [
     (GOOD + '[rotation]\nblock = [["cos(x)"]]\n', "rotation.block", "2x2"),
     (GOOD + '[bias]\nformula = "0"\n', "bias", "does not apply"),
     (GOOD + "[scale]\nquery = [1]\n", "scale.query", "formula string or a number"),
+    (GOOD + '[equivalent]\nname = "$\\\\input{/etc/passwd}$"\nfrequencies = "1"\n', "equivalent.name", "plain text"),
+    (GOOD + '[equivalent]\nname = "a\\u001b[31m"\nfrequencies = "1"\n', "equivalent.name", "control characters"),
     ('name = "b"\nkind = "bias"\n[bias]\nformula = "-slope*abs(j-i)"\nheads = 0\nslope = "1"\n', "bias.heads",
      "between 1 and"),
     ('name = "b"\nkind = "bias"\n[bias]\nformula = "-slope*abs(j-i)"\nheads = 2\n', "bias.slope", "is required"),

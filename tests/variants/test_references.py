@@ -115,3 +115,30 @@ def test_linear_interpolation_is_rope_at_scaled_frequencies():
     positions = np.array([0, 3, 4, 4096])
     expected = kernels.rope_apply(x, positions, head_dim=variant.width, freqs=_inv_freq(10000, variant.width) / 4)
     np.testing.assert_allclose(build_kernel(variant).apply(x, positions), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_yarn_with_low_equal_high_follows_transformers(tmp_path):
+    """beta_fast == beta_slow = 700 puts both ends of the ramp at pair 0 (low == high == 0): the
+    ramp is the steep one transformers' ``linear_ramp_factor`` uses (high + 0.001), not a 0/0."""
+    torch = pytest.importorskip("torch")
+    rope_utils = pytest.importorskip("transformers.modeling_rope_utils")
+    from pathlib import Path
+
+    from transformers import LlamaConfig
+
+    text = Path(shipped_variants()["yarn"]).read_text(encoding="utf-8")
+    text = text.replace("beta_fast = 32", "beta_fast = 700").replace("beta_slow = 1", "beta_slow = 700")
+    path = tmp_path / "yarn_degenerate.toml"
+    path.write_text(text, encoding="utf-8")
+    variant = load_variant(path)
+    env = dict(variant._pair_independent_env()[0])
+    assert env["low"] == env["high"] == 0  # the degenerate case, reached through the published formulas
+    got = build_kernel(variant).frequencies
+    config = LlamaConfig(hidden_size=128, num_attention_heads=1, head_dim=128, max_position_embeddings=65536,
+                         rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 16.0,
+                                          "beta_fast": 700.0, "beta_slow": 700.0,
+                                          "original_max_position_embeddings": 4096})
+    expected, _ = rope_utils._compute_yarn_parameters(config, "cpu")
+    assert isinstance(expected, torch.Tensor)
+    np.testing.assert_allclose(got, expected.double().numpy(), rtol=2e-6)  # transformers computes in float32
+    assert got[0] == 1.0 and got[1] == pytest.approx(_inv_freq(10000, 128)[1] / 16, rel=1e-15)
