@@ -17,7 +17,7 @@ from symproof.variants import shipped_variants
 
 from .conftest import assert_one_line_error, symproof
 
-ROTARY = 'name = "h"\nkind = "rotary"\nwidth = 8\n'
+ROTARY = 'name = "h"\nkind = "rotary"\nwidth = 8\npairing = "adjacent"\n'
 GEOMETRIC = '[frequencies]\nrule = "geometric"\nbase = 10000\n'
 
 

@@ -19,7 +19,7 @@ from symproof.variants import shipped_variants
 from .conftest import assert_one_line_error, symproof
 
 ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
-GOOD = 'name = "ok"\nkind = "rotary"\nwidth = 8\n[frequencies]\nrule = "geometric"\nbase = 10000\n'
+GOOD = 'name = "ok"\nkind = "rotary"\nwidth = 8\npairing = "adjacent"\n[frequencies]\nrule = "geometric"\nbase = 10000\n'
 
 
 def _fifo(tmp_path):

@@ -67,7 +67,7 @@ def _toml_string(text: str) -> str:
 def _description(title: str, plain: bool) -> str:
     # not plain RoPE (a scale): the variant printer writes the file; plain: the RoPE exporter does
     extra = "" if plain else '[scale]\nquery = "2**(m/64)"\nkey = "2**(-m/64)"\n'
-    return (f'name = "victim"\ntitle = {_toml_string(title)}\nkind = "rotary"\nwidth = 4\n'
+    return (f'name = "victim"\ntitle = {_toml_string(title)}\nkind = "rotary"\nwidth = 4\npairing = "adjacent"\n'
             f'[frequencies]\nrule = "geometric"\nbase = 10000\n{extra}')
 
 
