@@ -13,6 +13,7 @@ one); otherwise the differing pairs are listed with their measured frequency.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -245,7 +246,7 @@ def _check_scaling(ctx: _Context, model: Model, n: int, rotating: np.ndarray) ->
             detail = f"rotated pairs are scaled by {_num(c)} times the model's scale"
         ctx.add("scaling", expected, _num(c * want[t, k]) if expected != "as declared" else f"{_num(c)} x declared",
                 detail, basis=s.pairs[r][0], t=t, factor=_num(c))
-        model = Model(model.variant, model.thetas, model.sign, model.offset, model.extra_scale * c)
+        model = dataclasses.replace(model, extra_scale=model.extra_scale * c)
     elif np.abs(ratio - 1).max() > 2 * _SLACK["bfloat16"]:
         t, k = (int(v) for v in np.unravel_index(np.argmax(np.abs(ratio - 1)), ratio.shape))
         r = int(columns[k])
@@ -340,7 +341,7 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
     candidates += [k for k in (1, -1, 2, -2) if k not in candidates]
     for sign in (1, -1):
         for k in candidates:
-            trial = Model(model.variant, model.thetas, model.sign * sign, model.offset + k, model.extra_scale)
+            trial = dataclasses.replace(model, sign=model.sign * sign, offset=model.offset + k)
             if A.fits(A.angles_of(trial), LOOSE):
                 _add_offset(ctx, A, k, sign, basis, t0)
                 return
@@ -437,8 +438,7 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                     if k == 0 and sign == 1:
                         _add_precision(ctx, A, fmt, how)
                     else:
-                        exact = Model(model.variant, model.thetas, model.sign * sign, model.offset + k,
-                                      model.extra_scale)
+                        exact = dataclasses.replace(model, sign=model.sign * sign, offset=model.offset + k)
                         if k:
                             _add_offset(ctx, A, k, 1, basis, t0)
                         if sign == -1:
