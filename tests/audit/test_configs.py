@@ -232,6 +232,8 @@ WRONG = [
     ("dynamic-never-grows", "llama-2-7b-dynamic-ntk", "rotate_half", {}, 8192, "differs", {"frequency"}),
     ("longrope-never-switches", "phi-3-mini-128k", "hf_init", {**LONGROPE, "long": _phi3_factors("short")}, 8192,
      "differs", {"frequency"}),
+    ("longrope-factors-missing", "phi-3-mini-128k", "hf_init", {**LONGROPE, "short": "[1.0] * 48", "long": "[1.0] * 48"},
+     None, "differs", {"frequency"}),
     ("longrope-attention-missing", "phi-3-mini-128k", "hf_init", {**LONGROPE, "attention": "1.0"}, None,
      "differs", {"scaling"}),
 ]
@@ -267,3 +269,26 @@ def test_audit_against_published_config(case, library, write_source):
     for difference in result.differences:
         shown = difference.as_dict()["input"]
         assert shown and shown["position"] in result.positions
+
+
+#: what the text names for the config-specific bugs: (case id, words the summary must contain)
+EXPLAINED = [
+    ("pythia-head-width-denominator", ["denominator: expected 32, found 128", "(the head width)"]),
+    ("phi2-head-width-denominator", ["denominator: expected 32, found 80", "(the head width)"]),
+    ("llama2-theta-wrong", ["frequency: expected base theta = 10000, found base 500000"]),
+    ("llama2-meta-complex", ["relayout_pairing(w, n_heads, src='half', dst='adjacent')"]),
+    ("qwen2-yarn-attention-missing", ["scaling: expected 1.138629, found 1"]),
+    ("dynamic-always-long", ["at call length 4096, found base 30528", "audited as calls of length 4096"]),
+    ("longrope-never-switches", ["found the short-call frequencies", "the switch at 4096 is missing"]),
+    ("longrope-factors-missing", ["no per-pair factors", "short_factor / long_factor) are missing"]),
+]
+
+
+@pytest.mark.parametrize("case_id, words", EXPLAINED, ids=[e[0] for e in EXPLAINED])
+def test_the_text_names_the_cause(case_id, words, write_source):
+    name, config, style, params, seq_len, verdict, whats = next(c for c in CASES if c[0] == case_id)
+    path = write_source("numpy", style, params)
+    result = symproof.audit(load_function(f"{path}:apply_rope"), CONFIGS / f"{config}.json", seq_len=seq_len)
+    text = result.summary()
+    for word in words:
+        assert word in text, text
