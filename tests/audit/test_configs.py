@@ -292,3 +292,139 @@ def test_the_text_names_the_cause(case_id, words, write_source):
     text = result.summary()
     for word in words:
         assert word in text, text
+
+
+# -- the command: --head-dim with a config, invalid configs, --seq-len ------------------------------------------
+
+def _run(capsys, *argv):
+    code = main(["audit", *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+#: (id, config, style, params, extra arguments, exit code, JSON head_dim and rotated width or error words)
+HEAD_DIM = [
+    ("llama2-at-64", "llama-2-7b", "rotate_half", {}, ["--head-dim", 64], 0, (64, 64)),
+    ("gptj-at-96", "gpt-j-6b", "every_two", {"rot": 64}, ["--head-dim", 96], 0, (96, 64)),
+    ("gptj-at-96-whole-head", "gpt-j-6b", "every_two", {}, ["--head-dim", 96], 1, (96, 64)),
+    ("pythia-at-64", "pythia-1.4b", "rotate_half", {"rot": 16}, ["--head-dim", 64], 0, (64, 16)),
+    ("pythia-at-64-old-width", "pythia-1.4b", "rotate_half", {"rot": 32}, ["--head-dim", 64], 1, (64, 16)),
+    ("gemma-at-128", "gemma-7b", "rotate_half", {}, ["--head-dim", 128], 0, (128, 128)),
+    ("gptj-narrower-than-rotary-dim", "gpt-j-6b", "every_two", {"rot": 64}, ["--head-dim", 32], 2,
+     ["gpt-j-6b.json", "rotary_dim", "--head-dim 32"]),
+    ("phi2-odd-rotated-width", "phi-2", "rotate_half", {}, ["--head-dim", 64], 2,
+     ["phi-2.json", "partial_rotary_factor", "25", "--head-dim 64"]),
+    ("odd-head-dim", "llama-2-7b", "rotate_half", {}, ["--head-dim", 63], 2, ["--head-dim must be an even"]),
+    ("seq-len-too-short", "llama-2-7b", "rotate_half", {}, ["--seq-len", 1], 2, ["--seq-len must be an integer"]),
+]
+
+
+@pytest.mark.parametrize("case", HEAD_DIM, ids=[c[0] for c in HEAD_DIM])
+def test_head_dim_and_seq_len_with_a_config(case, write_source, capsys):
+    name, config, style, params, extra, exit_code, expected = case
+    path = write_source("numpy", style, params)
+    code, out, err = _run(capsys, f"{path}:apply_rope", "--like", CONFIGS / f"{config}.json", "--json", *extra)
+    assert code == exit_code, err
+    if exit_code == 2:
+        assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        for word in expected:
+            assert word in err
+    else:
+        document = json.loads(out)
+        assert (document["head_dim"], document["like"]["rotated_width"]) == expected
+
+
+#: (id, file name, text, words of the one-line error)
+INVALID_CONFIGS = [
+    ("not-json", "config.json", "{\"model_type\": \"llama\",", ["config.json", "not valid JSON"]),
+    ("not-an-object", "config.json", "[1, 2]", ["config.json", "expected a JSON object"]),
+    ("unknown-family", "config.json", json.dumps({"model_type": "bert", "hidden_size": 768}),
+     ["model_type", "'bert'", "supported"]),
+    ("unknown-rope-type", "config.json",
+     json.dumps({**_config("llama-2-7b"), "rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2}}),
+     ["rope_scaling.rope_type", "ntk-by-parts"]),
+    ("linear-without-factor", "config.json",
+     json.dumps({**_config("llama-2-7b"), "rope_scaling": {"type": "linear"}}), ["rope_scaling.factor", "required"]),
+    ("nan-theta", "config.json", json.dumps({**_config("mistral-7b")}).replace("10000.0", "NaN"),
+     ["config.json", "non-finite"]),
+    ("negative-theta", "config.json", json.dumps({**_config("mistral-7b"), "rope_theta": -1}), ["rope_theta"]),
+    ("no-head-width", "config.json", json.dumps({"model_type": "llama"}), ["head_dim", "required"]),
+    ("gptj-with-scaling", "config.json",
+     json.dumps({**_config("gpt-j-6b"), "rope_scaling": {"type": "linear", "factor": 2}}), ["reads no rope scaling"]),
+    ("missing-file", None, None, ["no such file"]),
+]
+
+
+@pytest.mark.parametrize("case", INVALID_CONFIGS, ids=[c[0] for c in INVALID_CONFIGS])
+def test_an_invalid_config_is_one_line_and_exit_2(case, tmp_path, capsys):
+    name, file_name, text, words = case
+    config = tmp_path / (file_name or "absent.json")
+    if text is not None:
+        config.write_text(text, encoding="utf-8")
+    user = tmp_path / "user.py"  # it must not run: a bad --like is reported first
+    user.write_text("raise SystemExit('the user file was imported')\n", encoding="utf-8")
+    code, out, err = _run(capsys, f"{user}:apply_rope", "--like", config)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "imported" not in err, err
+    for word in words:
+        assert word in err, err
+
+
+def test_a_bad_seq_len_is_reported_before_the_user_file_runs(tmp_path, capsys):
+    user = tmp_path / "user.py"
+    user.write_text("raise SystemExit('the user file was imported')\n", encoding="utf-8")
+    code, out, err = _run(capsys, f"{user}:apply_rope", "--like", CONFIGS / "phi-3-mini-128k.json", "--seq-len", 0)
+    assert code == 2 and "--seq-len" in err and "imported" not in err
+
+
+def test_seq_len_sets_the_probed_positions_and_the_call_length(write_source):
+    path = write_source("numpy", "hf_init", LONGROPE)
+    fn = load_function(f"{path}:apply_rope")
+    short = symproof.audit(fn, CONFIGS / "phi-3-mini-128k.json")
+    long = symproof.audit(fn, CONFIGS / "phi-3-mini-128k.json", seq_len=131072)
+    assert short.seq_len == 4096 and max(short.positions) == 4095
+    assert long.seq_len == 131072 and max(long.positions) == 131071 and 32767 in long.positions
+    assert short.verdict == long.verdict == "equivalent"
+    plain_path = write_source("numpy", "rotate_half", {})
+    plain = symproof.audit(load_function(f"{plain_path}:apply_rope"), CONFIGS / "mistral-7b.json")  # no length
+    assert plain.seq_len is None and plain.as_dict()["seq_len"] is None and max(plain.positions) == 32767
+    assert "call length" not in plain.summary() and "audited as calls of length 4096" in short.summary()
+
+
+# -- the real command in fresh interpreters -----------------------------------------------------------------------
+
+#: (id, config, library, style, params, extra arguments, exit code, what stdout shows)
+COMMAND = [
+    ("llama2-right-torch", "llama-2-7b", "torch", "rotate_half", {}, ["--json"], 0, {"verdict": "equivalent"}),
+    ("llama2-meta-port", "llama-2-7b", "numpy", "complex", {}, [], 0,
+     "relayout_pairing(w, n_heads, src='half', dst='adjacent')"),
+    ("pythia-head-width", "pythia-1.4b", "torch", "rotate_half", {"rot": 32, "den": 128}, ["--json"], 1,
+     {"verdict": "differs", "whats": ["denominator"]}),
+    ("qwen2-yarn-unscaled", "qwen2-7b-yarn", "numpy", "hf_init", {**YARN, "attention": "1.0"}, [], 1,
+     "scaling: expected 1.138629, found 1"),
+    ("phi3-long-call", "phi-3-mini-128k", "torch", "hf_init", LONGROPE, ["--seq-len", 8192, "--json"], 0,
+     {"verdict": "equivalent", "seq_len": 8192}),
+    ("gptj-too-narrow", "gpt-j-6b", "numpy", "every_two", {"rot": 64}, ["--head-dim", 32], 2,
+     "error: "),
+]
+
+
+@pytest.mark.parametrize("case", COMMAND, ids=[c[0] for c in COMMAND])
+def test_the_command(case, write_source):
+    name, config, library, style, params, extra, exit_code, shows = case
+    path = write_source(library, style, params)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-m", "symproof", "audit", f"{path}:apply_rope", "--like",
+                          str(CONFIGS / f"{config}.json"), *map(str, extra)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == exit_code, run.stderr
+    if exit_code == 2:
+        assert run.stdout == "" and len(run.stderr.strip().splitlines()) == 1 and shows in run.stderr
+    elif isinstance(shows, dict):
+        document = json.loads(run.stdout)
+        assert document["exit_code"] == exit_code and document["verdict"] == shows["verdict"]
+        assert [d["what"] for d in document["differences"]] == shows.get("whats", [])
+        if "seq_len" in shows:
+            assert document["seq_len"] == shows["seq_len"]
+    else:
+        assert shows in run.stdout
