@@ -232,8 +232,8 @@ WRONG = [
     ("dynamic-never-grows", "llama-2-7b-dynamic-ntk", "rotate_half", {}, 8192, "differs", {"frequency"}),
     ("longrope-never-switches", "phi-3-mini-128k", "hf_init", {**LONGROPE, "long": _phi3_factors("short")}, 8192,
      "differs", {"frequency"}),
-    ("longrope-factors-missing", "phi-3-mini-128k", "hf_init", {**LONGROPE, "short": "[1.0] * 48", "long": "[1.0] * 48"},
-     None, "differs", {"frequency"}),
+    ("longrope-factors-missing", "phi-3-mini-128k", "hf_init",
+     {**LONGROPE, "short": "[1.0] * 48", "long": "[1.0] * 48"}, None, "differs", {"frequency"}),
     ("longrope-attention-missing", "phi-3-mini-128k", "hf_init", {**LONGROPE, "attention": "1.0"}, None,
      "differs", {"scaling"}),
 ]
