@@ -428,3 +428,19 @@ def test_the_command(case, write_source):
             assert document["seq_len"] == shows["seq_len"]
     else:
         assert shows in run.stdout
+
+
+@pytest.mark.parametrize("config, seq_len, shown", [("phi-3-mini-128k", None, "seq_len = 4096"),
+                                                     ("phi-3-mini-128k", 8192, "seq_len = 8192"),
+                                                     ("llama-3.1-8b", None, None)])
+def test_the_report_says_which_call_length_was_audited(config, seq_len, shown, write_source, tmp_path):
+    from symproof._audit._report import write_report
+
+    params = LONGROPE if config.startswith("phi-3") else LLAMA3
+    path = write_source("numpy", "hf_init", params)
+    result = symproof.audit(load_function(f"{path}:apply_rope"), CONFIGS / f"{config}.json", seq_len=seq_len)
+    html, tex = (Path(p).read_text(encoding="utf-8") for p in write_report(result, tmp_path / "report")[:2])
+    if shown is None:
+        assert "seq_len" not in html and "seq" not in tex
+    else:
+        assert shown in html and shown.replace("_", r"\_") in tex
