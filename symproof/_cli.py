@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the model it should equal: a variant description or a model's config.json")
     audit.add_argument("--json", action="store_true", help="print the verdict and differences as JSON")
     audit.add_argument("--head-dim", type=int, default=None, metavar="N", help="head width d (overrides the file's)")
+    audit.add_argument("--seq-len", type=int, default=None, metavar="N",
+                       help="call length (max position id + 1) to audit at; for length-dependent models (dynamic "
+                            "NTK, LongRoPE) the default is their threshold, the longest call before they change")
     audit.add_argument("--report", default=None, metavar="DIR", help="write an HTML/LaTeX section and a plot there")
     audit.set_defaults(func=_cmd_audit)
     return parser

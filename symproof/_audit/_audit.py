@@ -38,6 +38,8 @@ POSITIONS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 31, 64, 100, 257, 1000, 4095, 10007,
 VERDICTS = ("equivalent", "equivalent_after_relayout", "differs")
 #: an entry of F(m) matches when within ENTRY_ATOL + the pair's angle tolerance (times its scale)
 ENTRY_ATOL = 1e-5
+#: longest call length --seq-len accepts (the largest length a variant's [length] rule accepts)
+MAX_SEQ_LEN = 2**31
 #: the linearity check accepts this relative deviation (low-precision arithmetic stays well inside)
 LINEARITY_REL = 1e-2
 _OTHER = {"adjacent": "half", "half": "adjacent"}
@@ -59,6 +61,8 @@ class AuditResult:
     analysis: Analysis | None = None
     seconds: float = 0.0
     probe_calls: int = 0
+    positions: tuple = POSITIONS
+    seq_len: int | None = None  # the call length audited (None: every probed position in one call, any length)
 
     @property
     def exit_code(self) -> int:
@@ -77,7 +81,8 @@ class AuditResult:
             "head_dim": self.variant.width,
             "array_library": self.backend,
             "positions_passed_as": {"full": "x.shape[:-1]", "row": "(T,)"}.get(self.layout),
-            "positions_probed": list(POSITIONS),
+            "positions_probed": list(self.positions),
+            "seq_len": self.seq_len,
             "max_error": self.max_error,
             "max_angle_error": self.max_angle_error,
             "tolerance": f"|entry error| <= {ENTRY_ATOL:g} + ({ANGLE_ATOL:g} + 2^-19 * |angle of its pair|) * "
@@ -96,8 +101,13 @@ class AuditResult:
         v = self.variant
         lines = [f"{self.function} vs {v.title} ({v.source}; width {v.width}, rotated {v.rotated_width}, "
                  f"{v.pairing} pairing)",
-                 f"probed with {self.backend} inputs at {len(POSITIONS)} positions (0..{POSITIONS[-1]}), "
+                 f"probed with {self.backend} inputs at {len(self.positions)} positions (0..{self.positions[-1]}), "
                  f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"]
+        if v.length_dependent:
+            regime = "short" if self.seq_len <= v.length_threshold else "long"
+            lines.append(f"frequencies depend on the call length: audited as calls of length {self.seq_len} "
+                         f"(max position id + 1; the {regime} regime, threshold {v.length_threshold}); "
+                         "--seq-len N audits another length")
         if self.verdict == "equivalent":
             lines.append(f"verdict: equivalent (max entry error {self.max_error:.3g}"
                          + self._angle_text() + ")")
@@ -132,6 +142,26 @@ def _short(value, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def audit_positions(variant: Variant, seq_len: int | None = None) -> tuple:
+    """``(positions, seq_len)``: what one audit probes, every call carrying all the positions.
+
+    A rule that reads the call length (dynamic NTK, LongRoPE) is one map per call length, so the audit
+    compares one of them: by default the longest call of the short regime (``seq_len`` = the threshold),
+    else ``seq_len``.  The positions are then those of :data:`POSITIONS` below ``seq_len`` and
+    ``seq_len - 1`` itself, so that each call's largest position id + 1 is exactly ``seq_len``.
+    """
+    if seq_len is not None:
+        if isinstance(seq_len, bool) or not isinstance(seq_len, (int, np.integer)) or not 2 <= seq_len <= MAX_SEQ_LEN:
+            raise InvalidInputError(f"--seq-len must be an integer from 2 to {MAX_SEQ_LEN} (the call length, max "
+                                    f"position id + 1), got {seq_len!r}")
+        seq_len = int(seq_len)
+    elif variant.length_dependent:
+        seq_len = variant.length_threshold
+    if seq_len is None:
+        return POSITIONS, None
+    return tuple(p for p in POSITIONS if p < seq_len - 1) + (seq_len - 1,), seq_len
+
+
 def _declared_images(variant: Variant, model: Model, positions: np.ndarray) -> np.ndarray:
     """The declared map's matrix at every position: from the exact frequencies (standard rotation blocks),
     or from the variant's generated kernel (a block of its own)."""
@@ -139,7 +169,7 @@ def _declared_images(variant: Variant, model: Model, positions: np.ndarray) -> n
         return model.images(positions)
     d = variant.width
     basis = np.broadcast_to(np.eye(d)[:, None, :], (d, len(positions), d))
-    out = build_kernel(variant).apply(basis, positions.astype(np.float64), side="query")
+    out = build_kernel(variant).apply(basis, positions.astype(np.float64), side="query", seq_len=model.seq_len)
     return np.transpose(out, (1, 2, 0))  # (T, i, j)
 
 
@@ -238,7 +268,7 @@ def _max_angle(analysis: Analysis, positions) -> dict | None:
             "coordinates": list(analysis.pairs[k])}
 
 
-def audit(fn, like, *, head_dim: int | None = None, name: str | None = None,
+def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
           probe_seconds: float = PROBE_SECONDS) -> AuditResult:
     """Audit the rotary map ``fn(x, positions)`` against the declared model ``like``.
 
@@ -249,6 +279,11 @@ def audit(fn, like, *, head_dim: int | None = None, name: str | None = None,
     ``x``'s shape.  Returns an :class:`AuditResult` whose ``verdict`` is one of
     :data:`VERDICTS`; raises :class:`~symproof.InvalidInputError` when the
     function cannot be audited (it raises, returns the wrong shape or NaN).
+
+    When the declared frequencies depend on the call length (``[length]`` in a
+    variant file; dynamic NTK and LongRoPE configs), the audit compares calls of
+    one length ``seq_len`` (max position id + 1): by default the threshold, the
+    longest call before the rule changes (see :func:`audit_positions`).
     """
     start = time.perf_counter()
     if not callable(fn):
@@ -257,17 +292,19 @@ def audit(fn, like, *, head_dim: int | None = None, name: str | None = None,
     if variant.width > MAX_AUDIT_WIDTH:
         raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
     label = name or getattr(fn, "__qualname__", None) or repr(fn)
-    positions = np.array(POSITIONS, dtype=np.int64)
+    probed, seq_len = audit_positions(variant, seq_len)
+    positions = np.array(probed, dtype=np.int64)
     probe = Probe(fn, variant.width, name=label, seconds=probe_seconds)
     inputs = _linearity_inputs(variant.width, len(positions))
     found, outputs = probe.basis_images(positions, extra=inputs)
     nonlinear = _linearity(probe, found, positions, inputs, outputs)
 
-    model = Model.of(variant)
+    model = Model.of(variant, seq_len if variant.length_dependent else None)
     expected = _declared_images(variant, model, positions)
     tol = _column_tolerance(model, positions)
     structure = recover_structure(found)
-    result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None)
+    result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None,
+                         positions=probed, seq_len=seq_len)
     if nonlinear is not None:
         result.differences = [nonlinear]
         result.max_error = float(np.abs(found - expected).max())

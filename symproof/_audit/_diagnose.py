@@ -13,6 +13,7 @@ one); otherwise the differing pairs are listed with their measured frequency.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -245,7 +246,7 @@ def _check_scaling(ctx: _Context, model: Model, n: int, rotating: np.ndarray) ->
             detail = f"rotated pairs are scaled by {_num(c)} times the model's scale"
         ctx.add("scaling", expected, _num(c * want[t, k]) if expected != "as declared" else f"{_num(c)} x declared",
                 detail, basis=s.pairs[r][0], t=t, factor=_num(c))
-        model = Model(model.variant, model.thetas, model.sign, model.offset, model.extra_scale * c)
+        model = dataclasses.replace(model, extra_scale=model.extra_scale * c)
     elif np.abs(ratio - 1).max() > 2 * _SLACK["bfloat16"]:
         t, k = (int(v) for v in np.unravel_index(np.argmax(np.abs(ratio - 1)), ratio.shape))
         r = int(columns[k])
@@ -340,7 +341,7 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
     candidates += [k for k in (1, -1, 2, -2) if k not in candidates]
     for sign in (1, -1):
         for k in candidates:
-            trial = Model(model.variant, model.thetas, model.sign * sign, model.offset + k, model.extra_scale)
+            trial = dataclasses.replace(model, sign=model.sign * sign, offset=model.offset + k)
             if A.fits(A.angles_of(trial), LOOSE):
                 _add_offset(ctx, A, k, sign, basis, t0)
                 return
@@ -398,6 +399,26 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                         + note, basis=basis, t=t0, pairs_checked=int(A.cols.size))
                 return
 
+    # a length-dependent rule in the other regime (LongRoPE's short factors in a long call, or the reverse)
+    if variant.length_dependent and model.seq_len is not None:
+        threshold = variant.length_threshold
+        other_len = threshold if model.seq_len > threshold else threshold + 1
+        try:
+            other = Model.of(variant, other_len)
+        except Exception:  # noqa: BLE001 - a rule that cannot be read there: no such hypothesis
+            other = None
+        if other is not None and not np.array_equal(other.thetas, model.thetas):
+            other = dataclasses.replace(other, sign=model.sign, offset=model.offset, extra_scale=model.extra_scale)
+            if A.fits(A.angles_of(other), LOOSE):
+                regime, now = ("short", "long") if model.seq_len > threshold else ("long", "short")
+                ctx.add("frequency", f"the {now}-call frequencies (call length {model.seq_len})",
+                        f"the {regime}-call frequencies (as for a call of length {other_len})",
+                        f"the frequencies are those the model uses for calls of length "
+                        f"{'<=' if regime == 'short' else '>'} {threshold}, but this call has length "
+                        f"{model.seq_len} (max position id + 1): the switch at {threshold} is missing or "
+                        "reads another length", basis=basis, t=t0, seq_len=model.seq_len)
+                return
+
     # another base
     if variant.rule == "geometric" and logs_ok.any():
         r_index = A.cols[logs_ok].astype(np.float64)
@@ -412,10 +433,23 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                 trial_thetas = value ** (-2.0 * np.arange(len(model.thetas)) / d_now)
                 trial = model.with_thetas(trial_thetas)
                 if A.fits(A.angles_of(trial), LOOSE):
-                    declared_base = float(variant.base.build(variant.width_env()))
+                    env = {**variant.width_env(), "seq_len": variant._length(model.seq_len)}
+                    declared_base = float(variant.base.build(env))
                     text = variant.base.text
                     expected = _num(declared_base) if text == str(_num(declared_base)) else \
                         f"{text} = {_num(declared_base)}"
+                    if model.seq_len is not None and variant.length_dependent and "seq_len" in text:
+                        expected += f" at call length {model.seq_len}"
+                    factors = variant.factors_at(model.seq_len)
+                    if factors:  # the declared frequencies are base^(-2r/d) / factor_r, not a plain base
+                        missing = "are missing" if np.isclose(value, declared_base, rtol=1e-6) else "are missing too"
+                        ctx.add("frequency", f"base {expected}, pair r divided by the config's factor r "
+                                f"({_num(float(factors[0]))}, {_num(float(factors[1]))}, ...)",
+                                f"base {_num(value)}, no per-pair factors",
+                                f"every frequency of pair r matches {_num(value)}^(-2r/{d_now}): the per-pair "
+                                f"divisors (LongRoPE's short_factor / long_factor) {missing}",
+                                basis=basis, t=t0, base=_num(value))
+                        return
                     ctx.add("frequency", f"base {expected}", f"base {_num(value)}",
                             f"base {_num(value)} where the model says {expected}: every frequency of pair r "
                             f"matches {_num(value)}^(-2r/{d_now})", basis=basis, t=t0, base=_num(value))
@@ -437,8 +471,7 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                     if k == 0 and sign == 1:
                         _add_precision(ctx, A, fmt, how)
                     else:
-                        exact = Model(model.variant, model.thetas, model.sign * sign, model.offset + k,
-                                      model.extra_scale)
+                        exact = dataclasses.replace(model, sign=model.sign * sign, offset=model.offset + k)
                         if k:
                             _add_offset(ctx, A, k, 1, basis, t0)
                         if sign == -1:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import re
 import sys
+from typing import Mapping
 
-from .._errors import InvalidInputError, SymproofError
-from ..variants import Variant, load_variant, parse_variant
+from .._errors import InvalidInputError, SymproofError, VariantFileError
+from ..variants import Variant, load_model_config, load_variant, parse_variant
+from ..variants._model_config import _read as read_config_json
+from ..variants._model_config import parse_model_config
 
 __all__ = ["load_function", "load_like", "split_target", "MAX_AUDIT_WIDTH"]
 
@@ -97,14 +99,27 @@ def _load_toml_dict(path: str) -> dict:
         raise InvalidInputError(f"{path}: not valid TOML ({err})") from None
 
 
-def _model_config_reader():
+def _config_at_head_dim(data, source: str, head_dim: int) -> Variant:
+    """The config's variant with its head width replaced by ``head_dim`` (``--head-dim``).
+
+    Families read the width from different keys: ``head_dim`` for most, ``n_embd // n_head`` for GPT-J,
+    so the override is written where the family reads it, and the result is checked to have that width.
+    """
+    if not isinstance(data, Mapping):
+        raise VariantFileError(f"{source}: expected a JSON object of config keys, got {type(data).__name__}")
+    data = dict(data)
+    data["head_dim"] = head_dim
+    heads = data.get("n_head", data.get("num_attention_heads"))
+    if data.get("model_type") == "gptj" and isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:
+        data["n_embd"] = head_dim * heads
     try:
-        from ..variants import load_model_config
-    except ImportError:
-        raise InvalidInputError(
-            "--like CONFIG.json needs symproof.variants.load_model_config (the model config reader), which this "
-            "installation does not have; describe the model in a variant TOML file instead") from None
-    return load_model_config
+        variant = parse_model_config(data, source)
+    except VariantFileError as err:
+        raise VariantFileError(f"{err.message} (reading the config at --head-dim {head_dim})") from None
+    if variant.width != head_dim:
+        raise InvalidInputError(f"{source}: --head-dim {head_dim} cannot be applied: the config still gives "
+                                f"head width {variant.width}")
+    return variant
 
 
 def load_like(like, head_dim: int | None = None) -> Variant:
@@ -124,11 +139,8 @@ def load_like(like, head_dim: int | None = None) -> Variant:
             raise InvalidInputError(f"head_dim={head_dim} differs from the variant's width {like.width}; "
                                     "pass the variant's file to re-read it at another width")
         variant = like
-    elif isinstance(like, dict):
-        data = dict(like)
-        if head_dim is not None:
-            data["head_dim"] = head_dim
-        variant = _model_config_reader()(data)
+    elif isinstance(like, Mapping):
+        variant = load_model_config(like) if head_dim is None else _config_at_head_dim(like, "<config>", head_dim)
     elif isinstance(like, (str, os.PathLike)):
         path = os.fspath(like)
         if path.endswith(".toml"):
@@ -141,21 +153,10 @@ def load_like(like, head_dim: int | None = None) -> Variant:
                 data["width"] = head_dim
                 variant = parse_variant(data, path)
         elif path.endswith(".json"):
-            reader = _model_config_reader()
             if head_dim is None:
-                variant = reader(path)
-            else:
-                try:
-                    with open(path, encoding="utf-8") as handle:
-                        data = json.load(handle)
-                except FileNotFoundError:
-                    raise InvalidInputError(f"{path}: no such file") from None
-                except (json.JSONDecodeError, UnicodeDecodeError) as err:
-                    raise InvalidInputError(f"{path}: not valid JSON ({err})") from None
-                if not isinstance(data, dict):
-                    raise InvalidInputError(f"{path}: expected a JSON object (a model config)")
-                data["head_dim"] = head_dim
-                variant = reader(data)
+                variant = load_model_config(path)
+            else:  # the reader's own checks (size, UTF-8, JSON, finite numbers), then the width replaced
+                variant = _config_at_head_dim(read_config_json(path), path, head_dim)
         else:
             raise InvalidInputError(f"--like expects a variant .toml or a model config .json, got {path!r}")
     else:

@@ -12,7 +12,7 @@ import sys
 
 from .._errors import InvalidInputError
 
-from ._audit import audit
+from ._audit import audit, audit_positions
 from ._load import load_function, load_like
 
 __all__ = ["main_audit"]
@@ -21,11 +21,12 @@ __all__ = ["main_audit"]
 def main_audit(args) -> int:
     if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
         raise InvalidInputError(f"--report {args.report}: exists and is not a folder")
-    variant = load_like(args.like, args.head_dim)  # a bad --like is reported before the user's code runs
+    variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
+    audit_positions(variant, args.seq_len)
     # whatever the user's code prints goes to stderr: stdout carries the verdict (and stays valid JSON)
     with contextlib.redirect_stdout(sys.stderr):
         function = load_function(args.target)
-        result = audit(function, variant, name=args.target)
+        result = audit(function, variant, seq_len=args.seq_len, name=args.target)
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:

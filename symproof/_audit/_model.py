@@ -53,11 +53,13 @@ class Model:
     sign: int = 1
     offset: int = 0
     extra_scale: float = 1.0
+    seq_len: int | None = None  # the call length the frequencies are read at (length-dependent rules)
 
     @classmethod
-    def of(cls, variant: Variant) -> "Model":
+    def of(cls, variant: Variant, seq_len: int | None = None) -> "Model":
         # 40 digits: the same cached values the variant's kernel is built from
-        return cls(variant, np.array([float(w) for w in variant.frequencies_digits(40)], dtype=np.float64))
+        digits = variant.frequencies_digits(40, seq_len=seq_len)
+        return cls(variant, np.array([float(w) for w in digits], dtype=np.float64), seq_len=seq_len)
 
     @property
     def pairs(self) -> list:
@@ -120,15 +122,16 @@ class Model:
             for key in ("_audit_functions", "_frequencies", "_digits_40"):
                 if key in v.__dict__:
                     variant.__dict__[key] = v.__dict__[key]
-            return Model(variant, self.thetas, self.sign, self.offset, self.extra_scale)
+            return Model(variant, self.thetas, self.sign, self.offset, self.extra_scale, self.seq_len)
         try:
             variant = dataclasses.replace(v, **fields)
-            thetas = np.array([float(w) for w in variant.frequencies_digits(40)], dtype=np.float64)
+            thetas = np.array([float(w) for w in variant.frequencies_digits(40, seq_len=self.seq_len)],
+                              dtype=np.float64)
         except Exception:  # a rule that does not extend to the new width
             return None
         if not np.all(np.isfinite(thetas)):
             return None
-        return Model(variant, thetas, self.sign, self.offset, self.extra_scale)
+        return Model(variant, thetas, self.sign, self.offset, self.extra_scale, self.seq_len)
 
     def with_thetas(self, thetas) -> "Model":
         return dataclasses.replace(self, thetas=np.asarray(thetas, dtype=np.float64))

@@ -134,7 +134,7 @@ td,th{{border:1px solid #999;padding:0.2em 0.5em;font-size:90%}}</style></head>
 <h2>Audit of <code>{e(result.function)}</code> against {e(v.title)}</h2>
 <p>Declared model: <code>{e(v.source)}</code>, head width {v.width}, {v.rotated_width} rotated coordinates,
 {e(v.pairing)} pairing. The function was probed with {e(str(result.backend))} inputs, every basis vector at
-positions {e(', '.join(str(p) for p in result.as_dict()['positions_probed']))}.</p>
+positions {e(', '.join(str(p) for p in result.as_dict()['positions_probed']))}{e(_length_text(result))}.</p>
 <p><strong>Verdict: {e(result.verdict)}</strong> (max entry error {result.max_error:.3g}{e(angle_text)}).</p>
 {relayout}
 <table><thead><tr><th>what</th><th>aspect</th><th>model</th><th>function</th><th>verdict</th><th>minimal input</th></tr></thead>
@@ -157,9 +157,18 @@ def _tex(text) -> str:
     return "".join(_TEX.get(ch, ch) for ch in str(text))
 
 
+def _length_text(result: AuditResult) -> str:
+    """Which call length the model was read at, for a rule that reads it (else nothing)."""
+    if not result.variant.length_dependent:
+        return ""
+    return (f"; the model's frequencies depend on the call length and were read at seq_len = {result.seq_len} "
+            f"(max position id + 1), the length of every probe call")
+
+
 def _latex(result: AuditResult) -> str:
     v = result.variant
     lines = [f"\\section{{Audit of \\texttt{{{_tex(result.function)}}} against {_tex(v.title)}}}",
+             *([_tex(_length_text(result)[2:].capitalize() + ".")] if _length_text(result) else []),
              f"Verdict: \\textbf{{{_tex(result.verdict)}}} (max entry error {_tex(f'{result.max_error:.3g}')}).",
              "", "\\begin{tabular}{llllll}", "what & aspect & model & function & verdict & minimal input \\\\ \\hline"]
     for row in comparison_rows(result):

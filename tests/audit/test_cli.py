@@ -152,40 +152,6 @@ def test_like_must_be_rotary(tmp_path, capsys):
     assert code == 2 and "compares rotary maps" in err
 
 
-def test_config_json_without_the_model_reader_is_a_clear_error(tmp_path, capsys, monkeypatch):
-    import symproof.variants
-
-    monkeypatch.delattr(symproof.variants, "load_model_config", raising=False)
-    config = tmp_path / "config.json"
-    config.write_text('{"head_dim": 64, "rope_theta": 10000}')
-    path = tmp_path / "user.py"
-    path.write_text("def apply_rope(x, positions):\n    return x\n")
-    code, out, err = _run(capsys, f"{path}:apply_rope", "--like", config)
-    assert code == 2 and "load_model_config" in err and len(err.strip().splitlines()) == 1
-
-
-def test_config_json_goes_to_the_model_reader(tmp_path, capsys, monkeypatch, model_file):
-    """``.json`` is dispatched to ``load_model_config`` (a stand-in here), with ``--head-dim`` as ``head_dim``."""
-    import symproof.variants
-    from symproof.variants import load_variant
-
-    seen = []
-
-    def reader(path_or_dict):
-        seen.append(path_or_dict)
-        return load_variant(model_file("hf"))
-
-    monkeypatch.setattr(symproof.variants, "load_model_config", reader, raising=False)
-    config = tmp_path / "config.json"
-    config.write_text('{"rope_theta": 10000, "hidden_size": 256, "num_attention_heads": 4}')
-    user = tmp_path / "user.py"
-    user.write_text(cases.implementation_source("numpy", "rotate_half"))
-    code, out, err = _run(capsys, f"{user}:apply_rope", "--like", config, "--json")
-    assert code == 0 and seen == [str(config)]
-    code, out, err = _run(capsys, f"{user}:apply_rope", "--like", config, "--head-dim", "64", "--json")
-    assert seen[-1]["head_dim"] == 64 and seen[-1]["rope_theta"] == 10000
-
-
 def test_a_function_that_never_returns_is_stopped(model_file):
     from symproof import InvalidInputError
     from symproof import audit
