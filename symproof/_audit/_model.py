@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
+from .._lambdify import numpy_function
 from ..encodings import pair_indices
 from ..variants import Variant
 
@@ -37,7 +38,7 @@ def _vectorised(expr, *args):
             return np.broadcast_to(slope * np.asarray(values[0], dtype=np.float64) + intercept, shape)
 
         return affine
-    func = sp.lambdify(args, expr, modules="numpy")
+    func = numpy_function(args, expr)
 
     def call(*values):
         out = func(*values)

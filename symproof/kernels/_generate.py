@@ -16,6 +16,7 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidInputError
+from .._lambdify import numpy_function
 from ..encodings import frequency, pair_indices
 from ._config import RopeConfig
 from ._numpy_source import rope_numpy_source
@@ -151,7 +152,7 @@ def rope_scores(q, k, q_positions, k_positions, *, q_offset=0, k_offset=0, confi
 @lru_cache(maxsize=None)
 def _gradient_function():
     symbols, expr = score_frequency_gradient()
-    return sp.lambdify((*symbols, omega), expr, "numpy")
+    return numpy_function((*symbols, omega), expr)
 
 
 def rope_score_frequency_gradient(q, k, q_positions, k_positions, *, q_offset=0, k_offset=0,
@@ -183,7 +184,7 @@ def rope_score_frequency_gradient(q, k, q_positions, k_positions, *, q_offset=0,
 @lru_cache(maxsize=None)
 def _sinusoidal_function():
     t, entries = sinusoidal_entries()
-    return sp.lambdify((t, omega), entries, "numpy")
+    return numpy_function((t, omega), entries)
 
 
 def sinusoidal_table(n_positions, d, *, base=10000.0, layout="interleaved", odd_rule=None) -> np.ndarray:

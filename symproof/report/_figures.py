@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
+from .._lambdify import numpy_function
 from ..encodings import frequencies, rotation, sinusoidal_vector
 
 __all__ = ["FigureSpec", "RenderedFigure", "FIGURES", "render_figure", "figures_for"]
@@ -127,7 +128,7 @@ def figures_for(claim_ids) -> list:
 def _sinusoidal_table(positions, width, base=10000):
     t = sp.Symbol("t")
     vector = sinusoidal_vector(t, frequencies(width, base=base))
-    evaluate = sp.lambdify(t, list(vector), "numpy")
+    evaluate = numpy_function(t, list(vector))
     return np.array([np.broadcast_to(np.asarray(v, dtype=float), np.shape(positions)) for v in evaluate(positions)]).T
 
 
@@ -135,7 +136,7 @@ def _rope_score(q, k, offsets, w):
     """``q^T R(D w) k`` at each offset ``D`` for one pair."""
     D, omega = sp.symbols("D omega")
     score = (sp.Matrix(q).T * rotation(D * omega) * sp.Matrix(k))[0]
-    return sp.lambdify((D, omega), score, "numpy")(np.asarray(offsets, dtype=float), float(w))
+    return numpy_function((D, omega), score)(np.asarray(offsets, dtype=float), float(w))
 
 
 def _rope_score_gradient(q, k, offsets, w):
@@ -143,7 +144,7 @@ def _rope_score_gradient(q, k, offsets, w):
     D, omega = sp.symbols("D omega")
     score = (sp.Matrix(q).T * rotation(D * omega) * sp.Matrix(k))[0]
     gradient = sp.diff(score, omega)
-    values = sp.lambdify((D, omega), gradient, "numpy")(np.asarray(offsets, dtype=float), float(w))
+    values = numpy_function((D, omega), gradient)(np.asarray(offsets, dtype=float), float(w))
     return np.broadcast_to(values, np.shape(offsets))
 
 

@@ -18,6 +18,7 @@ import numpy as np
 import sympy as sp
 
 from .._errors import InvalidInputError
+from .._lambdify import numpy_function
 from ..encodings import pair_indices
 from ..kernels import rope_apply, sinusoidal_table
 from ._spec import Variant, sample_indices
@@ -36,9 +37,7 @@ _x = sp.Symbol("x", real=True)
 
 
 def _numeric(expr, *args) -> Callable:
-    # the module object, not the name "numpy": the name makes lambdify run `from numpy import *`, which
-    # imports numpy.testing and numpy.f2py (~0.4 s of every check) for nothing
-    return sp.lambdify(args, expr, modules=[np])
+    return numpy_function(args, expr)
 
 
 def _float(value) -> float:
