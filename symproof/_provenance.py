@@ -25,8 +25,8 @@ from typing import Iterable, Sequence
 
 from . import __version__
 
-__all__ = ["rope_provenance", "variant_provenance", "call_length_provenance", "plain_variant_provenance", "variant_identity", "render_header", "python_header", "c_header",
-           "c_comment_text", "PYTHON_TARGETS"]
+__all__ = ["rope_provenance", "variant_provenance", "plain_variant_provenance", "call_length_provenance",
+           "variant_identity", "render_header", "python_header", "c_header", "c_comment_text", "PYTHON_TARGETS"]
 
 PYTHON_TARGETS = ("numpy", "torch")
 

@@ -39,8 +39,8 @@ from .._errors import InvalidInputError
 from .._io import write_owned_files
 from .._provenance import render_header
 
-__all__ = ["TARGETS", "FAMILIES", "Kernel", "kernel_files", "write_kernel", "module_name", "floats", "float_rows",
-           "check_target_name"]
+__all__ = ["TARGETS", "FAMILIES", "SUFFIXES", "Kernel", "kernel_files", "write_kernel", "file_name",
+           "module_name", "floats", "float_rows", "check_target_name"]
 
 TARGETS = ("numpy", "c", "torch")
 #: body generator of each family: a module of this package with ``bodies(payload, module, target)``
