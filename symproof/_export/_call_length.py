@@ -23,11 +23,12 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from ..variants._kernel import linear_position_factor
+from ..variants._model_config import attention_scaling
 from ..variants._spec import Variant
 from . import file_name, floats
 from ._printers import CKernelPrinter, PythonKernelPrinter
 
-__all__ = ["bodies", "supports", "attention_scaling", "reads_length"]
+__all__ = ["bodies", "supports", "reads_length"]
 
 _DIGITS = 30
 _L = sp.Symbol("seq_len", integer=True, positive=True)
@@ -51,11 +52,6 @@ def supports(variant: Variant) -> str:
     if linear_position_factor(variant) is None:
         return "a position transform that is not m -> a m"
     return ""
-
-
-def attention_scaling(variant: Variant) -> sp.Expr:
-    """What HF multiplies cos and sin by (1 without an attention factor)."""
-    return sp.Integer(1) if variant.factor is None else variant.factor.build(variant.width_env())
 
 
 def reads_length(variant: Variant) -> bool:

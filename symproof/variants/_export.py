@@ -65,7 +65,8 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
     report lists it, instead of re-running the RoPE claims for the tuned kernel."""
     check_target(variant, target)
     if _takes_call_length(variant):
-        from .._export._call_length import attention_scaling, reads_length
+        from .._export._call_length import reads_length
+        from ._model_config import attention_scaling
 
         return Kernel("call-length", variant, module_name("symproof_rope_", variant.name),
                       tuple(call_length_provenance(variant, target, attention_scaling(variant),
