@@ -36,7 +36,7 @@ def bodies(spec: RopeSpec, module: str, target: str) -> dict:
 
         return {file_name(module, target): rope_torch_body(spec)}
     c_body, h_body = rope_c_bodies(spec, module)
-    return {f"{module}.c": c_body, f"{module}.h": h_body}
+    return {file_name(module, target): c_body, f"{module}.h": h_body}
 
 
 def _c(expr) -> str:
