@@ -27,7 +27,7 @@ import pytest
 
 from symproof.variants import load_model_config
 from symproof.variants._model_config import attention_scaling
-from symproof.variants._model_export import export_rope_kernel, rope_kernel_source
+from symproof.variants._export import export_variant, variant_source
 
 CC = shutil.which("gcc") or shutil.which("cc")
 ULP = 2.0**-24
@@ -68,7 +68,7 @@ class _CKernel:
 
 
 def _kernel(target, variant, folder):
-    (path,) = export_rope_kernel(variant, folder, target)
+    (path,) = export_variant(variant, folder, target)
     if target == "c":
         return _CKernel(path, variant)
     module = _load(path)
@@ -163,7 +163,7 @@ def test_length_switch_needs_the_long_call(hf, exported):
 def test_header_says_whether_apply_scales(name, scaled):
     variant = load_model_config(_configs()[name])
     for target in TARGETS:
-        (text,) = rope_kernel_source(variant, target).values()
+        (text,) = variant_source(variant, target).values()
         head = text[:4000]
         assert ("apply MULTIPLIES the rotated coordinates by the attention scaling" in head) == scaled
         assert ("apply does NOT multiply by an attention scaling" in head) == (not scaled)
@@ -179,7 +179,7 @@ def test_header_text_cannot_close_the_docstring_or_comment(tmp_path):
     title = 'x """ import os; os.system("boom") */ int evil;\n\u2028 \\'
     hostile = dataclasses.replace(variant, title=title, source=str(tmp_path / 'a"""b*/.json'))
     for target in TARGETS:
-        (text,) = rope_kernel_source(hostile, target).values()
+        (text,) = variant_source(hostile, target).values()
         if target == "c":
             head = text.split("#include")[0]
             assert all(line.startswith("// ") and not line.endswith("\\") for line in head.splitlines() if line)

@@ -1,8 +1,9 @@
-"""NumPy source for a RoPE kernel, printed from the symbolic definitions.
+"""NumPy body of a plain RoPE kernel, printed from the symbolic definitions.
 
-The text this module returns is both what ``symproof export --target numpy``
-writes and what ``rope_apply`` executes (the way ``lambdify`` executes the
-source it prints), so the exported file is the tested kernel.
+The text :func:`symproof._export.kernel_files` makes of it (header first) is
+both what ``symproof export --target numpy`` writes and what ``rope_apply``
+executes (the way ``lambdify`` executes the source it prints), so the
+exported file is the tested kernel.
 
 Speed comes from the memory layout, not from the formula: with adjacent
 pairing a pair ``(x_2r, x_2r+1)`` is one complex number in memory, so the
@@ -20,36 +21,20 @@ products run on contiguous rows and the half swap is folded into the final add.
 
 from __future__ import annotations
 
-from sympy.printing.numpy import NumPyPrinter
+from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, position, rotation_form, sin_t
+from . import float_rows
+from ._printers import NumPyKernelPrinter
 
-from ._symbolic import (
-    DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, position, rotation_form, sin_t,
-)
-
-__all__ = ["rope_numpy_source"]
+__all__ = ["rope_numpy_body"]
 
 _NAMES = {cos_t: "cos_", sin_t: "sin_", position: "p", omega: "w"}
 
 
-class _KernelPrinter(NumPyPrinter):
-    """NumPy printer that writes the kernel's symbols under the names the template uses."""
-
-    def _print_Symbol(self, expr):
-        return _NAMES.get(expr, super()._print_Symbol(expr))
-
-
 def _print(expr) -> str:
-    return _KernelPrinter({"fully_qualified_modules": True}).doprint(expr)
+    return NumPyKernelPrinter(_NAMES, {"fully_qualified_modules": True}).doprint(expr)
 
 
-def _float_list(values, indent: str = "    ") -> str:
-    items = [repr(float(v)) for v in values]
-    rows = [", ".join(items[k:k + 4]) for k in range(0, len(items), 4)]
-    return "[\n" + "".join(f"{indent}{row},\n" for row in rows) + "]"
-
-
-_TEMPLATE = '''\
-{header}
+_TEMPLATE = '''
 import numpy
 
 HEAD_DIM = {head_dim}
@@ -282,8 +267,8 @@ def backward(g, positions, out=None):
 '''
 
 
-def rope_numpy_source(spec: RopeSpec, header: str) -> str:
-    """The standalone NumPy module (``apply``, ``backward``) for ``spec``; ``header`` is its docstring."""
+def rope_numpy_body(spec: RopeSpec) -> str:
+    """The NumPy module (``apply``, ``backward``) for ``spec``, without its header."""
     cos_expr, sin_expr = angle_entries(spec.config)
     halves = {}
     for direction in DIRECTIONS:
@@ -291,12 +276,11 @@ def rope_numpy_source(spec: RopeSpec, header: str) -> str:
         halves[f"{direction}_diagonal"] = f"{_print(m[0, 0])}, {_print(m[1, 1])}"
         halves[f"{direction}_swapped_off"] = f"{_print(m[1, 0])}, {_print(m[0, 1])}"
     return _TEMPLATE.format(
-        header=header,
         head_dim=spec.config.head_dim,
         rotary_dim=spec.config.rotary_dim,
         pairing=spec.config.pairing,
         frequency_doc=spec.describe_frequencies(),
-        frequencies=_float_list(spec.frequency_values),
+        frequencies=float_rows(spec.frequency_values),
         cos_code=_print(cos_expr),
         sin_code=_print(sin_expr),
         forward_complex=_print(rotation_form("forward").complex_factor),

@@ -1,0 +1,115 @@
+"""Every generated kernel file goes through here: one dispatcher, one header, one writer.
+
+The three commands that write kernels are thin callers of this module:
+
+- ``symproof export rope`` (:mod:`symproof.kernels._export`): plain RoPE from a
+  :class:`~symproof.kernels._symbolic.RopeSpec`;
+- ``symproof check FILE.toml --export`` and ``symproof check CONFIG.json
+  --export`` (:mod:`symproof.variants._export`): a variant is plain RoPE
+  (its position transform folded into explicit frequencies), a general
+  variant printed from its exact definition, or a rotary rule that reads the
+  call's length (model configs, dynamic NTK, LongRoPE).
+
+Each caller reduces what it exports to a :class:`Kernel`: the family of the
+body, the payload the body is printed from, the module name and the
+provenance lines (assembled by :mod:`symproof._provenance`, the only place a
+header is built and escaped).  :func:`kernel_files` picks the body generator
+by family and target, prints the header once with
+:func:`symproof._provenance.render_header` and puts it first in every file;
+:func:`write_kernel` writes the files through the owned-files writer, once.
+
+The bodies stay per-family templates on purpose.  Plain RoPE has hand-tuned
+bodies (NumPy: complex views and cache-sized blocks, also what ``rope_apply``
+runs; torch: an autograd Function, shared tables, ``out=`` and in place; C: a
+fused pass over a table), whose speed comes from layouts a general variant
+(custom blocks, scales, several axes) cannot use; the variant and call-length
+bodies are general and plain.  What varies between them is only the body:
+expressions are printed by the SymPy printer subclasses of :mod:`._printers`,
+numbers by :func:`floats`, module names by :func:`module_name`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import InvalidInputError
+from .._io import write_owned_files
+from .._provenance import render_header
+
+__all__ = ["TARGETS", "FAMILIES", "SUFFIXES", "Kernel", "kernel_files", "write_kernel", "file_name",
+           "module_name", "floats", "float_rows", "check_target_name"]
+
+TARGETS = ("numpy", "c", "torch")
+#: body generator of each family: a module of this package with ``bodies(payload, module, target)``
+FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length"}
+#: the file of each target (plain RoPE's C target also writes ``{module}.h``)
+SUFFIXES = {"numpy": ".py", "torch": "_torch.py", "c": ".c"}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What one exported kernel is generated from.
+
+    ``family``: which body generator prints it (a key of :data:`FAMILIES`); ``payload``: what the
+    body is printed from (a ``RopeSpec`` for ``rope``, a ``Variant`` otherwise); ``module``: the
+    stem of the file names (an identifier); ``provenance``: the header lines, as
+    :mod:`symproof._provenance` assembles them (text only: escaped when printed)."""
+
+    family: str
+    payload: Any
+    module: str
+    provenance: tuple
+
+    def __post_init__(self):
+        if self.family not in FAMILIES:
+            raise InvalidInputError(f"internal: unknown kernel family {self.family!r}")
+        if not self.module.isidentifier():
+            raise InvalidInputError(f"kernel file name {self.module!r} must be a valid identifier")
+
+
+def check_target_name(target: str) -> None:
+    if target not in TARGETS:
+        raise InvalidInputError(f"unknown target {target!r}; expected one of {TARGETS}", target=target)
+
+
+def kernel_files(kernel: Kernel, target: str) -> dict:
+    """``{file name: text}``: the header of ``kernel.provenance`` for ``target``, then the body."""
+    check_target_name(target)
+    generator = importlib.import_module(f".{FAMILIES[kernel.family]}", __name__)
+    header = render_header(kernel.provenance, target)
+    return {name: header + body for name, body in generator.bodies(kernel.payload, kernel.module, target).items()}
+
+
+def write_kernel(kernel: Kernel, target: str, folder, *, option: str) -> list:
+    """Write :func:`kernel_files` into ``folder`` (recorded in its manifest); return the paths written."""
+    files = kernel_files(kernel, target)
+    return write_owned_files(folder, {name: text.encode("utf-8") for name, text in files.items()},
+                             group=f"export:{kernel.module}:{target}", option=option)
+
+
+def file_name(module: str, target: str) -> str:
+    """The main file of ``module`` for ``target``."""
+    return module + SUFFIXES[target]
+
+
+_NOT_IDENTIFIER = re.compile(r"[^0-9A-Za-z_]")
+
+
+def module_name(prefix: str, name: str) -> str:
+    """``prefix`` + ``name`` with ``-`` (allowed in variant names) as ``_``: an identifier."""
+    return prefix + _NOT_IDENTIFIER.sub("_", name)
+
+
+def floats(values) -> str:
+    """``values`` as float64 literals, comma-separated (``repr`` of a float reads back exactly)."""
+    return ", ".join(repr(float(v)) for v in values)
+
+
+def float_rows(values, per_row: int = 4, indent: str = "    ") -> str:
+    """``values`` as a bracketed list of float64 literals, ``per_row`` to a line."""
+    values = list(values)
+    rows = [floats(values[k:k + per_row]) for k in range(0, len(values), per_row)]
+    return "[\n" + "".join(f"{indent}{row},\n" for row in rows) + "]"

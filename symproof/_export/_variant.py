@@ -1,0 +1,139 @@
+"""Variant bodies: the dispatcher's ``variant`` family, printed from a variant's exact definition.
+
+For every variant that is neither plain RoPE (exported as the ``rope``
+family, with its position transform folded into the frequencies) nor a rule
+that reads the call length (the ``call-length`` family): scales, attention
+factors, custom blocks, several axes, additive tables, biases.  The frequency
+table is baked in as float64 literals; the transform, scales, block entries
+and bias are printed by SymPy's printers.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..encodings import pair_indices
+from . import file_name, floats
+from ._printers import CKernelPrinter, NumPyKernelPrinter, torch_printer
+
+__all__ = ["bodies"]
+
+_m = sp.Symbol("m", real=True)
+_r = sp.Symbol("r", integer=True, nonnegative=True)
+_x = sp.Symbol("x", real=True)
+_i, _j, _slope = sp.symbols("i j slope", real=True)
+
+
+def bodies(variant, module: str, target: str) -> dict:
+    """``{file name: body}`` of ``variant`` for ``target`` (C: rotary variants only, checked by the caller)."""
+    if target == "c":
+        return {file_name(module, target): _c_source(variant, module)}
+    return {file_name(module, target): _python_source(variant, target)}
+
+
+def _python_source(variant, target: str) -> str:
+    printer = NumPyKernelPrinter() if target == "numpy" else torch_printer()
+    lib = "numpy" if target == "numpy" else "torch"
+
+    def code(expr):
+        # torch functions take tensors, not Python numbers: constants go in as floats
+        return printer.doprint(sp.N(expr, 20) if target == "torch" else expr)
+
+    freqs = variant.frequencies_digits(30)
+    lines = ["", "import math", f"import {lib}", ""]
+    if target == "numpy":
+        lines.append(f"FREQUENCIES = numpy.array([{floats(freqs)}], dtype=numpy.float64)")
+    else:
+        lines.append(f"FREQUENCIES = torch.tensor([{floats(freqs)}], dtype=torch.float64)")
+    if variant.kind == "bias":
+        lines += ["", "", "def bias(n_queries, n_keys):",
+                  '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
+                  f"    i = {lib}.arange(n_queries, dtype={lib}.float64)[None, :, None]",
+                  f"    j = {lib}.arange(n_keys, dtype={lib}.float64)[None, None, :]",
+                  "    slope = FREQUENCIES[:, None, None]",
+                  f"    value = {code(variant.bias_at(_i, _j, _slope))}",
+                  f"    return value + {lib}.zeros((len(FREQUENCIES), n_queries, n_keys), dtype={lib}.float64)"]
+        return "\n".join(lines) + "\n"
+    lines += ["", "", "def transform(m):", f"    return {code(variant.angle_position(_m))}"]
+    if variant.kind == "additive":
+        cat = "numpy.concatenate" if target == "numpy" else "torch.cat"
+        lines += ["", "", "def table(positions):",
+                  '    """p_t for each position (rows), in the described layout."""',
+                  f"    t = {lib}.as_tensor(positions, dtype=torch.float64)" if target == "torch" else
+                  "    t = numpy.asarray(positions, dtype=numpy.float64)",
+                  "    angle = (transform(t) + 0 * t)[:, None] * FREQUENCIES[None, :]",
+                  f"    s, c = {lib}.sin(angle), {lib}.cos(angle)"]
+        if variant.pairing == "concatenated":
+            lines.append(f"    return {cat}([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)")
+        else:
+            lines.append(f"    return {lib}.stack([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)"
+                         ".reshape(angle.shape[0], -1)")
+        return "\n".join(lines) + "\n"
+    block = variant.block_at(_x)
+    axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
+    pairs = pair_indices(variant.rotated_width, variant.pairing)
+    lines += [
+        "", "", "def scale(side, m, r):",
+        f"    if side == 'query':\n        return {code(variant.scale('query', _m, _r))} + 0 * m",
+        f"    return {code(variant.scale('key', _m, _r))} + 0 * m",
+        "", "", "def block(x):",
+        "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
+        "", "", f"AXIS = {axes}", f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
+        "", "",
+        "def apply(x, positions, side='query'):",
+        '    """Rotate (and scale) x (..., T, WIDTH) at integer positions (x.shape[:-1], plus a last axis of',
+        '    N_AXES coordinates when N_AXES > 1); side is "query" or "key"."""',
+    ]
+    if target == "numpy":
+        lines += ["    x = numpy.asarray(x, dtype=numpy.float64)",
+                  "    pos = numpy.asarray(positions, dtype=numpy.float64)",
+                  "    if N_AXES == 1:", "        pos = numpy.broadcast_to(pos, x.shape[:-1])[..., None]",
+                  "    out = x.copy()"]
+    else:
+        lines += ["    x = torch.as_tensor(x, dtype=torch.float64)",
+                  "    pos = torch.as_tensor(positions, dtype=torch.float64)",
+                  "    if N_AXES == 1:", "        pos = pos.expand(x.shape[:-1])[..., None]",
+                  "    out = x.clone()"]
+    lines += ["    for r, (a, b) in enumerate(PAIRS):",
+              "        coord = pos[..., AXIS[r]]",
+              "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]",
+              "        s = scale(side, coord, r)",
+              "        b00, b01, b10, b11 = block(angle)",
+              "        za, zb = x[..., a], x[..., b]",
+              "        out[..., a] = s * (b00 * za + b01 * zb)",
+              "        out[..., b] = s * (b10 * za + b11 * zb)",
+              "    return out"]
+    return "\n".join(lines) + "\n"
+
+
+
+def _c_source(variant, name: str) -> str:
+    printer = CKernelPrinter()
+    half = variant.rotated_width // 2
+    freqs = variant.frequencies_digits(30)
+    block = [printer.doprint(e) for e in variant.block_at(_x)]
+    body = ["", "#include <math.h>", "#include <string.h>", "",
+             f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};",
+             f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};", "",
+             f"static double transform(double m) {{ return {printer.doprint(variant.angle_position(_m))}; }}",
+             f"static double scale_query(double m, int r) {{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
+             f"static double scale_key(double m, int r) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}",
+             "",
+             f"/* out[t, :] = T(positions[t, :]) x[t, :] for t < n_rows; x, out: n_rows x {variant.width};",
+             f"   positions: n_rows x {len(variant.axes)}; is_query selects the query or key scale. */",
+             f"void {name}_apply(const double *x, const double *positions, double *out, long n_rows, int is_query)",
+             "{",
+             "    for (long t = 0; t < n_rows; ++t) {",
+             f"        const double *z = x + t * {variant.width};",
+             f"        double *o = out + t * {variant.width};",
+             f"        memcpy(o, z, sizeof(double) * {variant.width});",
+             f"        for (int r = 0; r < {half}; ++r) {{",
+             ("            int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent"
+              else f"            int a = r, b = r + {half};"),
+             f"            double m = positions[t * {len(variant.axes)} + AXIS[r]];",
+             "            double x = transform(m) * FREQUENCIES[r];",
+             "            double s = is_query ? scale_query(m, r) : scale_key(m, r);",
+             f"            o[a] = s * (({block[0]}) * z[a] + ({block[1]}) * z[b]);",
+             f"            o[b] = s * (({block[2]}) * z[a] + ({block[3]}) * z[b]);",
+             "        }", "    }", "}", ""]
+    return "\n".join(body)
