@@ -23,8 +23,28 @@ from .encodings import (
 from .encodings import relayout_pairing
 from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
 from .prover import Step, Verdict, find_witness, prove_equal
-from .variants import Variant, check_variant, load_model_config, load_variant
-from ._audit import AuditResult, audit
+
+# Loaded on first use (PEP 562): `symproof verify` and `symproof report` need neither the variant
+# reader nor the auditor, and importing them is about a tenth of a cold command's start.
+_LAZY = {
+    "Variant": "variants", "check_variant": "variants", "load_model_config": "variants",
+    "load_variant": "variants", "AuditResult": "_audit", "audit": "_audit",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symproof' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
