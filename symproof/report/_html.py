@@ -91,7 +91,8 @@ def _named_relation(shown, symbol) -> Markup:
 
 
 _MATH = re.compile(r"<math\b.*?</math>", re.S)
-_HEX_ENTITY = re.compile(r"&#x0*([0-9A-Fa-f]+);|&#([0-9]+);")
+_HEX_ENTITY = re.compile(r"&#x0*([0-9A-Fa-f]+);|&#([0-9]+);|&(thinsp|times|middot|nbsp);")
+_NAMED = {"thinsp": 0x2009, "times": 0xD7, "middot": 0xB7, "nbsp": 0xA0}
 _KEPT_ENTITIES = {ord("<"), ord(">"), ord("&"), ord('"')}
 _BETWEEN_LINES = re.compile(r"\n[ \t\n]+")
 # elements that lay out their children as one row, exactly as an <mrow> around them would
@@ -191,6 +192,8 @@ def compact_html(page: str) -> str:
     page = _MATH.sub(lambda match: compact_mathml(match.group(0)), page)
 
     def literal(match):
+        if match.group(3):
+            return chr(_NAMED[match.group(3)])
         code = int(match.group(1), 16) if match.group(1) else int(match.group(2))
         return match.group(0) if code in _KEPT_ENTITIES or code < 32 else chr(code)
 

@@ -136,3 +136,33 @@ def test_committed_reports_are_what_the_command_writes(tmp_path):
     for relative in sorted(produced):
         assert (tmp_path / relative).read_bytes() == (COMMITTED / relative).read_bytes(), (
             f"reports/{relative} is stale: run `symproof report` and commit reports/")
+
+
+# (MathML in, compacted MathML out): rows that change no layout go, rows an operator's form or stretch
+# depends on stay
+COMPACTED = [
+    ("row around one token", '<math><mrow><mi>x</mi></mrow></math>', "<math><mi>x</mi></math>"),
+    ("row alone in math", '<math display="block"><mrow><mo>-</mo><mi>x</mi></mrow></math>',
+     '<math display="block"><mo>-</mo><mi>x</mi></math>'),
+    ("operands only", "<math><mi>a</mi><mo>=</mo><mrow><mi>b</mi><msub><mi>c</mi><mn>1</mn></msub></mrow></math>",
+     "<math><mi>a</mi><mo>=</mo><mi>b</mi><msub><mi>c</mi><mn>1</mn></msub></math>"),
+    ("infix between operands", "<math><mrow><mi>a</mi><mo>+</mo><mi>b</mi></mrow><mo>=</mo><mi>c</mi></math>",
+     "<math><mi>a</mi><mo>+</mo><mi>b</mi><mo>=</mo><mi>c</mi></math>"),
+    ("leading minus stays prefix", "<math><mi>a</mi><mo>=</mo><mrow><mo>-</mo><mi>b</mi></mrow></math>",
+     "<math><mi>a</mi><mo>=</mo><mrow><mo>-</mo><mi>b</mi></mrow></math>"),
+    ("fences keep their row", "<math><mi>f</mi><mrow><mo>(</mo><mi>x</mi><mo>)</mo></mrow><mo>+</mo><mi>y</mi></math>",
+     "<math><mi>f</mi><mrow><mo>(</mo><mi>x</mi><mo>)</mo></mrow><mo>+</mo><mi>y</mi></math>"),
+    ("stretchy operator inside keeps its row",
+     "<math><mi>a</mi><mrow><mi>b</mi><mo>|</mo><mi>c</mi></mrow><mfrac><mi>d</mi><mi>e</mi></mfrac></math>",
+     "<math><mi>a</mi><mrow><mi>b</mi><mo>|</mo><mi>c</mi></mrow><mfrac><mi>d</mi><mi>e</mi></mfrac></math>"),
+    ("a script's row is its only child", "<math><msub><mi>x</mi><mrow><mi>i</mi><mi>j</mi></mrow></msub></math>",
+     "<math><msub><mi>x</mi><mrow><mi>i</mi><mi>j</mi></mrow></msub></math>"),
+    ("attributes and text kept", '<math><mrow><mo stretchy="false">(</mo><mtext>a &lt; b</mtext>'
+     '<mo stretchy="false">)</mo></mrow></math>',
+     '<math><mo stretchy="false">(</mo><mtext>a &lt; b</mtext><mo stretchy="false">)</mo></math>'),
+]
+
+
+@pytest.mark.parametrize("what, mathml, compacted", COMPACTED, ids=[c[0] for c in COMPACTED])
+def test_compacted_mathml_keeps_every_row_that_shapes_layout(what, mathml, compacted):
+    assert compact_html(mathml) == compacted
