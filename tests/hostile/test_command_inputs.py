@@ -151,6 +151,11 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, args):
         out, err = process.communicate(timeout=60)
         if process.returncode == 0:
             continue  # finished before the signal arrived: nothing to judge
+        if process.returncode == -signal.SIGINT and not err:
+            # Python resets SIGINT to the default action while it shuts down, after the command has
+            # done its work and printed everything (and before it starts): killed, silently, nothing
+            # half-written -- the shell's own behaviour, not a traceback
+            continue
         assert process.returncode == 130, (delay, process.returncode, err[-2000:])
         assert "Traceback" not in err, err[-2000:]
         assert err.strip().splitlines()[-1].endswith("interrupted"), err[-2000:]
