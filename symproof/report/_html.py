@@ -167,10 +167,38 @@ def _serialized(node) -> str:
     return f"<{node.tag}{attributes}>{inner}</{node.tag}>"
 
 
+def _upright_letter(node) -> bool:
+    return (node.tag == "mi" and node.attrib == {"mathvariant": "normal"} and len(node) == 0
+            and len(node.text or "") == 1 and not (node.tail or "").strip())
+
+
+def _merge_upright_words(parent) -> None:
+    """``\\mathrm{softmax}`` arrives as one upright ``<mi>`` per letter; a run of them is one ``<mi>`` of the
+    word, and an ``<mi>`` of two or more characters is upright by default (MathML Core transforms only a
+    single-character ``<mi>`` to italic), so the word needs no ``mathvariant``."""
+    out, run = [], []
+    for child in list(parent) + [None]:
+        if child is not None and _upright_letter(child):
+            run.append(child)
+            continue
+        if len(run) > 1:
+            run[0].text = "".join(letter.text for letter in run)
+            run[0].tail = run[-1].tail
+        out.extend(run[:1])
+        run = []
+        if child is not None:
+            out.append(child)
+    parent[:] = out
+    for child in parent:
+        if child.tag == "mi" and child.get("mathvariant") == "normal" and len(child.text or "") > 1:
+            del child.attrib["mathvariant"]
+
+
 def compact_mathml(math: str) -> str:
     """One ``<math>`` element in fewer bytes, laid out the same by a MathML Core browser: no namespace
     (HTML gives it), no ``display="inline"`` (the default), no invisible times (it only tells a screen
-    reader "times"; MathML Core lays out juxtaposition alike), and no row that changes nothing."""
+    reader "times"; MathML Core lays out juxtaposition alike), no ``fence`` (it has no effect on layout),
+    an upright word as one ``<mi>``, and no row that changes nothing."""
     math = math.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
     root = ElementTree.fromstring(math)
     if root.get("display") == "inline":
@@ -179,14 +207,16 @@ def compact_mathml(math: str) -> str:
         for child in list(parent):
             if child.tag == "mo" and child.text == "\u2062" and not child.attrib and not (child.tail or "").strip():
                 parent.remove(child)
+            child.attrib.pop("fence", None)
+        _merge_upright_words(parent)
     _spliced(root)
     return _serialized(root)
 
 
 def compact_html(page: str) -> str:
     """The same page in fewer bytes: every formula through :func:`compact_mathml`, characters without
-    numeric entities (the page is UTF-8), and no indentation between lines (outside ``<pre>``, a run of
-    white space containing a line break shows as one space, whatever its length)."""
+    numeric entities (the page is UTF-8), quotes in text as themselves, and no indentation between lines
+    (outside ``<pre>``, a run of white space containing a line break shows as one space, whatever its length)."""
     pieces = re.split(r"(<pre\b.*?</pre>)", page, flags=re.S)
     page = "".join(piece if piece.startswith("<pre") else _BETWEEN_LINES.sub("\n", piece) for piece in pieces)
     page = _MATH.sub(lambda match: compact_mathml(match.group(0)), page)
@@ -197,7 +227,13 @@ def compact_html(page: str) -> str:
         code = int(match.group(1), 16) if match.group(1) else int(match.group(2))
         return match.group(0) if code in _KEPT_ENTITIES or code < 32 else chr(code)
 
-    return _HEX_ENTITY.sub(literal, page)
+    page = _HEX_ENTITY.sub(literal, page)
+    # a quote needs its reference only inside an attribute value: in text (between a tag's ">" and the
+    # next "<"; an escaped attribute value holds no ">") it is written as itself
+    return _TEXT.sub(lambda match: match.group(0).replace("&#34;", '"').replace("&#39;", "'"), page)
+
+
+_TEXT = re.compile(r">[^<>]*<")
 
 
 def render_html(document) -> str:
