@@ -194,11 +194,26 @@ def _merge_upright_words(parent) -> None:
             del child.attrib["mathvariant"]
 
 
+# a fence's attributes that say what its place in the row says already: the first element of a row of two or
+# more is prefix, the last postfix, and the operator dictionary makes these fences stretchy in those forms
+_DEFAULT_FENCE = {"(": "prefix", "[": "prefix", "{": "prefix", ")": "postfix", "]": "postfix", "}": "postfix"}
+
+
+def _drop_default_fence_attributes(row) -> None:
+    if row.tag not in _ROW_LIKE or len(row) < 2:
+        return
+    for fence, form in ((row[0], "prefix"), (row[-1], "postfix")):
+        if (fence.tag == "mo" and _DEFAULT_FENCE.get(fence.text) == form and fence.attrib
+                and set(fence.attrib.items()) <= {("stretchy", "true"), ("form", form)}):
+            fence.attrib.clear()
+
+
 def compact_mathml(math: str) -> str:
     """One ``<math>`` element in fewer bytes, laid out the same by a MathML Core browser: no namespace
     (HTML gives it), no ``display="inline"`` (the default), no invisible times (it only tells a screen
     reader "times"; MathML Core lays out juxtaposition alike), no ``fence`` (it has no effect on layout),
-    an upright word as one ``<mi>``, and no row that changes nothing."""
+    no stretch or form a fence has by its place, an upright word as one ``<mi>``, and no row that changes
+    nothing."""
     math = math.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
     root = ElementTree.fromstring(math)
     if root.get("display") == "inline":
@@ -210,6 +225,8 @@ def compact_mathml(math: str) -> str:
             child.attrib.pop("fence", None)
         _merge_upright_words(parent)
     _spliced(root)
+    for row in root.iter():
+        _drop_default_fence_attributes(row)
     return _serialized(root)
 
 

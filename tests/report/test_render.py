@@ -174,10 +174,15 @@ COMPACTED = [
     ("an upright word named by the printer", '<math><mi mathvariant="normal">model_id</mi></math>',
      "<math><mi>model_id</mi></math>"),
     ("fence changes no layout",
-     '<math><mi>f</mi><mrow><mo stretchy="true" fence="true" form="prefix">(</mo><mi>x</mi>'
-     '<mo fence="false" stretchy="false">‖</mo><mo stretchy="true" fence="true" form="postfix">)</mo></mrow></math>',
-     '<math><mi>f</mi><mrow><mo stretchy="true" form="prefix">(</mo><mi>x</mi>'
-     '<mo stretchy="false">‖</mo><mo stretchy="true" form="postfix">)</mo></mrow></math>'),
+     '<math><mi>f</mi><mrow><mo fence="true">(</mo><mi>x</mi><mo fence="false" stretchy="false">\u2016</mo>'
+     '<mo fence="true">)</mo></mrow></math>',
+     '<math><mi>f</mi><mrow><mo>(</mo><mi>x</mi><mo stretchy="false">\u2016</mo><mo>)</mo></mrow></math>'),
+    ("a fence's stretch and form by its place go",
+     '<math><mi>D</mi><mrow><mo stretchy="true" form="prefix">(</mo><mi>x</mi><mo stretchy="true" form="postfix">)</mo>'
+     '</mrow></math>', "<math><mi>D</mi><mrow><mo>(</mo><mi>x</mi><mo>)</mo></mrow></math>"),
+    ("a fence's form against its place stays",
+     '<math><mrow><mi>a</mi><mo form="prefix">(</mo><mi>x</mi><mo stretchy="true" form="prefix">)</mo></mrow></math>',
+     '<math><mi>a</mi><mo form="prefix">(</mo><mi>x</mi><mo stretchy="true" form="prefix">)</mo></math>'),
     ("quotes in text are characters, in attributes references",
      '<p title="a &#34;b&#34;">say &#34;c&#34; &#39;d&#39; &lt;e&gt;</p>',
      '<p title="a &#34;b&#34;">say "c" \'d\' &lt;e&gt;</p>'),
