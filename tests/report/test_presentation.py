@@ -18,7 +18,7 @@ from symproof.report._printers import split_prose
 from symproof.report._views import joint_view
 
 #: what the page may weigh (bytes of index.html; figures are separate, lazily loaded files)
-PAGE_BUDGET = 430_000
+PAGE_BUDGET = 420_000
 
 
 @pytest.fixture(scope="module")
