@@ -357,8 +357,9 @@ def _varying_clauses(rules: list) -> list:
     for pieces in split:
         text = pieces[varying[0]]
         for before, k in zip(varying, varying[1:]):
-            # neighbouring clauses keep the separator between them, others are joined by a comma
-            text += (pieces[before + 1] if k == before + 2 else ", ") + pieces[k]
+            # neighbouring clauses keep the separator between them; others are joined by a semicolon, which
+            # ends a formula in prose (after a comma "d_k = 64, 32 blocks" would read as one formula "64, 32")
+            text += (pieces[before + 1] if k == before + 2 else "; ") + pieces[k]
         shown.append(text)
     return shown
 

@@ -162,8 +162,8 @@ FOLDED = [
      ["float64: p_t == p_(t+1) at t = 9007199254740992, re-computed",
       "float16: p_t == p_(t+1) at t = 2048, re-computed"],
      ["float16: p_t == p_(t+1) at t = 2048"]),
-    ("distant clauses joined by a comma", ["d_k = 8: blockwise, 4 blocks", "d_k = 64: blockwise, 32 blocks"],
-     ["d_k = 64, 32 blocks"]),
+    ("distant clauses joined by a semicolon", ["d_k = 8: blockwise, 4 blocks", "d_k = 64: blockwise, 32 blocks"],
+     ["d_k = 64; 32 blocks"]),
     ("a comma inside brackets or parentheses splits nothing", ["f(a, b) at [1, 2], once", "f(a, b) at [2, 1], once"],
      ["f(a, b) at [2, 1]"]),
     ("every clause changes: the whole rule", ["r = 1: pair 1", "r = 2: pair 2"], ["r = 2: pair 2"]),
@@ -176,6 +176,13 @@ def test_a_folded_instance_shows_what_sets_it_apart(what, rules, shown):
     from symproof.report._document import _varying_clauses
 
     assert _varying_clauses(rules)[1:] == shown
+
+
+def test_a_folded_instance_reads_as_its_clauses():
+    from symproof.report._html import _prose, compact_html
+
+    # the semicolon between two clauses ends the formula: "64; 32 blocks", not a formula "64, 32"
+    assert "<mn>64</mn></math>; 32 blocks" in compact_html(str(_prose("d_k = 64; 32 blocks")))
 
 
 def test_folded_instances_state_their_method_once(chapter):
