@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -62,6 +63,8 @@ class Item:
     view: View | None = None
     #: the two printed sides (or this chain row and the one above) are the same text
     same: bool = False
+    #: a group: what sets each instance after the first apart (``pi = [0, 2, 1]``), one text per instance
+    instances: list = field(default_factory=list)
 
 
 @dataclass
@@ -214,7 +217,8 @@ def _claim_view(result) -> ClaimView:
         statement=claim.statement, assumptions=tuple(claim.assumptions),
         equations=tuple(e for e in claim.equations if not _is_equation_number(e)),
         equation_numbers=tuple(e for e in claim.equations if _is_equation_number(e)),
-        items=_derivation_items(proof), reason=result.reason, seconds=result.seconds, steps=len(proof.parts),
+        items=_derivation_items(proof, claim.id), reason=result.reason, seconds=result.seconds,
+        steps=len(proof.parts),
     )
 
 
@@ -223,7 +227,7 @@ def _is_equation_number(equation) -> bool:
     return isinstance(equation, str) and _is_chapter_number(equation.strip()) and "." in equation
 
 
-def _derivation_items(proof) -> list:
+def _derivation_items(proof, claim_id: str) -> list:
     """Parts in recorded order, each chain gathered where it starts, notes and tables interleaved."""
     notes_at: dict = {}
     for index, text in proof.notes:
@@ -249,7 +253,28 @@ def _derivation_items(proof) -> list:
         items.extend(notes_at[index])
     for item in items:
         _attach_view(item)
-    return _fold_repeats(items)
+    items = _fold_repeats(items)
+    _mark_defined_above(items, claim_id)
+    return items
+
+
+def _mark_defined_above(items, claim_id: str) -> None:
+    """Note on each shown view which of its names (``s_1 = ...``) an earlier step of this claim already
+    defines alike, and where, so that a page can refer to that definition instead of repeating it (the
+    instances folded into a group show only their rules, so their definitions are not shown to refer to)."""
+    views = [(item.steps[0] if item.kind == "group" else item).view for item in items]
+    first, anchors = {}, {}
+    for view in [v for v in views if v is not None and v.definitions]:
+        above = {}
+        for name, value in view.definitions:
+            if not isinstance(value, Hashable):
+                continue  # a mutable matrix: never a definition the views make, and not comparable here
+            earlier = first.setdefault((name, value), view)
+            if earlier is not view:
+                anchor = anchors.setdefault(id(earlier), f"{claim_id}.where{len(anchors) + 1}")
+                earlier.anchor = anchor
+                above.setdefault(anchor, []).append(name)
+        view.defined_above = tuple((anchor, tuple(names)) for anchor, names in above.items())
 
 
 def _text(expr) -> str | None:
@@ -287,7 +312,56 @@ def _fold_repeats(items: list) -> list:
                 previous.steps.append(item)
                 continue
         out.append(item)
+    for group in out:
+        if group.kind == "group":
+            methods = {step.method for step in group.steps}
+            group.method = methods.pop() if len(methods) == 1 else ""
+            group.instances = _varying_clauses([step.rule for step in group.steps])[1:]
     return out
+
+
+# a clause ends at a comma or colon followed by a space, outside $...$ and brackets
+_CLAUSE_END = re.compile(r"[,:] ")
+
+
+def _clauses(rule: str) -> list:
+    """The clauses of ``rule`` and the separators between them: ``"$T = 3$, $\\pi = [0, 2, 1]$, mask causal"``
+    is ``["$T = 3$", ", ", "$\\pi = [0, 2, 1]$", ", ", "mask causal"]``."""
+    out, start, depth, math = [], 0, 0, False
+    for k, ch in enumerate(rule):
+        if ch == "$":
+            math = not math
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif not math and depth == 0 and _CLAUSE_END.match(rule, k):
+            out += [rule[start:k], rule[k:k + 2]]
+            start = k + 2
+    return out + [rule[start:]]
+
+
+def _varying_clauses(rules: list) -> list:
+    """For each rule of a group, the clauses that are not the same in every rule of the group.
+
+    The first instance is shown whole; the others repeat it except in their numbers, so a reader needs
+    only the clauses that change (``pi = [0, 2, 1]``, not the sentence around it again).  When the rules do
+    not split alike, or every clause changes, each rule is kept whole."""
+    split = [_clauses(rule) for rule in rules]
+    if len({len(pieces) for pieces in split}) != 1:
+        return list(rules)
+    varying = [k for k in range(0, len(split[0]), 2) if len({pieces[k] for pieces in split}) > 1]
+    if not varying or len(varying) == (len(split[0]) + 1) // 2:
+        return list(rules)
+    shown = []
+    for pieces in split:
+        text = pieces[varying[0]]
+        for before, k in zip(varying, varying[1:]):
+            # neighbouring clauses keep the separator between them; others are joined by a semicolon, which
+            # ends a formula in prose (after a comma "d_k = 64, 32 blocks" would read as one formula "64, 32")
+            text += (pieces[before + 1] if k == before + 2 else "; ") + pieces[k]
+        shown.append(text)
+    return shown
 
 
 def _instance_pattern(item: Item):

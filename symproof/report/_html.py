@@ -7,6 +7,7 @@ any current browser (MathML Core is native in Chromium, Firefox and Safari).
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ElementTree
 
 from markupsafe import Markup, escape
 
@@ -89,28 +90,167 @@ def _named_relation(shown, symbol) -> Markup:
     return _latex_math(f" {_LATEX_RELATION.get(symbol, symbol)} ".join(sides), "inline")
 
 
-_LEAF_IN_ROW = re.compile(r"<mrow>(<(mi|mn|mo)>[^<]*</\2>)</mrow>")
-_HEX_ENTITY = re.compile(r"&#x0*([0-9A-Fa-f]+);|&#([0-9]+);")
+_MATH = re.compile(r"<math\b.*?</math>", re.S)
+_HEX_ENTITY = re.compile(r"&#x0*([0-9A-Fa-f]+);|&#([0-9]+);|&(thinsp|times|middot|nbsp);")
+_NAMED = {"thinsp": 0x2009, "times": 0xD7, "middot": 0xB7, "nbsp": 0xA0}
 _KEPT_ENTITIES = {ord("<"), ord(">"), ord("&"), ord('"')}
+_BETWEEN_LINES = re.compile(r"\n[ \t\n]+")
+# elements that lay out their children as one row, exactly as an <mrow> around them would
+_ROW_LIKE = frozenset({"math", "mrow", "mtd", "msqrt", "mstyle", "mpadded", "mphantom"})
+# a script or fraction whose first child is an operator, and a row-like element whose only child is one, are
+# operators themselves (MathML Core "embellished operators"): their form and stretch depend on their siblings
+_SCRIPTED = frozenset({"msub", "msup", "msubsup", "munder", "mover", "munderover", "mfrac"})
+
+
+def _is_operator(node) -> bool:
+    if node.tag == "mo":
+        return True
+    if node.tag in _SCRIPTED:
+        return len(node) > 0 and _is_operator(node[0])
+    if node.tag in _ROW_LIKE - {"math", "mtd", "msqrt"}:
+        shown = [child for child in node if child.tag not in ("mspace", "mtext")]
+        return len(shown) == 1 and _is_operator(shown[0])
+    return False
+
+
+# infix operators that never stretch (MathML Core operator dictionary): inside a row their spacing depends
+# only on their form, and an operator neither first nor last in its row is infix wherever that row sits
+_INFIX = frozenset("+-\u2212=\u2260\u2248<>\u2264\u2265,\u22c5\u00b7\u00d7\u00b1")
+
+
+def _splices(row) -> bool:
+    """Whether the children of ``row`` lay out the same standing in the row around it."""
+    operators = [child for child in row if _is_operator(child)]
+    if not operators:
+        return True
+    return not (_is_operator(row[0]) or _is_operator(row[-1])) and all(
+        child.tag == "mo" and not child.attrib and child.text in _INFIX for child in operators)
+
+
+def _plain_row(node) -> bool:
+    return node.tag == "mrow" and not node.attrib and not (node.text or "").strip() and all(
+        not (child.tail or "").strip() for child in node)
+
+
+def _spliced(node) -> list:
+    """The children ``node`` shows, with every row that changes nothing about the layout removed.
+
+    A row around one element is that element; a row that is the only child of a row-like parent is the
+    parent's own row; a row inside a row-like parent whose children include no operator lays out the same
+    once its children stand in the parent (an operator's prefix/infix/postfix form and stretch size depend
+    on its siblings, so only rows whose operators are non-stretching infix ones between operands go)."""
+    children = list(node)
+    for child in children:
+        _spliced(child)
+    out = []
+    for child in children:
+        if _plain_row(child):
+            if len(child) == 1:
+                child[0].tail = child.tail
+                out.append(child[0])
+                continue
+            if node.tag in _ROW_LIKE and len(child) > 0 and (len(children) == 1 or _splices(child)):
+                child[-1].tail = child.tail
+                out.extend(child)
+                continue
+        out.append(child)
+    node[:] = out
+    return out
+
+
+def _serialized(node) -> str:
+    attributes = "".join(f' {name}="{escape(value)}"' for name, value in node.attrib.items())
+    text = str(escape(node.text or ""))
+    inner = text + "".join(_serialized(child) + str(escape(child.tail or "")) for child in node)
+    if node.tag == "mspace" and not inner:
+        return f"<mspace{attributes}/>"
+    return f"<{node.tag}{attributes}>{inner}</{node.tag}>"
+
+
+def _upright_letter(node) -> bool:
+    return (node.tag == "mi" and node.attrib == {"mathvariant": "normal"} and len(node) == 0
+            and len(node.text or "") == 1 and not (node.tail or "").strip())
+
+
+def _merge_upright_words(parent) -> None:
+    """``\\mathrm{softmax}`` arrives as one upright ``<mi>`` per letter; a run of them is one ``<mi>`` of the
+    word, and an ``<mi>`` of two or more characters is upright by default (MathML Core transforms only a
+    single-character ``<mi>`` to italic), so the word needs no ``mathvariant``."""
+    out, run = [], []
+    for child in list(parent) + [None]:
+        if child is not None and _upright_letter(child):
+            run.append(child)
+            continue
+        if len(run) > 1:
+            run[0].text = "".join(letter.text for letter in run)
+            run[0].tail = run[-1].tail
+        out.extend(run[:1])
+        run = []
+        if child is not None:
+            out.append(child)
+    parent[:] = out
+    for child in parent:
+        if child.tag == "mi" and child.get("mathvariant") == "normal" and len(child.text or "") > 1:
+            del child.attrib["mathvariant"]
+
+
+# a fence's attributes that say what its place in the row says already: the first element of a row of two or
+# more is prefix, the last postfix, and the operator dictionary makes these fences stretchy in those forms
+_DEFAULT_FENCE = {"(": "prefix", "[": "prefix", "{": "prefix", ")": "postfix", "]": "postfix", "}": "postfix"}
+
+
+def _drop_default_fence_attributes(row) -> None:
+    if row.tag not in _ROW_LIKE or len(row) < 2:
+        return
+    for fence, form in ((row[0], "prefix"), (row[-1], "postfix")):
+        if (fence.tag == "mo" and _DEFAULT_FENCE.get(fence.text) == form and fence.attrib
+                and set(fence.attrib.items()) <= {("stretchy", "true"), ("form", form)}):
+            fence.attrib.clear()
+
+
+def compact_mathml(math: str) -> str:
+    """One ``<math>`` element in fewer bytes, laid out the same by a MathML Core browser: no namespace
+    (HTML gives it), no ``display="inline"`` (the default), no invisible times (it only tells a screen
+    reader "times"; MathML Core lays out juxtaposition alike), no ``fence`` (it has no effect on layout),
+    no stretch or form a fence has by its place, an upright word as one ``<mi>``, and no row that changes
+    nothing."""
+    math = math.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
+    root = ElementTree.fromstring(math)
+    if root.get("display") == "inline":
+        del root.attrib["display"]
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag == "mo" and child.text == "\u2062" and not child.attrib and not (child.tail or "").strip():
+                parent.remove(child)
+            child.attrib.pop("fence", None)
+        _merge_upright_words(parent)
+    _spliced(root)
+    for row in root.iter():
+        _drop_default_fence_attributes(row)
+    return _serialized(root)
 
 
 def compact_html(page: str) -> str:
-    """The same page in fewer bytes: MathML needs no namespace in HTML, ``display="inline"`` is the
-    default, a row around one token is that token, and characters need no numeric entity in UTF-8."""
-    page = page.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "").replace(' display="inline"', "")
-    # an invisible times only tells a screen reader "times": MathML Core lays out juxtaposition alike
-    page = page.replace("<mo>&#x2062;</mo>", "").replace("<mo>\u2062</mo>", "")
-    while True:
-        shorter = _LEAF_IN_ROW.sub(r"\1", page)
-        if shorter == page:
-            break
-        page = shorter
+    """The same page in fewer bytes: every formula through :func:`compact_mathml`, characters without
+    numeric entities (the page is UTF-8), quotes in text as themselves, and no indentation between lines
+    (outside ``<pre>``, a run of white space containing a line break shows as one space, whatever its length)."""
+    pieces = re.split(r"(<pre\b.*?</pre>)", page, flags=re.S)
+    page = "".join(piece if piece.startswith("<pre") else _BETWEEN_LINES.sub("\n", piece) for piece in pieces)
+    page = _MATH.sub(lambda match: compact_mathml(match.group(0)), page)
 
     def literal(match):
+        if match.group(3):
+            return chr(_NAMED[match.group(3)])
         code = int(match.group(1), 16) if match.group(1) else int(match.group(2))
         return match.group(0) if code in _KEPT_ENTITIES or code < 32 else chr(code)
 
-    return _HEX_ENTITY.sub(literal, page)
+    page = _HEX_ENTITY.sub(literal, page)
+    # a quote needs its reference only inside an attribute value: in text (between a tag's ">" and the
+    # next "<"; an escaped attribute value holds no ">") it is written as itself
+    return _TEXT.sub(lambda match: match.group(0).replace("&#34;", '"').replace("&#39;", "'"), page)
+
+
+_TEXT = re.compile(r">[^<>]*<")
 
 
 def render_html(document) -> str:

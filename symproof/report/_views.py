@@ -41,10 +41,21 @@ class View:
     entry: tuple | None = None
     shape: tuple | None = None
     definitions: list = field(default_factory=list)
+    #: ``(anchor, names)`` pairs: names among ``definitions`` that an earlier step of the same claim defined
+    #: alike, and the anchor of that step's definitions (set by the document)
+    defined_above: tuple = ()
+    #: the anchor of these definitions when a later step refers to them
+    anchor: str | None = None
 
     @property
     def entries(self) -> int:
         return self.shape[0] * self.shape[1] if self.shape else 0
+
+    @property
+    def new_definitions(self) -> list:
+        """``definitions`` less those stated alike above: a page that says "as defined above" prints these."""
+        above = {name for _, names in self.defined_above for name in names}
+        return [(name, value) for name, value in self.definitions if name not in above]
 
 
 def _latex_length(expr) -> int:

@@ -142,3 +142,44 @@ def test_a_wide_formula_scrolls_in_its_box_not_the_page(false_results, tmp_path)
     facts = _layout(Path(paths["html"]), PHONE_WIDTH, ARTIFACTS / "wide-390.png")
     assert facts["pageWidth"] <= PHONE_WIDTH
     assert facts["smallCount"] == 0, facts["small"]
+
+
+_MATH_BOXES = """() => [...document.querySelectorAll('math')].map(m => {
+    const r = m.getBoundingClientRect();
+    return [m.textContent, +r.x.toFixed(2), +r.y.toFixed(2), +r.width.toFixed(2), +r.height.toFixed(2)];
+})"""
+
+
+#: an upright word set as one run of text (``blockdiag``) is kerned as a word: a fraction of a pixel narrower
+#: or wider than its letters set one by one
+KERNING_PX = 0.5
+
+
+def test_compaction_changes_no_formula_layout(chapter_results, false_results, tmp_path, monkeypatch):
+    """Every formula of the compacted page has the box it has in the page as rendered: the rows and attributes
+    that compaction leaves out change no layout, and an upright word written as one ``<mi>`` only its kerning."""
+    import symproof.report._html as html
+    from symproof.report import build_document
+
+    document = build_document(chapter_results + false_results, title="t")
+    compacted = html.render_html(document)
+    monkeypatch.setattr(html, "compact_html", lambda page: page)
+    pages = {"compacted": compacted, "rendered": html.render_html(document)}
+    boxes = {}
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+                                    args=ARGS)
+        try:
+            for name, text in pages.items():
+                path = tmp_path / f"{name}.html"
+                path.write_text(text, "utf-8")
+                page = browser.new_page(viewport={"width": PHONE_WIDTH, "height": 900})
+                page.goto(path.as_uri(), wait_until="load")
+                page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+                boxes[name] = page.evaluate(_MATH_BOXES)
+        finally:
+            browser.close()
+    assert len(boxes["compacted"]) == len(boxes["rendered"]) > 20
+    for (text, *box), (rendered_text, *rendered_box) in zip(boxes["compacted"], boxes["rendered"]):
+        assert text == rendered_text.replace("\u2062", "")
+        assert max(abs(a - b) for a, b in zip(box, rendered_box)) <= KERNING_PX, (text, box, rendered_box)

@@ -18,7 +18,7 @@ from symproof.report._printers import split_prose
 from symproof.report._views import joint_view
 
 #: what the page may weigh (bytes of index.html; figures are separate, lazily loaded files)
-PAGE_BUDGET = 560_000
+PAGE_BUDGET = 420_000
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +151,66 @@ def test_svg_ids_are_unique(chapter):
     for spec in FIGURES:
         ids += re.findall(r'\bid="([^"]+)"', render_figure(spec).svg)
     assert len(ids) == len(set(ids))
+
+
+# (the rules of one folded group, what each instance after the first shows)
+FOLDED = [
+    ("the varying clause alone",
+     ["$T = 3$, $\\pi = [0, 1, 2]$, mask causal L", "$T = 3$, $\\pi = [0, 2, 1]$, mask causal L"],
+     ["$\\pi = [0, 2, 1]$"]),
+    ("neighbouring clauses keep their separator",
+     ["float64: p_t == p_(t+1) at t = 9007199254740992, re-computed",
+      "float16: p_t == p_(t+1) at t = 2048, re-computed"],
+     ["float16: p_t == p_(t+1) at t = 2048"]),
+    ("distant clauses joined by a semicolon", ["d_k = 8: blockwise, 4 blocks", "d_k = 64: blockwise, 32 blocks"],
+     ["d_k = 64; 32 blocks"]),
+    ("a comma inside brackets or parentheses splits nothing", ["f(a, b) at [1, 2], once", "f(a, b) at [2, 1], once"],
+     ["f(a, b) at [2, 1]"]),
+    ("every clause changes: the whole rule", ["r = 1: pair 1", "r = 2: pair 2"], ["r = 2: pair 2"]),
+    ("clauses that do not line up: the whole rule", ["r = 1, once", "r = 2"], ["r = 2"]),
+]
+
+
+@pytest.mark.parametrize("what, rules, shown", FOLDED, ids=[f[0] for f in FOLDED])
+def test_a_folded_instance_shows_what_sets_it_apart(what, rules, shown):
+    from symproof.report._document import _varying_clauses
+
+    assert _varying_clauses(rules)[1:] == shown
+
+
+def test_a_folded_instance_reads_as_its_clauses():
+    from symproof.report._html import _prose, compact_html
+
+    # the semicolon between two clauses ends the formula: "64; 32 blocks", not a formula "64, 32"
+    assert "<mn>64</mn></math>; 32 blocks" in compact_html(str(_prose("d_k = 64; 32 blocks")))
+
+
+def test_folded_instances_state_their_method_once(chapter):
+    _, document, page, _ = chapter
+    groups = [item for c in document.claims for item in c.items if item.kind == "group"]
+    assert groups and all(len(g.instances) == len(g.steps) - 1 for g in groups)
+    assert "The same check, proved (structural) for 5 more instances:" in _articles(page)["attn.masked_equivariance"]
+
+
+def test_a_repeated_abbreviation_refers_to_its_first_definition(chapter):
+    _, _, page, _ = chapter
+    article = _articles(page)["attn.masked_equivariance"]
+    references = re.findall(r'as defined <a href="#([^"]+)">above</a>', article)
+    assert references, "the claim repeats its score abbreviations: they should be stated once"
+    for anchor in set(references):
+        assert article.count(f'id="{anchor}"') == 1
+        assert article.index(f'id="{anchor}"') < article.index(f'href="#{anchor}"')
+
+
+def test_compaction_keeps_every_formula_text(chapter, monkeypatch):
+    """The compacted page shows, formula by formula, the text (and so the relation) of the page as rendered."""
+    import symproof.report._html as html
+
+    _, document, page, _ = chapter
+    monkeypatch.setattr(html, "compact_html", lambda text: text)
+    raw = html.render_html(document)
+    formulas = lambda text: [_math_text(m).replace("\u2062", "") for m in re.findall(r"<math\b.*?</math>", text, re.S)]
+    assert formulas(page) == formulas(raw)
 
 
 def test_the_page_stays_within_its_budget(chapter):
