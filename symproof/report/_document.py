@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from .._errors import InvalidInputError
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._printers import CLAIM_ID, _as_printable, _fitting_latex
 from ._views import View, joint_view
@@ -31,6 +32,8 @@ CHAPTER_SECTIONS = {
 }
 
 STATUSES = (PROVED, REFUTED, UNKNOWN)
+#: the HTML report's folder for listings that have a file name
+LISTING_FOLDER = "listings"
 
 
 @dataclass
@@ -107,11 +110,34 @@ class Section:
         return self.title or self.number
 
 
+_PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
 @dataclass
 class Listing:
+    """A source listing: shown in full in the PDF; in the HTML, when it has a ``file_name``, written
+    next to the page as ``listings/<file_name>`` and linked (a kernel is read in an editor, and the
+    page stays small)."""
+
     title: str
     language: str
     source: str
+    file_name: str | None = None
+
+    def __post_init__(self):
+        if self.file_name is not None and not _PLAIN_FILE_NAME.fullmatch(self.file_name):
+            raise InvalidInputError(
+                f"listing {self.title!r}: file name {self.file_name!r} must be a plain file name "
+                "(letters, digits, '_', '.', '-'; no folder)")
+
+    @property
+    def path(self) -> str | None:
+        """Where the HTML report writes the listing, relative to the page."""
+        return None if self.file_name is None else f"{LISTING_FOLDER}/{self.file_name}"
+
+    @property
+    def lines(self) -> int:
+        return len(self.source.splitlines())
 
     @property
     def anchor(self) -> str:

@@ -45,12 +45,15 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
 
     ``results``: :class:`~symproof.claims.ClaimResult` objects, in the order to show them.
     ``sections``: section number -> title, overriding the derivation modules' headers.
-    ``extra_listings``: ``(title, language, source)`` triples shown as source listings at the end.
+    ``extra_listings``: ``(title, language, source)`` triples, or ``(title, language, source,
+    file_name)``, shown as source listings at the end (with a file name: in full in the PDF, and
+    written to ``listings/<file_name>`` and linked from the HTML).
     ``figures``: ``"related"`` (those that illustrate a claim in ``results``), ``"all"``, or a
     sequence of :class:`FigureSpec`.
     ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.
     ``option``: how errors name ``out_dir`` (the command-line option that gave it).
-    Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths], "pdf_error": str or None}``;
+    Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths], "listings": [paths],
+    "pdf_error": str or None}``;
     with ``pdf=True`` a failed build raises after the other files are written.
     """
     results = list(results)
@@ -61,7 +64,8 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}
     svg_files = {fig.svg_path: fig.svg.encode("utf-8") for _, fig in rendered}
     tex = render_latex(document)
-    files = {**figure_files, **svg_files, f"{tex_name}.tex": tex.encode("utf-8")}
+    listing_files = {listing.path: listing.source.encode("utf-8") for listing in document.listings if listing.path}
+    files = {**figure_files, **svg_files, **listing_files, f"{tex_name}.tex": tex.encode("utf-8")}
     files[HTML_NAME] = render_html(document).encode("utf-8")
     pdf_error = None
     if pdf is True or (pdf == "auto" and find_pdflatex()):
@@ -75,7 +79,8 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
     return {
         "html": paths[HTML_NAME], "tex": paths[f"{tex_name}.tex"], "pdf": paths.get(f"{tex_name}.pdf"),
-        "figures": [paths[p] for p in {**figure_files, **svg_files}], "pdf_error": None if pdf_error is None else str(pdf_error),
+        "figures": [paths[p] for p in {**figure_files, **svg_files}], "listings": [paths[p] for p in listing_files],
+        "pdf_error": None if pdf_error is None else str(pdf_error),
     }
 
 

@@ -140,9 +140,10 @@ def test_report_listings_carry_the_verdicts_of_the_run_they_come_from():
     from symproof.kernels import kernel_listings
 
     listings = kernel_listings(_results_of_kernel_claims())
-    assert [language for _, language, _ in listings] == ["python", "c", "c"]
+    assert [language for _, language, _, _ in listings] == ["python", "c", "c"]
+    assert [file_name for *_, file_name in listings] == ["symproof_rope.py", "symproof_rope.h", "symproof_rope.c"]
     assert listings[1][0].startswith("symproof_rope.h")
-    for _, _, source in listings:
+    for _, _, source, _ in listings:
         assert "rope.block_relative (proved)" in source
 
 

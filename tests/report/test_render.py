@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import symproof.report._report as report_module
+from symproof import InvalidInputError
 from symproof._io import MANIFEST_NAME
 from symproof.report import build_document, render_html, render_latex, render_report
 from symproof.report._figures import FIGURES
@@ -118,6 +119,24 @@ def test_listings_and_named_sections(false_results, tmp_path):
     assert "&lt;b&gt;not markup&lt;/b&gt;" in html and "<b>not markup</b>" not in html
     assert Path(paths["tex"]).name == "variant.tex"
     assert "[U+03C9]" in Path(paths["tex"]).read_text("utf-8")
+
+
+def test_a_listing_with_a_file_name_is_written_beside_the_page_and_linked(false_results, tmp_path):
+    source = "int f(void) { return 1; }  /* <b>not markup</b> */\n" * 50
+    paths = _render(false_results, tmp_path, extra_listings=[("Kernel", "c", source, "kernel.c")])
+    written = tmp_path / "listings" / "kernel.c"
+    assert written.read_text("utf-8") == source and paths["listings"] == [str(written)]
+    html = Path(paths["html"]).read_text("utf-8")
+    assert '<a href="listings/kernel.c">' in html and "50 lines" in html
+    assert "not markup" not in html  # linked, not inlined
+    assert "not markup" in Path(paths["tex"]).read_text("utf-8")  # the PDF prints it in full
+
+
+@pytest.mark.parametrize("file_name", ["../kernel.c", "sub/kernel.c", "", ".hidden", "a\\b.c", "k" * 101])
+def test_a_listing_file_name_must_be_a_plain_name(false_results, tmp_path, file_name):
+    with pytest.raises(InvalidInputError, match="plain file name"):
+        _render(false_results, tmp_path, extra_listings=[("Kernel", "c", "x\n", file_name)])
+    assert not (tmp_path / "listings").exists()
 
 
 def test_latex_of_prose_escapes_specials(false_results):
