@@ -72,3 +72,25 @@ def test_softmax_equivalence_of_bias_forms(formula, equivalent, expected):
     for r in results.values():
         if r.status == "refuted":
             assert r.witnesses and "slope" not in r.witness_text  # a witness of the described slopes
+
+
+# a float64 kernel whose values overflow at a probed position (exp(4097) > 1.8e308) must fail its kernel check:
+# inf - inf is NaN, and a NaN difference once slipped through max() and the kernel was "proved"
+OVERFLOWING = [
+    (ROPE, {"scale": {"query": "exp(m)", "key": "exp(-m)"}}),
+    (TABLE, {"position": {"transform": "exp(m)"}}),
+    ({"name": "probe", "kind": "bias", "bias": {"formula": "-slope*exp(100*(j - i))", "heads": 2, "slope": "1/(h+1)"}},
+     {}),
+]
+
+
+@pytest.mark.parametrize("base, extra", OVERFLOWING, ids=["rotary", "additive", "bias"])
+def test_a_kernel_that_overflows_float64_is_refuted_without_numpy_warnings(base, extra):
+    import warnings
+
+    variant = Variant.from_dict({**base, **extra})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a NumPy RuntimeWarning would print to the user's terminal
+        (result,) = check_variant(variant, only={"kernel"})
+    assert result.status == "refuted", result.reason
+    assert "not finite (overflow)" in result.reason
