@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -37,10 +36,6 @@ _r = sp.Symbol("r", integer=True, nonnegative=True)
 _x = sp.Symbol("x", real=True)
 
 
-def _numeric(expr, *args) -> Callable:
-    return numpy_function(args, expr)
-
-
 def _float(value) -> float:
     return float(sp.N(value, 30))
 
@@ -54,11 +49,11 @@ class VariantKernel:
 
     def __post_init__(self):
         v = self.variant
-        self._transform = None if v.kind == "bias" else _numeric(v.angle_position(_m), _m)
+        self._transform = None if v.kind == "bias" else numpy_function(_m, v.angle_position(_m))
         if v.kind == "rotary":
-            self._block = [[_numeric(e, _x) for e in row] for row in v.block_at(_x).tolist()]
+            self._block = [[numpy_function(_x, e) for e in row] for row in v.block_at(_x).tolist()]
             # one function of (m, r) per side: lambdify once, not once per pair
-            self._scales = {side: _numeric(v.scale(side, _m, _r), _m, _r) for side in ("query", "key")}
+            self._scales = {side: numpy_function((_m, _r), v.scale(side, _m, _r)) for side in ("query", "key")}
             self._axis = v.axes_of_pairs()
             self._pairs = pair_indices(v.rotated_width, v.pairing)
 
@@ -134,7 +129,7 @@ class VariantKernel:
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; bias() is for bias variants")
         n_keys = n_queries if n_keys is None else n_keys
         si, sj, ss = sp.symbols("i j slope", real=True)
-        func = _numeric(v.bias_at(si, sj, ss), si, sj, ss)
+        func = numpy_function((si, sj, ss), v.bias_at(si, sj, ss))
         ii = np.arange(n_queries, dtype=np.float64)[None, :, None]
         jj = np.arange(n_keys, dtype=np.float64)[None, None, :]
         slopes = self.frequencies[:, None, None]
