@@ -185,18 +185,23 @@ def numpy_section(repeats: int, quick: bool, threads=None) -> None:
         "hand-written: complex view x precomputed table (out=)": lambda: np.multiply(
             bthd.view(np.complex64), table, out=out_bthd.view(np.complex64)),
     }
-    for pairing in ("adjacent", "half"):
-        kernel = rope_kernel(rope_spec(head_dim=D, pairing=pairing))
-        cases[f"{pairing}, (B, T, H, d), shared ids, out="] = (
-            lambda kr: lambda: kr.apply(bthd, shared, out=out_bthd))(kernel)
-        cases[f"{pairing}, (B, T, H, d), per-sample ids, out="] = (
-            lambda kr: lambda: kr.apply(bthd, per_sample[:, :, None], out=out_bthd))(kernel)
-        cases[f"{pairing}, (B, H, T, d), shared ids, out="] = (
-            lambda kr: lambda: kr.apply(bhtd, np.arange(T), out=out_bhtd))(kernel)
-        cases[f"{pairing}, (B, H, T, d), per-sample ids, out="] = (
-            lambda kr: lambda: kr.apply(bhtd, per_sample[:, None, :], out=out_bhtd))(kernel)
-        cases[f"{pairing}, (B, H, T, d), shared ids, new output"] = (
-            lambda kr: lambda: kr.apply(bhtd, np.arange(T)))(kernel)
+    layouts = {
+        "(B, T, H, d), shared ids": (bthd, shared, out_bthd),
+        "(B, T, H, d), per-sample ids": (bthd, per_sample[:, :, None], out_bthd),
+        "(B, H, T, d), shared ids": (bhtd, np.arange(T), out_bhtd),
+        "(B, H, T, d), per-sample ids": (bhtd, per_sample[:, None, :], out_bhtd),
+    }
+    kernels = {pairing: rope_kernel(rope_spec(head_dim=D, pairing=pairing)) for pairing in ("adjacent", "half")}
+    # the half path splits large arrays over THREADS threads; threads=1 shows one core's figure
+    settings = [("adjacent", None), ("half", threads or kernels["half"].THREADS), ("half", 1)]
+    for pairing, count in settings:
+        kernel = kernels[pairing]
+        label = pairing if count is None else f"{pairing}, threads={count}"
+        for layout, (x, ids, out) in layouts.items():
+            cases[f"{label}, {layout}, out="] = (
+                lambda kr, x, ids, out, n: lambda: kr.apply(x, ids, out=out, threads=n))(kernel, x, ids, out, count)
+        cases[f"{label}, (B, H, T, d), shared ids, new output"] = (
+            lambda kr, n: lambda: kr.apply(bhtd, np.arange(T), threads=n))(kernel, count)
     report("generated numpy kernel (the text rope_apply runs)", interleaved(cases, repeats), "np.copyto(out, x)")
     print()
 
@@ -260,7 +265,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller tensors")
     parser.add_argument("--repeats", type=int, default=None, help="iterations per median (default 15, quick 5)")
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only these sections")
-    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch intra-op threads and the numpy kernel's threads (default: each one's own)")
     args = parser.parse_args(argv)
     repeats = args.repeats or (5 if args.quick else 15)
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")

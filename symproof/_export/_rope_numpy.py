@@ -35,6 +35,9 @@ def _print(expr) -> str:
 
 
 _TEMPLATE = '''
+import os
+import threading
+
 import numpy
 
 HEAD_DIM = {head_dim}
@@ -43,7 +46,11 @@ PAIRING = {pairing!r}
 # {frequency_doc}; exact values rounded once to float64
 FREQUENCIES = numpy.array({frequencies}, dtype=numpy.float64)
 # rows of x handled per block on the half-pairing path (keeps scratch in cache)
-BLOCK_ELEMENTS = 1 << 16
+BLOCK_ELEMENTS = 1 << 17
+# threads the half-pairing path splits arrays of at least PARALLEL_ELEMENTS entries over; every
+# entry is computed by the same operations whatever the split, so the result is bitwise the same
+THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+PARALLEL_ELEMENTS = 1 << 20
 # largest span of position ids tabulated in one cached table (about 2^22 entries per table)
 TABLE_SPAN_LIMIT = max(1, (1 << 22) // len(FREQUENCIES))
 
@@ -70,19 +77,20 @@ def _cos_sin(lo, hi):
     return _cache["range"]
 
 
-def _tables(positions, direction, dtype):
-    """The per-position table, gathered at ``positions``: complex for adjacent pairing,
-    a (cos, sin) pair for half pairing."""
-    kind = "complex" if PAIRING == "adjacent" else "real"
-    last = _cache.get(("gathered", direction, numpy.dtype(dtype).str))
+def _complex_table(positions, direction, dtype):
+    """The complex table of adjacent pairing, gathered at ``positions``."""
+    key = ("gathered", direction, numpy.dtype(dtype).str)
+    last = _cache.get(key)
     if last is not None and last[0].shape == positions.shape and numpy.array_equal(last[0], positions):
         return last[1]  # same ids as the previous call (every layer of one forward pass): reuse, stay in cache
-    gathered = _gather(positions, direction, kind, dtype)
-    _cache[("gathered", direction, numpy.dtype(dtype).str)] = (positions.copy(), gathered)
-    return gathered
+    table, index = _table_and_index(positions, direction, "complex", dtype)
+    _cache[key] = (positions.copy(), table[index])
+    return _cache[key][1]
 
 
-def _gather(positions, direction, kind, dtype):
+def _table_and_index(positions, direction, kind, dtype):
+    """A table with one row per position id (complex, or a (diagonal, off) pair of real tables)
+    and, for each entry of ``positions``, its row in that table."""
     lo, hi = int(positions.min()), int(positions.max())
     if hi - lo + 1 <= max(TABLE_SPAN_LIMIT, 4 * positions.size):
         first, _, cos_, sin_ = _cos_sin(lo, hi)
@@ -90,15 +98,11 @@ def _gather(positions, direction, kind, dtype):
         table = _cache.get(key)
         if table is None:
             table = _cache[key] = _combine(cos_, sin_, direction, kind, dtype)
-        index = positions - first
-    else:  # a sparse set of far-apart ids: tabulate just those
-        unique, index = numpy.unique(positions, return_inverse=True)
-        cos_, sin_ = angle_table(unique.astype(numpy.float64)[:, None], FREQUENCIES[None, :])
-        table = _combine(cos_, sin_, direction, kind, dtype)
-        index = index.reshape(positions.shape)
-    if kind == "complex":
-        return table[index]
-    return table[0][index], table[1][index]
+        return table, positions - first
+    # a sparse set of far-apart ids: tabulate just those
+    unique, index = numpy.unique(positions, return_inverse=True)
+    cos_, sin_ = angle_table(unique.astype(numpy.float64)[:, None], FREQUENCIES[None, :])
+    return _combine(cos_, sin_, direction, kind, dtype), index.reshape(positions.shape)
 
 
 def _combine(cos_, sin_, direction, kind, dtype):
@@ -159,18 +163,34 @@ def _blocks(shape, rows, shared=()):
 
 
 def _output(x, out):
+    """``(out, aliased)``: the result array, and whether it is x itself (in place)."""
     if out is None:
-        return numpy.empty_like(x)
+        return numpy.empty_like(x), False
     if not isinstance(out, numpy.ndarray) or out.shape != x.shape or out.dtype != x.dtype:
         raise ValueError(f"out must be an array of shape {{x.shape}} and dtype {{x.dtype}}")
-    return out
+    same = out.__array_interface__["data"][0] == x.__array_interface__["data"][0] and out.strides == x.strides
+    if not same and numpy.may_share_memory(x, out):
+        try:
+            overlap = numpy.shares_memory(x, out, max_work=1 << 16)
+        except RuntimeError:  # numpy.exceptions.TooHardError: the exact test ran out of work
+            overlap = True
+        if overlap:  # an entry would be read after another entry's result overwrote it
+            raise ValueError("out must be x itself or an array that does not overlap x")
+    return out, same
 
 
-def _rotate(x, positions, direction, out):
+def _threads(threads):
+    if threads is None:
+        return THREADS
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {{threads!r}}")
+    return threads
+
+
+def _rotate(x, positions, direction, out, threads=1):
     x, positions = _prepare(x, positions)
-    out = _output(x, out)
-    aliased = numpy.may_share_memory(x, out)
-    if ROTARY_DIM < HEAD_DIM and not (aliased and numpy.shares_memory(x[..., ROTARY_DIM:], out[..., ROTARY_DIM:])):
+    out, aliased = _output(x, out)
+    if ROTARY_DIM < HEAD_DIM and not aliased:
         numpy.copyto(out[..., ROTARY_DIM:], x[..., ROTARY_DIM:])
     if x.size == 0:
         return out
@@ -181,36 +201,73 @@ def _rotate(x, positions, direction, out):
             numpy.copyto(out[..., :ROTARY_DIM], rotated[..., :ROTARY_DIM])
             return out
         z = x[..., :ROTARY_DIM].view(complex_dtype)
-        numpy.multiply(z, _tables(positions, direction, x.dtype), out=out[..., :ROTARY_DIM].view(complex_dtype))
+        numpy.multiply(z, _complex_table(positions, direction, x.dtype), out=out[..., :ROTARY_DIM].view(complex_dtype))
         return out
-    diagonal, off = _tables(positions, direction, x.dtype)
-    if _heads_share_positions(x, positions):
-        return _rotate_half_blocked(x, diagonal, off, out, aliased)
+    return _rotate_half(x, positions, direction, out, aliased, threads)
+
+
+def _rotate_half(x, positions, direction, out, aliased, threads):
+    """Half pairing: ``out = x * diagonal + swap_halves(x * off)`` on blocks of rows that stay in cache.
+
+    NumPy has no fused multiply-add, so this is three passes over each block; on a large array
+    they are split over threads (NumPy releases the GIL in its loops), so one thread computes
+    while another waits on memory."""
+    (diagonal, off), index = _table_and_index(positions, direction, "real", x.dtype)
     rows = x.shape[:-1]
-    diagonal = numpy.broadcast_to(diagonal, rows + (ROTARY_DIM,))
-    off = numpy.broadcast_to(off, rows + (ROTARY_DIM,))
-    out_pairs = _halves(out)
-    scratch = {{}}
     shared = [k for k in range(len(rows)) if positions.shape[k] == 1 and rows[k] > 1]
-    for index in _blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM), shared):
-        block = x[index][..., :ROTARY_DIM]
-        target = out[index][..., :ROTARY_DIM]
-        if block.shape not in scratch:
-            tmp = numpy.empty(block.shape, x.dtype)
-            scratch[block.shape] = (tmp, _halves(tmp, swapped=True))
-        tmp, tmp_swapped = scratch[block.shape]
-        d, o = diagonal[index], off[index]
-        numpy.multiply(block, o, out=tmp)  # first: in place, the next product overwrites x
-        numpy.multiply(block, d, out=target)
-        pairs = out_pairs[index]
-        numpy.add(pairs, tmp_swapped, out=pairs)
+    blocks = list(_blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM), shared))
+    parts = min(threads, len(blocks)) if x.size >= PARALLEL_ELEMENTS else 1
+    work = (x, out, _halves(out), diagonal, off, numpy.broadcast_to(index, rows), shared, aliased)
+    if parts == 1:
+        _rotate_half_blocks(blocks, *work)
+        return out
+    cuts = [len(blocks) * k // parts for k in range(parts + 1)]
+    failures = []
+
+    def run(part):
+        try:
+            _rotate_half_blocks(blocks[cuts[part]:cuts[part + 1]], *work)
+        except BaseException as err:  # re-raised in the calling thread once every part has stopped
+            failures.append(err)
+
+    helpers = [threading.Thread(target=run, args=(part,), daemon=True) for part in range(1, parts)]
+    for helper in helpers:
+        helper.start()
+    run(0)
+    for helper in helpers:
+        helper.join()
+    if failures:
+        raise failures[0]
     return out
 
 
-def _heads_share_positions(x, positions):
-    """True for x laid out (B, T, H, d) with position ids of shape (1 or B, 1 or T, 1)."""
-    return (x.ndim == 4 and positions.shape[2] == 1
-            and positions.shape[0] in (1, x.shape[0]) and positions.shape[1] in (1, x.shape[1]))
+def _rotate_half_blocks(blocks, x, out, out_pairs, diagonal, off, index, shared, aliased):
+    """The given blocks of the half-pairing update.  A block's table rows are taken once into
+    scratch and kept while only axes the ids are broadcast over change (``_blocks`` walks those
+    innermost), so no table of x's size is ever built."""
+    scratch, held = {{}}, None
+    for block_index in blocks:
+        block = x[block_index][..., :ROTARY_DIM]
+        target = out[block_index][..., :ROTARY_DIM]
+        if block.shape not in scratch:  # the swapped view built once: as_strided costs microseconds
+            tmp, d, o = (numpy.empty(block.shape, x.dtype) for _ in range(3))
+            scratch[block.shape] = (tmp, _halves(tmp, swapped=True), d, o)
+        tmp, tmp_swapped, d, o = scratch[block.shape]
+        rows_of_table = (tuple(i for k, i in enumerate(block_index) if k not in shared), block.shape)
+        if rows_of_table != held:
+            ids = index[block_index]
+            # every id is a row of the table by construction; "clip" only spares take its buffered copy
+            numpy.take(diagonal, ids, axis=0, out=d, mode="clip")
+            numpy.take(off, ids, axis=0, out=o, mode="clip")
+            held = rows_of_table
+        if aliased:  # tmp first: the diagonal product overwrites x in place
+            numpy.multiply(block, o, out=tmp)
+            numpy.multiply(block, d, out=target)
+        else:  # diagonal first: measured faster when out is a separate array
+            numpy.multiply(block, d, out=target)
+            numpy.multiply(block, o, out=tmp)
+        pairs = out_pairs[block_index]
+        numpy.add(pairs, tmp_swapped, out=pairs)
 
 
 def _halves(v, swapped=False):
@@ -224,46 +281,19 @@ def _halves(v, swapped=False):
         base, v.shape[:-1] + (2, half), v.strides[:-1] + ((-half if swapped else half) * step, step))
 
 
-def _rotate_half_blocked(x, diagonal, off, out, aliased):
-    """Half pairing on (B, T, H, d), a block of positions at a time, tables expanded over heads once."""
-    batch, steps, heads = x.shape[:3]
-    per_sample = diagonal.shape[0] > 1
-    span = max(1, BLOCK_ELEMENTS // (heads * ROTARY_DIM))
-    shape = (min(span, steps), heads, ROTARY_DIM)
-    d, o, tmp = (numpy.empty(shape, x.dtype) for _ in range(3))
-    out_pairs, tmp_swapped = _halves(out), _halves(tmp, swapped=True)
-    for start in range(0, steps, span):
-        stop = min(start + span, steps)
-        n = stop - start
-        ids = slice(start, stop) if diagonal.shape[1] > 1 else slice(0, 1)
-        for b in range(batch):
-            if b == 0 or per_sample:
-                numpy.copyto(d[:n], diagonal[b if per_sample else 0, ids])
-                numpy.copyto(o[:n], off[b if per_sample else 0, ids])
-            block = x[b, start:stop, :, :ROTARY_DIM]
-            target = out[b, start:stop, :, :ROTARY_DIM]
-            if aliased:  # tmp first: the diagonal product overwrites x in place
-                numpy.multiply(block, o[:n], out=tmp[:n])
-                numpy.multiply(block, d[:n], out=target)
-            else:  # diagonal first: measured faster when out is a separate array
-                numpy.multiply(block, d[:n], out=target)
-                numpy.multiply(block, o[:n], out=tmp[:n])
-            pairs = out_pairs[b, start:stop]
-            numpy.add(pairs, tmp_swapped[:n], out=pairs)
-    return out
-
-
-def apply(x, positions, out=None):
+def apply(x, positions, out=None, threads=None):
     """RoPE: rotate pair r of every row of x by the angle of its position id ({pairing} pairing).
 
     x: array (..., T, HEAD_DIM); positions: integer ids broadcastable to x.shape[:-1];
-    out: optional preallocated result (may be x itself)."""
-    return _rotate(x, positions, "forward", out)
+    out: optional preallocated result (x itself, or an array not overlapping x);
+    threads: how many threads may share a large half-pairing array (default THREADS);
+    the result does not depend on it."""
+    return _rotate(x, positions, "forward", out, _threads(threads))
 
 
-def backward(g, positions, out=None):
+def backward(g, positions, out=None, threads=None):
     """The gradient of ``apply`` with respect to x: R_m^T g, the inverse rotation."""
-    return _rotate(g, positions, "backward", out)
+    return _rotate(g, positions, "backward", out, _threads(threads))
 '''
 
 
