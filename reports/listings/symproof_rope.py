@@ -51,7 +51,9 @@ def angle_table(p, w):
 
 
 def _cos_sin(lo, hi):
-    """Float64 (cos, sin) tables for the position ids lo .. hi, cached and grown by doubling."""
+    """``(first id, last id, cos, sin, tables built from them)`` covering the ids lo .. hi: float64,
+    cached and grown by doubling.  Callers keep to the entry they are given, so a call running
+    beside one that grows the range still pairs each table with its own first id."""
     held = _cache.get("range")
     if held is None or held[0] > lo or held[1] < hi:
         if held is not None:  # grow with head-room, so a decoding loop does not rebuild every step
@@ -60,9 +62,10 @@ def _cos_sin(lo, hi):
             hi = lo + max(span, min(2 * span, TABLE_SPAN_LIMIT)) - 1
         p = numpy.arange(lo, hi + 1, dtype=numpy.float64)[:, None]
         cos_, sin_ = angle_table(p, FREQUENCIES[None, :])
+        held = (lo, hi, numpy.ascontiguousarray(cos_), numpy.ascontiguousarray(sin_), {})
         _cache.clear()
-        _cache["range"] = (lo, hi, numpy.ascontiguousarray(cos_), numpy.ascontiguousarray(sin_))
-    return _cache["range"]
+        _cache["range"] = held
+    return held
 
 
 def _complex_table(positions, direction, dtype):
@@ -72,8 +75,9 @@ def _complex_table(positions, direction, dtype):
     if last is not None and last[0].shape == positions.shape and numpy.array_equal(last[0], positions):
         return last[1]  # same ids as the previous call (every layer of one forward pass): reuse, stay in cache
     table, index = _table_and_index(positions, direction, "complex", dtype)
-    _cache[key] = (positions.copy(), table[index])
-    return _cache[key][1]
+    gathered = table[index]
+    _cache[key] = (positions.copy(), gathered)
+    return gathered
 
 
 def _table_and_index(positions, direction, kind, dtype):
@@ -81,11 +85,11 @@ def _table_and_index(positions, direction, kind, dtype):
     and, for each entry of ``positions``, its row in that table."""
     lo, hi = int(positions.min()), int(positions.max())
     if hi - lo + 1 <= max(TABLE_SPAN_LIMIT, 4 * positions.size):
-        first, _, cos_, sin_ = _cos_sin(lo, hi)
+        first, _, cos_, sin_, built = _cos_sin(lo, hi)
         key = (direction, kind, numpy.dtype(dtype).str)
-        table = _cache.get(key)
+        table = built.get(key)
         if table is None:
-            table = _cache[key] = _combine(cos_, sin_, direction, kind, dtype)
+            table = built[key] = _combine(cos_, sin_, direction, kind, dtype)
         return table, positions - first
     # a sparse set of far-apart ids: tabulate just those
     unique, index = numpy.unique(positions, return_inverse=True)

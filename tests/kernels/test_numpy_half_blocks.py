@@ -100,3 +100,28 @@ def test_out_interleaved_with_x_without_overlap_is_accepted(pairing):
     got = kernel.apply(x, np.arange(5), out=buffer[1::2])
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(buffer[0::2], x)
+
+
+@pytest.mark.parametrize("pairing", ["adjacent", "half"])
+def test_calls_from_several_threads_while_the_table_grows_agree_with_one_thread(pairing):
+    """The position-range table is shared by the calls of every thread and grows when a call
+    needs later ids: a call must keep to the table and first id it started with."""
+    kernel = rope_kernel.__wrapped__(rope_spec(head_dim=16, pairing=pairing))
+    reference = rope_kernel.__wrapped__(rope_spec(head_dim=16, pairing=pairing))
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((64, 16))
+    jobs = [np.arange(64) + 37 * k for k in range(200)]  # each start later: the range grows often
+    want = [reference.apply(x, ids) for ids in jobs]
+    got = [None] * len(jobs)
+
+    def run(first):
+        for k in range(first, len(jobs), 4):
+            got[k] = kernel.apply(x, jobs[k], threads=1)
+
+    workers = [threading.Thread(target=run, args=(first,)) for first in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for k in range(len(jobs)):
+        np.testing.assert_array_equal(got[k], want[k])
