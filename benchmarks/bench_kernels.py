@@ -1,13 +1,14 @@
 """RoPE kernels against the memory floor and against what users run today, in one process.
 
-Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c]``.
+Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c] [--threads N]``.
 
 - torch: the exported module beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
   ``LlamaRotaryEmbedding`` from ``transformers.models.llama.modeling_llama``; install with
   ``pip install -e .[bench]``) and ``x.clone()``, float32 ``(B, H, T, d) = (4, 8, 2048, 128)``;
   then a decode step (``T = 1``, ``B = 8``, ``H = 32``, position ids at a KV-cache offset of 4000),
   where per-call overhead dominates.
-- numpy: the generated kernel (the text ``rope_apply`` runs) with ``out=`` against ``np.copyto``.
+- numpy: the generated kernel (the text ``rope_apply`` runs) with ``out=`` against ``np.copyto``;
+  half pairing at its default ``threads`` (the kernel's ``THREADS``) and at ``threads=1``.
 - C: the exported kernel's fused pass against a plain copy loop compiled with the same flags.
 
 Every case of a section runs once per iteration, interleaved, so load from other processes
