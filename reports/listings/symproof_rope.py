@@ -33,7 +33,7 @@ FREQUENCIES = numpy.array([
     0.001, 0.0007498942093324559, 0.0005623413251903491, 0.00042169650342858224,
     0.00031622776601683794, 0.00023713737056616554, 0.00017782794100389227, 0.0001333521432163324,
 ], dtype=numpy.float64)
-# rows of x handled per block on the half-pairing path (keeps scratch in cache)
+# entries of x per block on the half-pairing path (the block and its scratch stay in cache)
 BLOCK_ELEMENTS = 1 << 17
 # threads the half-pairing path splits arrays of at least PARALLEL_ELEMENTS entries over; every
 # entry is computed by the same operations whatever the split, so the result is bitwise the same

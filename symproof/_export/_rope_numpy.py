@@ -45,7 +45,7 @@ ROTARY_DIM = {rotary_dim}
 PAIRING = {pairing!r}
 # {frequency_doc}; exact values rounded once to float64
 FREQUENCIES = numpy.array({frequencies}, dtype=numpy.float64)
-# rows of x handled per block on the half-pairing path (keeps scratch in cache)
+# entries of x per block on the half-pairing path (the block and its scratch stay in cache)
 BLOCK_ELEMENTS = 1 << 17
 # threads the half-pairing path splits arrays of at least PARALLEL_ELEMENTS entries over; every
 # entry is computed by the same operations whatever the split, so the result is bitwise the same
