@@ -39,6 +39,8 @@ BLOCK_ELEMENTS = 1 << 17
 # entry is computed by the same operations whatever the split, so the result is bitwise the same
 THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 PARALLEL_ELEMENTS = 1 << 20
+# a larger threads= is read as this many: more threads than cores only add start-up cost
+MAX_THREADS = 64
 # largest span of position ids tabulated in one cached table (about 2^22 entries per table)
 TABLE_SPAN_LIMIT = max(1, (1 << 22) // len(FREQUENCIES))
 
@@ -208,7 +210,7 @@ def _rotate_half(x, positions, direction, out, aliased, threads):
     rows = x.shape[:-1]
     shared = [k for k in range(len(rows)) if positions.shape[k] == 1 and rows[k] > 1]
     blocks = list(_blocks(rows, max(1, BLOCK_ELEMENTS // HEAD_DIM), shared))
-    parts = min(threads, len(blocks)) if x.size >= PARALLEL_ELEMENTS else 1
+    parts = min(threads, MAX_THREADS, len(blocks)) if x.size >= PARALLEL_ELEMENTS else 1
     work = (x, out, _halves(out), diagonal, off, numpy.broadcast_to(index, rows), shared, aliased)
     if parts == 1:
         _rotate_half_blocks(blocks, *work)

@@ -76,6 +76,21 @@ def test_a_failure_in_a_helper_thread_reaches_the_caller():
         kernel.apply(np.ones((4, 16)), np.arange(4), threads=2)
 
 
+def test_a_huge_thread_count_starts_at_most_max_threads(monkeypatch):
+    kernel = _private_kernel(BLOCK_ELEMENTS=16, PARALLEL_ELEMENTS=1, MAX_THREADS=3)
+    started = []
+    real_thread = threading.Thread
+
+    def counting_thread(*args, **kwargs):
+        started.append(1)
+        return real_thread(*args, **kwargs)
+
+    monkeypatch.setattr(kernel.apply.__globals__["threading"], "Thread", counting_thread)
+    x = np.random.default_rng(16).standard_normal((50, 16))
+    np.testing.assert_array_equal(kernel.apply(x, np.arange(50), threads=10**9), kernel.apply(x, np.arange(50), threads=1))
+    assert len(started) == 2  # the calling thread does one part itself
+
+
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
 def test_threads_must_be_a_positive_integer(threads):
     kernel = rope_kernel(rope_spec(head_dim=16, pairing="half"))
