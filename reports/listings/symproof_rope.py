@@ -268,7 +268,7 @@ def _halves(v, swapped=False):
     """A (..., 2, ROTARY_DIM // 2) view of v's rotated part: its two halves, in swapped order if asked.
 
     Built with strides, never with reshape, which would silently copy a strided array; built once
-    per call on whole arrays, since ``as_strided`` costs microseconds."""
+    per call (for ``out``) or per scratch shape, never per block, since ``as_strided`` costs microseconds."""
     half, step = ROTARY_DIM // 2, v.strides[-1]
     base = v[..., half:] if swapped else v[..., :half]
     return numpy.lib.stride_tricks.as_strided(

@@ -13,10 +13,11 @@ kernel is generated); with half pairing the two halves are contiguous and the
 update is ``x * [R00 | R11] + swap_halves(x * [R10 | R01])`` (entries of the
 2x2 matrix, printed; the same products as ``swap_halves(x) * [R01 | R10]``, so
 the same bits), run as ufuncs with ``out=`` on cache-sized blocks, so no
-temporary ever leaves the cache.  For ``x`` laid out ``(B, T, H, d)`` with
-positions constant over heads, the tables of a block of positions are expanded
-over heads once (once for the whole batch when positions are shared), so both
-products run on contiguous rows and the half swap is folded into the final add.
+temporary ever leaves the cache.  A block's table rows are taken into scratch
+(expanded over heads when the ids are constant over them, so both products run
+on contiguous rows) and kept while only axes the ids are broadcast over change;
+the half swap is folded into the final add, and large arrays are split over
+threads.
 """
 
 from __future__ import annotations
@@ -280,7 +281,7 @@ def _halves(v, swapped=False):
     """A (..., 2, ROTARY_DIM // 2) view of v's rotated part: its two halves, in swapped order if asked.
 
     Built with strides, never with reshape, which would silently copy a strided array; built once
-    per call on whole arrays, since ``as_strided`` costs microseconds."""
+    per call (for ``out``) or per scratch shape, never per block, since ``as_strided`` costs microseconds."""
     half, step = ROTARY_DIM // 2, v.strides[-1]
     base = v[..., half:] if swapped else v[..., :half]
     return numpy.lib.stride_tricks.as_strided(

@@ -13,9 +13,9 @@ from symproof.kernels import ROPE_REFERENCES, rope_kernel, rope_spec
 from symproof.kernels._reference import reference_frequencies
 
 
-def _private_kernel(**constants):
+def _private_kernel(pairing="half", **constants):
     """A kernel instance of its own (``rope_kernel`` is cached), with module constants overridden."""
-    kernel = rope_kernel.__wrapped__(rope_spec(head_dim=16, rotary_dim=12, denominator=16, pairing="half"))
+    kernel = rope_kernel.__wrapped__(rope_spec(head_dim=16, rotary_dim=12, denominator=16, pairing=pairing))
     kernel.apply.__globals__.update(constants)
     return kernel
 
@@ -121,8 +121,7 @@ def test_out_interleaved_with_x_without_overlap_is_accepted(pairing):
 def test_calls_from_several_threads_while_the_table_grows_agree_with_one_thread(pairing):
     """The position-range table is shared by the calls of every thread and grows when a call
     needs later ids: a call must keep to the table and first id it started with."""
-    kernel = rope_kernel.__wrapped__(rope_spec(head_dim=16, pairing=pairing))
-    reference = rope_kernel.__wrapped__(rope_spec(head_dim=16, pairing=pairing))
+    kernel, reference = _private_kernel(pairing), _private_kernel(pairing)
     rng = np.random.default_rng(15)
     x = rng.standard_normal((64, 16))
     jobs = [np.arange(64) + 37 * k for k in range(200)]  # each start later: the range grows often
