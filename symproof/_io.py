@@ -350,7 +350,9 @@ def _read_manifest(root: _Folder) -> dict:
         if isinstance(group, str) and len(group) <= 256 and isinstance(entries, dict):
             kept = {name: _entry(value) for name, value in entries.items()
                     if isinstance(name, str) and _OWNED_NAME.match(name)}
-            manifest[group] = {name: entry for name, entry in kept.items() if entry is not None}
+            kept = {name: entry for name, entry in kept.items() if entry is not None}
+            if kept:
+                manifest[group] = kept
     return manifest
 
 
