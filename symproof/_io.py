@@ -394,10 +394,11 @@ class _Writer:
     def entries(self, relative: str) -> list:
         return [entries[relative] for entries in self.manifest.values() if relative in entries]
 
-    def check(self, relative: str, data: bytes | None, *, early: bool = False):
+    def check(self, relative: str, data: bytes | None, *, any_file: bool = False):
         """The identity of what is at ``relative`` now if it may be replaced (``None``: nothing is
-        there), else the one-line refusal naming it.  ``data``: the new bytes (``None``: the manifest);
-        ``early``: before the bytes exist (a regular file is then judged when writing)."""
+        there), else the one-line refusal naming it.  ``data``: the new bytes (``None``: not known
+        yet); ``any_file``: any regular file may be replaced (the manifest; or a check before the
+        bytes exist, the file being judged when writing)."""
         sub, base = _split(relative)
         folder = self.folder(sub, create=False)
         info = folder.lstat(base) if folder is not None else None
@@ -409,9 +410,9 @@ class _Writer:
         if not stat.S_ISREG(info.st_mode):
             raise folder.refuse(base, f"is {_kind(info.st_mode)}; expected a regular file symproof wrote there "
                                       "(move it away)")
-        if data is None or early or self.force or _evidenced(folder, base, info, self.entries(relative)):
+        if any_file or self.force or _evidenced(folder, base, info, self.entries(relative)):
             return _identity(info)
-        if info.st_size == len(data) and folder.sha256(base, info) == _digest(data):
+        if data is not None and info.st_size == len(data) and folder.sha256(base, info) == _digest(data):
             return _identity(info)  # the very bytes about to be written: replacing it changes nothing
         raise folder.refuse(base, f"a file of this name is already there and symproof did not write it (not listed "
                                   f"in {MANIFEST_NAME}, or changed since); rerun with --force to replace it")
@@ -458,7 +459,7 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
     writer = _Writer(folder, option, force)
     try:
         plan = {relative: writer.check(relative, files[relative]) for relative in names}
-        plan[MANIFEST_NAME] = writer.check(MANIFEST_NAME, None)
+        plan[MANIFEST_NAME] = writer.check(MANIFEST_NAME, None, any_file=True)
         manifest = writer.manifest
         previous = manifest.get(group, {})
         written = {}
@@ -483,19 +484,22 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
     return [os.path.join(folder, relative) for relative in names]
 
 
-def check_owned_files(folder, names: Sequence[str], *, option: str, folders: Sequence[str] = ()) -> None:
+def check_owned_files(folder, names: Sequence[str], *, option: str, folders: Sequence[str] = (),
+                      unlisted: bool = False, force: bool = False) -> None:
     """Refuse now, before any work, what :func:`write_owned_files` will refuse whatever it writes to
     ``names``: a symlinked sub-folder, a symlink, a folder or a special file in their place.  (A
     regular file it did not write is judged when writing: it may hold the very bytes to come.)
-    ``folders``: sub-folders the files may go in, checked even when no name is known yet."""
-    writer = _Writer(output_folder(folder, option), option, False)
+    ``folders``: sub-folders the files may go in, checked even when no name is known yet.
+    ``unlisted``: refuse now, too, a regular file it did not write (unless ``force``): for a command
+    whose work should not even start then (an audit runs the user's code)."""
+    writer = _Writer(output_folder(folder, option), option, force)
     try:
         for sub in folders:
             writer.folder(sub, create=False)
         for relative in names:
             if _OWNED_NAME.match(relative):
-                writer.check(relative, b"", early=True)
-        writer.check(MANIFEST_NAME, None)
+                writer.check(relative, None, any_file=not unlisted)
+        writer.check(MANIFEST_NAME, None, any_file=True)
     finally:
         writer.close()
 

@@ -20,7 +20,8 @@ def main_audit(args) -> int:
         from .._io import check_owned_files, output_folder
         from ._report import FILES
 
-        check_owned_files(output_folder(args.report, "--report"), FILES, option="--report")
+        check_owned_files(output_folder(args.report, "--report"), FILES, option="--report", unlisted=True,
+                          force=bool(getattr(args, "force", False)))
     variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
     audit_positions(variant, args.seq_len)
     # whatever the user's code prints goes to stderr: stdout carries the verdict (and stays valid JSON)
