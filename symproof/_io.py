@@ -417,6 +417,14 @@ class _Writer:
         raise folder.refuse(base, f"a file of this name is already there and symproof did not write it (not listed "
                                   f"in {MANIFEST_NAME}, or changed since); rerun with --force to replace it")
 
+    def save_manifest(self, expected) -> None:
+        document = {"written_by": "symproof", "format": 2,
+                    "note": "files symproof wrote here, with their size, mtime and sha256; a later run removes "
+                            "only files that still match",
+                    "groups": {g: dict(sorted(entries.items())) for g, entries in sorted(self.manifest.items())}}
+        text = json.dumps(document, indent=1) + "\n"
+        self.root.write(MANIFEST_NAME, text.encode("utf-8"), expected)
+
     def write(self, relative: str, data: bytes, expected) -> dict:
         sub, base = _split(relative)
         return self.folder(sub, create=True).write(base, data, expected)
@@ -463,18 +471,19 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
         manifest = writer.manifest
         previous = manifest.get(group, {})
         written = {}
-        for relative in names:
-            written[relative] = writer.write(relative, files[relative], plan[relative])
-            for entries in manifest.values():  # every group that lists it now lists what is there
-                if relative in entries:
-                    entries[relative] = written[relative]
+        try:
+            for relative in names:
+                written[relative] = writer.write(relative, files[relative], plan[relative])
+                for entries in manifest.values():  # every group that lists it now lists what is there
+                    if relative in entries:
+                        entries[relative] = written[relative]
+        except InvalidInputError:
+            if written:  # stopped half-way (a swap caught at writing): what was written is still ours
+                manifest[group] = {**previous, **written}
+                writer.save_manifest(plan[MANIFEST_NAME])
+            raise
         manifest[group] = written
-        document = {"written_by": "symproof", "format": 2,
-                    "note": "files symproof wrote here, with their size, mtime and sha256; a later run removes "
-                            "only files that still match",
-                    "groups": {g: dict(sorted(entries.items())) for g, entries in sorted(manifest.items())}}
-        text = json.dumps(document, indent=1) + "\n"
-        writer.root.write(MANIFEST_NAME, text.encode("utf-8"), plan[MANIFEST_NAME])
+        writer.save_manifest(plan[MANIFEST_NAME])
         kept_elsewhere = {name for g, entries in manifest.items() if g != group for name in entries}
         for relative, entry in sorted(previous.items()):
             if relative not in files and relative not in kept_elsewhere:

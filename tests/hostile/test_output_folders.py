@@ -586,3 +586,22 @@ def test_check_export_of_a_proved_kernel_says_nothing_of_it(tree):
     done = symproof("check", shipped_variants()["xpos"], "--export", tree / "out")
     assert done.returncode == 0, done.stderr
     assert "NOT PROVED" not in (tree / "out" / "symproof_variant_xpos.py").read_text()
+
+
+def test_a_run_stopped_half_way_by_a_swap_keeps_what_it_wrote_as_its_own(tree, monkeypatch):
+    real_write = _Writer.write
+
+    def write(self, relative, data, expected):
+        if relative == "figures/plot.svg":
+            _link_where_the_folder_goes(tree)
+        return real_write(self, relative, data, expected)
+
+    monkeypatch.setattr(_Writer, "write", write)
+    before = outside(tree)
+    with pytest.raises(InvalidInputError, match="figures"):
+        write_owned_files(tree / "out", OUTPUTS, group=GROUP, option="--out", order=["kernel.py", "figures/plot.svg"])
+    assert outside(tree) == before
+    monkeypatch.undo()
+    (tree / "out" / "figures").unlink()
+    write_owned_files(tree / "out", {**OUTPUTS, "kernel.py": b"# again\n"}, group=GROUP, option="--out")  # no --force
+    assert (tree / "out" / "kernel.py").read_bytes() == b"# again\n"
