@@ -109,6 +109,25 @@ def _link(path, target):
     os.symlink(target, path)
 
 
+def _socket(path):
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(path))
+    except OSError as err:  # a path too long for AF_UNIX
+        pytest.skip(f"cannot bind a UNIX socket there: {err}")
+    sock.close()
+
+
+def _device(path):
+    """A character device like /dev/null (needs root); else the test is skipped."""
+    try:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except (PermissionError, AttributeError) as err:
+        pytest.skip(f"cannot make a device file here: {err}")
+
+
 #: (case, how the attacker prepares tmp/out, words the one-line refusal names)
 PREPARED = [
     ("file symlink to a user's file", lambda t: _link(t / "out" / "kernel.py", "../thesis/draft.txt"),
@@ -134,6 +153,9 @@ PREPARED = [
     ("a FIFO in a sub-folder", lambda t: ((t / "out" / "figures").mkdir(), os.mkfifo(t / "out" / "figures" / "plot.svg")),
      ["plot.svg", "FIFO"]),
     ("a FIFO where a sub-folder goes", lambda t: os.mkfifo(t / "out" / "figures"), ["figures", "FIFO"]),
+    ("a socket with an output's name", lambda t: _socket(t / "out" / "kernel.py"), ["kernel.py", "socket"]),
+    ("a character device with an output's name", lambda t: _device(t / "out" / "kernel.py"),
+     ["kernel.py", "character device"]),
     ("the manifest a symlink to a user's file", lambda t: _link(t / "out" / MANIFEST_NAME, "../thesis/draft.txt"),
      [MANIFEST_NAME, "symlink"]),
     ("the manifest a folder", lambda t: (t / "out" / MANIFEST_NAME).mkdir(), [MANIFEST_NAME, "folder"]),
@@ -175,6 +197,15 @@ def test_force_replaces_a_users_regular_file_and_nothing_else(tree, relative):
     assert (out / relative).read_bytes() == OUTPUTS[relative]
     assert (out / "notes.txt").read_text() == "my notes"
     assert outside(tree) == before
+
+
+def test_force_replaces_a_read_only_file_of_the_user_only_when_asked(tree):
+    user = tree / "out" / "kernel.py"
+    user.write_text("mine, read-only")
+    user.chmod(0o444)
+    assert_refused(tree, ["kernel.py", "--force"])
+    write_owned_files(tree / "out", OUTPUTS, group=GROUP, option="--out", force=True)
+    assert user.read_bytes() == OUTPUTS["kernel.py"]
 
 
 @pytest.mark.parametrize("name", ["../escape.py", "/tmp/abs.py", "a/../../x.py", "a/b/c.py", ".hidden", "",
