@@ -47,6 +47,12 @@ def _cmd_audit(args) -> int:
     return main_audit(args)
 
 
+_FORCE_HELP = ("replace a file with an output's name that symproof did not write (by default such a file "
+               "is refused, exit 2; symlinks, folders and special files are refused even so)")
+_UNPROVED_HELP = ("write the kernel even when a property it rests on is not proved (refuted or unknown); its "
+                  "header then says which and why (by default such a kernel is not written, exit 2)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symproof",
@@ -66,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write wall times into the reports (they are then not reproducible byte for byte)")
     report.add_argument("--no-pdf", action="store_true",
                         help="write the HTML and the TeX only (no pdflatex run)")
+    report.add_argument("--force", action="store_true", help=_FORCE_HELP)
     report.set_defaults(func=_cmd_report)
 
     export = sub.add_parser("export", help="write a generated kernel as standalone source")
@@ -79,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--denominator", type=int, default=None,
                         help="width D in omega_r = base^(-2r/D); required when --rotary-dim < --head-dim")
     export.add_argument("--dtype", choices=("float64", "float32"), default=None, help="element type (default float64)")
+    export.add_argument("--force", action="store_true", help=_FORCE_HELP)
+    export.add_argument("--allow-unproved", action="store_true", help=_UNPROVED_HELP)
     export.set_defaults(func=_cmd_export)
 
     check = sub.add_parser("check", help="check which of the chapter's properties a variant keeps")
@@ -89,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
     check.add_argument("--budget", type=float, default=5.0, metavar="SECONDS",
                        help="CPU seconds for deciding all the properties; past it they are unknown (default 5)")
+    check.add_argument("--force", action="store_true", help=_FORCE_HELP + " (--export and --report)")
+    check.add_argument("--allow-unproved", action="store_true", help=_UNPROVED_HELP + " (--export)")
     check.set_defaults(func=_cmd_check)
 
     audit = sub.add_parser(
@@ -107,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="call length (max position id + 1) to audit at; for length-dependent models (dynamic "
                             "NTK, LongRoPE) the default is their threshold, the longest call before they change")
     audit.add_argument("--report", default=None, metavar="DIR", help="write an HTML/LaTeX section and a plot there")
+    audit.add_argument("--force", action="store_true", help=_FORCE_HELP + " (--report)")
     audit.set_defaults(func=_cmd_audit)
     return parser
 

@@ -4,10 +4,12 @@
 - :func:`output_folder`: the folder an option names, created if needed, or one clear error
   (an empty name, a file or a symlink to a file, a device, a folder that cannot be created
   or written to).
-- :func:`write_owned_files`: several files written atomically and recorded in the folder's
-  manifest (``.symproof-manifest.json``), so that a later run removes the files *it* wrote
-  before and no longer writes, and never anything else: a file is removed only when the
-  manifest lists it for the same command and its bytes are still the ones written.
+- :func:`write_owned_files`: several files written atomically into a folder that is trusted
+  for nothing: no symlink inside it is followed, no file the writer did not write is replaced
+  (unless forced) or removed, and its manifest (``.symproof-manifest.json``) is evidence, not
+  authority: a file is removed only when the manifest lists it for the same command and it is
+  still, by size, modification time and sha256, the regular file the writer wrote.
+- :func:`check_owned_files`: the same refusals, before the work that produces the files.
 """
 
 from __future__ import annotations
@@ -23,13 +25,8 @@ from typing import Mapping, Sequence
 
 from ._errors import InvalidInputError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "output_folder", "write_owned_files", "MANIFEST_NAME"]
-
-MANIFEST_NAME = ".symproof-manifest.json"
-#: a manifest larger than this is not ours (it lists a handful of files)
-_MANIFEST_MAX_BYTES = 1 << 20
-#: the only names a manifest entry may have: a file of the folder or of one sub-folder, no '..'
-_OWNED_NAME = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/)?[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+__all__ = ["atomic_write_bytes", "atomic_write_text", "output_folder", "write_owned_files", "check_owned_files",
+           "MANIFEST_NAME", "MAX_OUTPUT_BYTES"]
 
 
 def _umask() -> int:
@@ -104,22 +101,237 @@ def output_folder(folder, option: str) -> str:
     return folder
 
 
+# --------------------------------------------------------------------------- the owned-files writer
+#
+# An output folder may have been prepared by someone else: its manifest forged, a sub-folder or a
+# file replaced by a symlink to the user's thesis, a FIFO or a folder in place of an output, the
+# user's own file under an output's name.  So nothing inside the folder is trusted:
+#
+# - the folder is opened once and every operation is relative to that descriptor (``dir_fd``),
+#   with ``O_NOFOLLOW``: no component inside it is ever followed, whatever is swapped in meanwhile
+#   (the folder itself may be a symlink: the user named it);
+# - a file is written to a temporary file beside it, then ``os.replace``-d in, and only after its
+#   destination is checked again (``lstat``) to be what the plan found there;
+# - the manifest is evidence, never authority: a file counts as ours only if the manifest lists it
+#   and it is, by ``lstat``, a regular file of the recorded size and modification time (ns), and
+#   only then is it read, in bounded chunks, to compare its sha256.
+
+MANIFEST_NAME = ".symproof-manifest.json"
+#: a manifest larger than this is not ours (it lists a handful of files)
+_MANIFEST_MAX_BYTES = 1 << 20
+#: the largest file the writer writes, and so the largest it ever reads back to hash
+MAX_OUTPUT_BYTES = 64 << 20
+#: the only names an output or a manifest entry may have: a file of the folder or of one
+#: sub-folder; no '..', no leading dot (the manifest, temporary files), no absolute path
+_OWNED_NAME = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/)?[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_CHUNK = 1 << 16
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_FLAGS = _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+#: can every operation be relative to the folder's descriptor? (Linux, macOS, the BSDs: yes)
+_AT = all(f in os.supports_dir_fd for f in (os.open, os.stat, os.mkdir, os.unlink, os.rename, os.readlink)) \
+    and os.stat in os.supports_follow_symlinks and bool(_NOFOLLOW)
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def _shown(path: str) -> str:
+    return path if path.isprintable() else ascii(path)[1:-1]
+
+
+def _identity(info) -> tuple | None:
+    return None if info is None else (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns)
+
+
+class _Folder:
+    """A folder opened once; its entries are looked at and changed relative to it, never followed."""
+
+    def __init__(self, path: str, shown: str, option: str, fd: int | None):
+        self.path, self.shown, self.option, self.fd = path, shown, option, fd
+
+    @classmethod
+    def open_root(cls, folder: str, option: str) -> "_Folder":
+        try:
+            # the user named this folder: a symlink here is theirs to give (it is followed, once)
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)) \
+                if _AT else None
+        except OSError as err:
+            raise InvalidInputError(f"{option} {_shown(folder)}: cannot open the folder ({_why(err)})") from None
+        return cls(os.path.realpath(folder), folder, option, fd)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def refuse(self, name: str, what: str) -> InvalidInputError:
+        return InvalidInputError(f"{self.option} {_shown(os.path.join(self.shown, name))}: {what}")
+
+    # every call names an entry of this folder, never a path: '/' cannot reach another folder
+    def _at(self, name: str):
+        if "/" in name or name in ("", ".", ".."):
+            raise InvalidInputError(f"internal: {name!r} is not a name inside a folder")
+        if self.fd is not None:
+            return name, {"dir_fd": self.fd}
+        # no descriptor-relative calls on this platform: check, at each call, that the folder is
+        # still where it was resolved (no component of it swapped for a symlink)
+        if os.path.realpath(self.path) != self.path:
+            raise self.refuse(name, "the folder was moved or replaced by a symlink while symproof wrote into it")
+        return os.path.join(self.path, name), {}
+
+    def lstat(self, name: str):
+        where, at = self._at(name)
+        try:
+            return os.stat(where, follow_symlinks=False, **at)
+        except FileNotFoundError:
+            return None
+
+    def open(self, name: str, flags: int, mode: int = 0o666) -> int:
+        where, at = self._at(name)
+        return os.open(where, flags | _OPEN_FLAGS, mode, **at)
+
+    def child(self, name: str, *, create: bool) -> "_Folder | None":
+        """The sub-folder ``name`` (made when ``create``), or ``None`` when it is missing and not made.
+
+        A symlink, a file or anything else in its place is refused, naming it."""
+        info = self.lstat(name)
+        if info is None and create:
+            where, at = self._at(name)
+            try:
+                os.mkdir(where, 0o777, **at)
+            except FileExistsError:
+                pass
+            except OSError as err:
+                raise self.refuse(name, f"cannot create the folder ({_why(err)})") from None
+            info = self.lstat(name)
+        if info is None:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            raise self.refuse(name, f"is a symlink (to {_shown(self.readlink(name))}); symproof never writes "
+                                    "into a symlinked sub-folder of an output folder (remove the link)")
+        if not stat.S_ISDIR(info.st_mode):
+            raise self.refuse(name, f"is {_kind(info.st_mode) if not stat.S_ISREG(info.st_mode) else 'a file'}; "
+                                    "expected a folder (symproof writes its files there)")
+        sub = os.path.join(self.shown, name)
+        if self.fd is None:
+            return _Folder(os.path.join(self.path, name), sub, self.option, None)
+        try:
+            fd = self.open(name, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:  # swapped for a symlink or a file since the lstat: O_NOFOLLOW refused it
+            raise self.refuse(name, "was replaced (by a symlink or a file) while symproof wrote into it") from None
+        if _identity(os.fstat(fd))[:2] != _identity(info)[:2]:
+            os.close(fd)
+            raise self.refuse(name, "was replaced while symproof wrote into it")
+        return _Folder(os.path.join(self.path, name), sub, self.option, fd)
+
+    def readlink(self, name: str) -> str:
+        where, at = self._at(name)
+        try:
+            return os.readlink(where, **at)
+        except OSError:
+            return "?"
+
+    def sha256(self, name: str, info) -> str | None:
+        """The sha256 of the regular file ``name`` found as ``info`` (its lstat), read in chunks; ``None``
+        when it is not that file any more, or larger than any output (then it is not read at all)."""
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_OUTPUT_BYTES:
+            return None
+        try:
+            fd = self.open(name, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            if _identity(os.fstat(fd))[:4] != _identity(info)[:4]:
+                return None
+            digest, left = hashlib.sha256(), info.st_size + 1
+            while left > 0:
+                chunk = os.read(fd, min(_CHUNK, left))
+                if not chunk:
+                    break
+                digest.update(chunk)
+                left -= len(chunk)
+            return digest.hexdigest() if left == 1 else None  # it grew or shrank while read: not ours
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    def write(self, name: str, data: bytes, expected) -> dict:
+        """Write ``data`` to a temporary file here, then replace ``name`` with it, provided ``name`` is
+        still what the plan saw (``expected``: its identity, ``None`` for absent); its evidence."""
+        tmp = None
+        try:
+            for _ in range(100):
+                candidate = f".tmp-{os.urandom(6).hex()}-{name[-64:]}"
+                try:
+                    # mode 0666: the umask then gives the permissions a plain open() would
+                    fd = self.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                except FileExistsError:
+                    continue
+                tmp = candidate
+                break
+            else:
+                raise self.refuse(name, "cannot create a temporary file beside it")
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+                mine = os.fstat(fd)
+            finally:
+                os.close(fd)
+            if _identity(self.lstat(name)) != expected:
+                raise self.refuse(name, "changed while symproof was writing (nothing replaced)")
+            (src, at), (dst, _) = self._at(tmp), self._at(name)
+            os.replace(src, dst, **({"src_dir_fd": self.fd, "dst_dir_fd": self.fd} if at else {}))
+            tmp = None
+        except OSError as err:
+            raise self.refuse(name, f"cannot write the file ({_why(err)})") from None
+        finally:
+            if tmp is not None:
+                self.unlink(tmp)
+        return {"size": mine.st_size, "mtime_ns": mine.st_mtime_ns, "sha256": _digest(data)}
+
+    def unlink(self, name: str) -> None:
+        where, at = self._at(name)
+        try:
+            os.unlink(where, **at)
+        except OSError:
+            pass
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_manifest(folder: str) -> dict:
-    """``{group: {relative name: sha256}}``; anything unreadable or malformed counts as empty."""
-    path = os.path.join(folder, MANIFEST_NAME)
+def _entry(value) -> dict | None:
+    """A manifest entry as the writer records it, or ``None`` (it then proves nothing)."""
+    if not isinstance(value, dict):
+        return None
+    size, mtime, digest = value.get("size"), value.get("mtime_ns"), value.get("sha256")
+    if type(size) is not int or type(mtime) is not int or not isinstance(digest, str):
+        return None
+    if not 0 <= size <= MAX_OUTPUT_BYTES or not _SHA256.match(digest):
+        return None
+    return {"size": size, "mtime_ns": mtime, "sha256": digest}
+
+
+def _read_manifest(root: _Folder) -> dict:
+    """``{group: {relative name: entry}}``; anything unreadable, oversized or malformed counts as empty."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = root.open(MANIFEST_NAME, os.O_RDONLY)
     except OSError:
         return {}
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return {}
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(_MANIFEST_MAX_BYTES + 1)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MANIFEST_MAX_BYTES:
+            return {}  # the size is checked before anything is read
+        raw = os.read(fd, _MANIFEST_MAX_BYTES + 1)
     except OSError:
         return {}
     finally:
@@ -133,54 +345,172 @@ def _read_manifest(folder: str) -> dict:
     groups = document.get("groups") if isinstance(document, dict) else None
     if not isinstance(groups, dict):
         return {}
-    return {group: {name: digest for name, digest in entries.items()
-                    if isinstance(name, str) and isinstance(digest, str) and _OWNED_NAME.match(name)}
-            for group, entries in groups.items() if isinstance(group, str) and isinstance(entries, dict)}
+    manifest = {}
+    for group, entries in groups.items():
+        if isinstance(group, str) and len(group) <= 256 and isinstance(entries, dict):
+            kept = {name: _entry(value) for name, value in entries.items()
+                    if isinstance(name, str) and _OWNED_NAME.match(name)}
+            kept = {name: entry for name, entry in kept.items() if entry is not None}
+            if kept:
+                manifest[group] = kept
+    return manifest
 
 
-def _remove_if_ours(folder: str, relative: str, digest: str) -> None:
-    path = os.path.join(folder, relative)
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > (1 << 30):
-            return  # a symlink, a folder, a device: not something we wrote
-        with open(path, "rb") as handle:
-            if _digest(handle.read()) != digest:
-                return  # changed since we wrote it: the user's now
-        os.unlink(path)
-    except OSError:
-        return
+def _split(relative: str) -> tuple:
+    sub, _, base = relative.rpartition("/")
+    return sub, base
+
+
+def _evidenced(folder: _Folder, base: str, info, entries) -> bool:
+    """Is ``base`` (found as ``info``) a file the writer wrote, by one of the manifest ``entries``?
+
+    Size and modification time are compared first, from ``lstat``: only a regular file that matches
+    them is read, to compare its sha256."""
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return False
+    matching = [e for e in entries if e["size"] == info.st_size and e["mtime_ns"] == info.st_mtime_ns]
+    return bool(matching) and folder.sha256(base, info) in {e["sha256"] for e in matching}
+
+
+class _Writer:
+    """One run of :func:`write_owned_files`: the folder, its manifest, and the plan checked before writing."""
+
+    def __init__(self, folder: str, option: str, force: bool):
+        self.root = _Folder.open_root(folder, option)
+        self.force = force
+        self.manifest = _read_manifest(self.root)
+        self.subs = {"": self.root}
+
+    def close(self) -> None:
+        for sub in self.subs.values():
+            if sub is not None:
+                sub.close()
+
+    def folder(self, sub: str, *, create: bool) -> _Folder | None:
+        if sub not in self.subs or (create and self.subs[sub] is None):
+            self.subs[sub] = self.root.child(sub, create=create)
+        return self.subs[sub]
+
+    def entries(self, relative: str) -> list:
+        return [entries[relative] for entries in self.manifest.values() if relative in entries]
+
+    def check(self, relative: str, data: bytes | None, *, any_file: bool = False):
+        """The identity of what is at ``relative`` now if it may be replaced (``None``: nothing is
+        there), else the one-line refusal naming it.  ``data``: the new bytes (``None``: not known
+        yet); ``any_file``: any regular file may be replaced (the manifest; or a check before the
+        bytes exist, the file being judged when writing)."""
+        sub, base = _split(relative)
+        folder = self.folder(sub, create=False)
+        info = folder.lstat(base) if folder is not None else None
+        if info is None:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            raise folder.refuse(base, f"is a symlink (to {_shown(folder.readlink(base))}); symproof never writes "
+                                      "through or over a symlink in an output folder (remove it)")
+        if not stat.S_ISREG(info.st_mode):
+            raise folder.refuse(base, f"is {_kind(info.st_mode)}; expected a regular file symproof wrote there "
+                                      "(move it away)")
+        if any_file or self.force or _evidenced(folder, base, info, self.entries(relative)):
+            return _identity(info)
+        if data is not None and info.st_size == len(data) and folder.sha256(base, info) == _digest(data):
+            return _identity(info)  # the very bytes about to be written: replacing it changes nothing
+        raise folder.refuse(base, f"a file of this name is already there and symproof did not write it (not listed "
+                                  f"in {MANIFEST_NAME}, or changed since); rerun with --force to replace it")
+
+    def save_manifest(self, expected) -> None:
+        document = {"written_by": "symproof", "format": 2,
+                    "note": "files symproof wrote here, with their size, mtime and sha256; a later run removes "
+                            "only files that still match",
+                    "groups": {g: dict(sorted(entries.items())) for g, entries in sorted(self.manifest.items())}}
+        text = json.dumps(document, indent=1) + "\n"
+        self.root.write(MANIFEST_NAME, text.encode("utf-8"), expected)
+
+    def write(self, relative: str, data: bytes, expected) -> dict:
+        sub, base = _split(relative)
+        return self.folder(sub, create=True).write(base, data, expected)
+
+    def remove_if_ours(self, relative: str, entry: dict) -> None:
+        """Remove ``relative`` if it is still exactly the file recorded by ``entry``; else leave it."""
+        sub, base = _split(relative)
+        try:
+            folder = self.folder(sub, create=False)
+        except InvalidInputError:
+            return  # a symlinked or replaced sub-folder: nothing in it is ours to remove
+        info = folder.lstat(base) if folder is not None else None
+        if _evidenced(folder, base, info, [entry]) and _identity(folder.lstat(base)) == _identity(info):
+            folder.unlink(base)
 
 
 def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option: str,
-                      order: Sequence[str] | None = None) -> list:
+                      order: Sequence[str] | None = None, force: bool = False) -> list:
     """Write ``files`` (``{relative name: bytes}``) into ``folder``; return their paths.
 
-    Each is written atomically (in ``order`` when given), then the folder's
-    manifest records them under ``group`` (``"report:chapter"``, ``"export"``...),
-    and the files ``group`` recorded on an earlier run but does not write now are
-    removed, provided they are unchanged and no other group lists them.
+    Every destination is checked before anything is written, and again at the moment it is
+    replaced: a symlink (file or sub-folder), a folder, a FIFO or a device in its place is
+    refused, and so is a regular file the manifest does not show the writer wrote (unless
+    ``force``; a file with exactly the new bytes is not a loss and is replaced).  Each file is
+    written atomically (in ``order`` when given), then the manifest records it under ``group``
+    (``"report:chapter"``, ``"export:..."``) with its size, modification time and sha256; the
+    files ``group`` recorded on an earlier run and does not write now are removed if no other
+    group lists them and they are still, by that evidence, the files it wrote.
     """
     folder = output_folder(folder, option)
-    for relative in files:
+    names = list(order or sorted(files))
+    if sorted(names) != sorted(files):
+        raise InvalidInputError("internal: the write order must name every file once")
+    for relative in names:
         if not _OWNED_NAME.match(relative):
             raise InvalidInputError(f"internal: refusing to write the file name {relative!r}")
-    manifest = _read_manifest(folder)
-    paths = []
-    for relative in (order or sorted(files)):
-        path = os.path.join(folder, relative)
-        atomic_write_bytes(path, files[relative], option=option)
-        paths.append(path)
-    previous = manifest.get(group, {})
-    manifest[group] = {relative: _digest(data) for relative, data in sorted(files.items())}
-    document = {"written_by": "symproof", "note": "files symproof wrote here; a later run removes only these",
-                "groups": {g: dict(sorted(entries.items())) for g, entries in sorted(manifest.items())}}
-    atomic_write_text(os.path.join(folder, MANIFEST_NAME), json.dumps(document, indent=1) + "\n", option=option)
-    kept_elsewhere = {name for g, entries in manifest.items() if g != group for name in entries}
-    for relative, digest in sorted(previous.items()):
-        if relative not in files and relative not in kept_elsewhere:
-            _remove_if_ours(folder, relative, digest)
-    return paths
+        if len(files[relative]) > MAX_OUTPUT_BYTES:
+            raise InvalidInputError(f"internal: {relative} has {len(files[relative])} bytes, more than an output "
+                                    f"may have ({MAX_OUTPUT_BYTES})")
+    writer = _Writer(folder, option, force)
+    try:
+        plan = {relative: writer.check(relative, files[relative]) for relative in names}
+        plan[MANIFEST_NAME] = writer.check(MANIFEST_NAME, None, any_file=True)
+        manifest = writer.manifest
+        previous = manifest.get(group, {})
+        written = {}
+        try:
+            for relative in names:
+                written[relative] = writer.write(relative, files[relative], plan[relative])
+                for entries in manifest.values():  # every group that lists it now lists what is there
+                    if relative in entries:
+                        entries[relative] = written[relative]
+        except InvalidInputError:
+            if written:  # stopped half-way (a swap caught at writing): what was written is still ours
+                manifest[group] = {**previous, **written}
+                writer.save_manifest(plan[MANIFEST_NAME])
+            raise
+        manifest[group] = written
+        writer.save_manifest(plan[MANIFEST_NAME])
+        kept_elsewhere = {name for g, entries in manifest.items() if g != group for name in entries}
+        for relative, entry in sorted(previous.items()):
+            if relative not in files and relative not in kept_elsewhere:
+                writer.remove_if_ours(relative, entry)
+    finally:
+        writer.close()
+    return [os.path.join(folder, relative) for relative in names]
+
+
+def check_owned_files(folder, names: Sequence[str], *, option: str, folders: Sequence[str] = (),
+                      unlisted: bool = False, force: bool = False) -> None:
+    """Refuse now, before any work, what :func:`write_owned_files` will refuse whatever it writes to
+    ``names``: a symlinked sub-folder, a symlink, a folder or a special file in their place.  (A
+    regular file it did not write is judged when writing: it may hold the very bytes to come.)
+    ``folders``: sub-folders the files may go in, checked even when no name is known yet.
+    ``unlisted``: refuse now, too, a regular file it did not write (unless ``force``): for a command
+    whose work should not even start then (an audit runs the user's code)."""
+    writer = _Writer(output_folder(folder, option), option, force)
+    try:
+        for sub in folders:
+            writer.folder(sub, create=False)
+        for relative in names:
+            if _OWNED_NAME.match(relative):
+                writer.check(relative, None, any_file=not unlisted)
+        writer.check(MANIFEST_NAME, None, any_file=True)
+    finally:
+        writer.close()
 
 
 #: the largest input file read (a variant description is a few hundred bytes)

@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 from . import __version__
 
 __all__ = ["rope_provenance", "variant_provenance", "plain_variant_provenance", "call_length_provenance",
-           "variant_identity", "render_header", "python_header", "c_header", "c_comment_text", "PYTHON_TARGETS"]
+           "variant_identity", "with_unproved", "render_header", "python_header", "c_header", "c_comment_text", "PYTHON_TARGETS"]
 
 PYTHON_TARGETS = ("numpy", "torch")
 
@@ -101,6 +101,18 @@ def call_length_provenance(variant, target: str, scaling, reads_length: bool) ->
         lines.append("HF's dynamic NTK module also keeps the largest base it has computed until a call is shorter "
                      "than the threshold again; this kernel is one call of a fresh module.")
     return lines
+
+
+def with_unproved(lines: Sequence[str], unproved) -> list:
+    """``lines`` with, after the first, what was not proved: ``unproved`` holds ``(property, verdict,
+    reason)`` of each property the kernel rests on that is not *proved* (written only when asked)."""
+    if not unproved:
+        return list(lines)
+    warning = [f"NOT PROVED: written on request (--allow-unproved) although {len(unproved)} "
+               f"propert{'y' if len(unproved) == 1 else 'ies'} it rests on {'is' if len(unproved) == 1 else 'are'} "
+               "not proved:"]
+    warning += [f"  {name}: {verdict}" + (f" ({reason})" if reason else "") for name, verdict, reason in unproved]
+    return [*lines[:1], *warning, *lines[1:]]
 
 
 def render_header(lines: Sequence[str], target: str) -> str:

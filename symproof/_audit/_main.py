@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
-
-from .._errors import InvalidInputError
 
 from ._audit import audit, audit_positions
 from ._load import load_function, load_like
@@ -19,8 +16,12 @@ __all__ = ["main_audit"]
 
 
 def main_audit(args) -> int:
-    if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
-        raise InvalidInputError(f"--report {args.report}: exists and is not a folder")
+    if args.report is not None:  # refused before the user's code runs, not after
+        from .._io import check_owned_files, output_folder
+        from ._report import FILES
+
+        check_owned_files(output_folder(args.report, "--report"), FILES, option="--report", unlisted=True,
+                          force=bool(getattr(args, "force", False)))
     variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
     audit_positions(variant, args.seq_len)
     # whatever the user's code prints goes to stderr: stdout carries the verdict (and stays valid JSON)
@@ -34,6 +35,6 @@ def main_audit(args) -> int:
     if args.report:
         from ._report import write_report
 
-        paths = write_report(result, args.report)
+        paths = write_report(result, args.report, force=bool(getattr(args, "force", False)))
         print(f"report written to {paths[0]}", file=sys.stderr)
     return result.exit_code

@@ -1,6 +1,8 @@
 """``symproof audit --report DIR``: the comparison as an HTML page, a LaTeX section and a plot.
 
-Files written (atomically, each replaced whole; nothing else in ``DIR`` is touched):
+Files written (atomically, each replaced whole, through the owned-files writer of
+:mod:`symproof._io`: a same-name file symproof did not write is refused unless ``--force``;
+nothing else in ``DIR`` is touched):
 ``audit.html``, ``audit.tex`` (a ``\\section`` to ``\\input``), ``audit_angle_error.png``
 and ``audit_angle_error.pdf``.  Every text that comes from the inputs (function name,
 variant title, values) is escaped for the format it lands in.
@@ -14,7 +16,7 @@ import os
 
 import numpy as np
 
-from .._io import atomic_write_bytes, atomic_write_text
+from .._io import write_owned_files
 from ._audit import AuditResult
 from ._diagnose import ANGLE_ATOL, WHATS
 
@@ -179,17 +181,12 @@ def _latex(result: AuditResult) -> str:
     return "\n".join(lines)
 
 
-def write_report(result: AuditResult, folder) -> list:
-    """Write the report files into ``folder`` (created if needed); return their paths, HTML first."""
-    folder = os.fspath(folder)
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        from .._errors import InvalidInputError
+def write_report(result: AuditResult, folder, *, force: bool = False) -> list:
+    """Write the report files into ``folder`` (created if needed) through the owned-files writer
+    (the page last, after what it shows); return their paths, HTML first.
 
-        raise InvalidInputError(f"--report {folder}: exists and is not a folder")
+    ``force``: replace files of these names that symproof did not write (else refused)."""
     png, pdf = _plot(result)
-    paths = [os.path.join(folder, name) for name in FILES]
-    atomic_write_bytes(paths[2], png)
-    atomic_write_bytes(paths[3], pdf)
-    atomic_write_text(paths[1], _latex(result))
-    atomic_write_text(paths[0], _html(result))
-    return paths
+    files = dict(zip(FILES, (_html(result).encode("utf-8"), _latex(result).encode("utf-8"), png, pdf)))
+    write_owned_files(folder, files, group="audit", option="--report", force=force, order=FILES[::-1])
+    return [os.path.join(os.fspath(folder), name) for name in FILES]

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._errors import InvalidInputError
 from .._io import write_owned_files
-from .._provenance import render_header
+from .._provenance import render_header, with_unproved
 
 __all__ = ["TARGETS", "FAMILIES", "SUFFIXES", "Kernel", "kernel_files", "write_kernel", "file_name",
            "module_name", "floats", "float_rows", "check_target_name"]
@@ -83,11 +83,25 @@ def kernel_files(kernel: Kernel, target: str) -> dict:
     return {name: header + body for name, body in generator.bodies(kernel.payload, kernel.module, target).items()}
 
 
-def write_kernel(kernel: Kernel, target: str, folder, *, option: str) -> list:
-    """Write :func:`kernel_files` into ``folder`` (recorded in its manifest); return the paths written."""
+def write_kernel(kernel: Kernel, target: str, folder, *, option: str, force: bool = False, unproved=(),
+                 allow_unproved: bool = False) -> list:
+    """Write :func:`kernel_files` into ``folder`` (recorded in its manifest); return the paths written.
+
+    ``unproved``: ``(property, verdict, reason)`` of each property the kernel rests on that is not
+    proved.  Such a kernel is not written, unless ``allow_unproved``: then its header says which and
+    why.  ``force``: replace same-name files symproof did not write (see ``write_owned_files``)."""
+    unproved = tuple(unproved)
+    if unproved and not allow_unproved:
+        name, verdict, reason = unproved[0]
+        more = f" (and {len(unproved) - 1} more)" if len(unproved) > 1 else ""
+        raise InvalidInputError(f"refusing to write the kernel {kernel.module}: its property {name!r} is {verdict}"
+                                f"{more}{f' ({reason})' if reason else ''}; --allow-unproved writes it with a "
+                                "header saying so")
+    if unproved:
+        kernel = replace(kernel, provenance=tuple(with_unproved(kernel.provenance, unproved)))
     files = kernel_files(kernel, target)
     return write_owned_files(folder, {name: text.encode("utf-8") for name, text in files.items()},
-                             group=f"export:{kernel.module}:{target}", option=option)
+                             group=f"export:{kernel.module}:{target}", option=option, force=force)
 
 
 def file_name(module: str, target: str) -> str:

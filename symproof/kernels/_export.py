@@ -4,7 +4,8 @@ Targets: a NumPy module (the very text ``rope_apply`` runs), a C99 ``.c``/``.h``
 pair printed by SymPy's C printer, and a PyTorch module printed by SymPy's
 PyTorch printer.  Every file opens with a header naming the definition and the
 configuration it was generated from and the claims verified for it (re-run at
-export time; a kernel whose claims do not all end *proved* is not written).
+export time; a kernel whose claims do not all end *proved* is not written, unless
+``--allow-unproved`` asks for it: its header then names each claim not proved and why).
 This module resolves the configuration and the claims; the bodies, the header
 and the writing are :mod:`symproof._export`'s, shared with ``symproof check
 --export``.
@@ -13,8 +14,8 @@ and the writing are :mod:`symproof._export`'s, shared with ``symproof check
 from __future__ import annotations
 
 from .._errors import InvalidInputError, SymproofError
-from .._export import TARGETS, Kernel, kernel_files, write_kernel
-from .._io import output_folder
+from .._export import TARGETS, Kernel, file_name, kernel_files, write_kernel
+from .._io import check_owned_files, output_folder
 from .._provenance import rope_provenance
 from .._text import one_line
 from ._config import RopeConfig
@@ -35,8 +36,9 @@ MAX_EXPORT_WIDTH = 16384
 
 # --------------------------------------------------------------------------- claims
 
-def verified_claims(kernel: str, results=None) -> list:
-    """``[(id, verdict)]`` for the kernel's claims; raises if one is not proved.
+def verified_claims(kernel: str, results=None, *, unproved: list | None = None) -> list:
+    """``[(id, verdict)]`` for the kernel's claims; raises if one is not proved, unless ``unproved``
+    (a list) is given: each claim not proved is then appended to it as ``(id, verdict, reason)``.
 
     ``results`` (``ClaimResult``s of a run that just happened) are used as they
     are; without them the kernel's claims are run now.
@@ -48,7 +50,9 @@ def verified_claims(kernel: str, results=None) -> list:
         results = run_claims([registered[cid] for cid in KERNEL_CLAIMS[kernel] if cid in registered])
     found = {r.id: r for r in results if r.id in KERNEL_CLAIMS[kernel]}
     failed = [r for r in found.values() if r.status != "proved"]
-    if failed:
+    if unproved is not None:
+        unproved.extend((r.id, r.status, r.reason) for r in failed)
+    elif failed:
         raise SymproofError(f"refusing to export {kernel!r}: claim {failed[0].id} is {failed[0].status} "
                             f"({failed[0].reason})", kernel=kernel)
     return [(cid, found[cid].status if cid in found else "not registered in this build")
@@ -65,20 +69,27 @@ def kernel_sources(kernel: str, target: str, *, config: RopeConfig | None = None
     return kernel_files(_kernel(kernel, target, config, verify, claim_results, name, options), target)
 
 
-def _kernel(kernel, target, config, verify, claim_results, name, options) -> Kernel:
+def _kernel(kernel, target, config, verify, claim_results, name, options, unproved=None) -> Kernel:
     if kernel not in KERNELS:
         raise InvalidInputError(f"unknown kernel {kernel!r}; expected one of {KERNELS}", kernel=kernel)
     if target not in TARGETS:
         raise InvalidInputError(f"unknown target {target!r}; expected one of {TARGETS}", target=target)
     spec = rope_spec(config, **options)
-    claims = verified_claims(kernel, claim_results) if verify else None
+    claims = verified_claims(kernel, claim_results, unproved=unproved) if verify else None
     return Kernel("rope", spec, name or f"symproof_{kernel}", tuple(rope_provenance(spec, target, claims)))
 
 
 def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | None = None, verify: bool = True,
-                  name: str | None = None, option: str = "--out", **options) -> list:
-    """Write :func:`kernel_sources` into ``out_dir``; return the paths written."""
-    return write_kernel(_kernel(kernel, target, config, verify, None, name, options), target, out_dir, option=option)
+                  name: str | None = None, option: str = "--out", force: bool = False, allow_unproved: bool = False,
+                  claim_results=None, **options) -> list:
+    """Write :func:`kernel_sources` into ``out_dir``; return the paths written.
+
+    A kernel whose claims are not all proved is refused, unless ``allow_unproved``: then its header
+    names each claim not proved and why.  ``force`` replaces same-name files symproof did not write."""
+    unproved = []
+    built = _kernel(kernel, target, config, verify, claim_results, name, options, unproved=unproved)
+    return write_kernel(built, target, out_dir, option=option, force=force, unproved=unproved,
+                        allow_unproved=allow_unproved)
 
 
 def kernel_listings(claim_results) -> list:
@@ -113,10 +124,12 @@ def main_export(args) -> int:
     if not (args.base > 1 and args.base < 1e300):
         raise InvalidInputError(f"--base: expected a finite number > 1, got {args.base}")
     out = output_folder(args.out, "--out")
+    check_owned_files(out, [file_name(f"symproof_{args.kernel}", args.target)], option="--out")
     options = dict(head_dim=args.head_dim, rotary_dim=args.rotary_dim, base=args.base,
                    denominator=getattr(args, "denominator", None), pairing=args.pairing,
                    dtype=getattr(args, "dtype", None))
-    for path in export_kernel(args.kernel, args.target, out, **options):
+    for path in export_kernel(args.kernel, args.target, out, force=bool(getattr(args, "force", False)),
+                              allow_unproved=bool(getattr(args, "allow_unproved", False)), **options):
         print(one_line(path))
     return 0
 

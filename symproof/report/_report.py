@@ -22,7 +22,7 @@ import sys
 from typing import Iterable, Mapping, Sequence
 
 from .._errors import InvalidInputError, SymproofError
-from .._io import output_folder, write_owned_files
+from .._io import check_owned_files, output_folder, write_owned_files
 from ..prover import PROVED
 from ._document import build_document
 from ._figures import FIGURES, FigureSpec, figures_for, render_figure
@@ -34,13 +34,14 @@ __all__ = ["render_report", "main_report", "DEFAULT_TITLE", "HTML_NAME"]
 DEFAULT_TITLE = "Position in transformers: the chapter, claim by claim"
 HTML_NAME = "index.html"
 FIGURE_FOLDER = "figures"
+LISTING_FOLDER = "listings"
 
 
 def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
                   sections: Mapping[str, str] | None = None,
                   extra_listings: Iterable = (), figures="related", include_times: bool = False,
                   total_seconds: float | None = None, pdf="auto", tex_name: str = "chapter",
-                  option: str = "--out") -> dict:
+                  option: str = "--out", force: bool = False) -> dict:
     """Write ``index.html``, ``<tex_name>.tex``, its figures and (optionally) the PDF to ``out_dir``.
 
     ``results``: :class:`~symproof.claims.ClaimResult` objects, in the order to show them.
@@ -52,6 +53,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     sequence of :class:`FigureSpec`.
     ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.
     ``option``: how errors name ``out_dir`` (the command-line option that gave it).
+    ``force``: replace files with an output's name that symproof did not write (else refused).
     Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths], "listings": [paths],
     "pdf_error": str or None}``;
     with ``pdf=True`` a failed build raises after the other files are written.
@@ -73,7 +75,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
             files[f"{tex_name}.pdf"] = compile_pdf(tex, figure_files, name=tex_name)
         except SymproofError as err:
             pdf_error = err
-    _write_files(out_dir, files, tex_name, option)
+    _write_files(out_dir, files, tex_name, option, force)
     if pdf_error is not None and pdf is True:
         raise pdf_error
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
@@ -98,13 +100,20 @@ def _figure_specs(figures, results) -> list:
     return specs
 
 
-def _write_files(out_dir, files: Mapping[str, bytes], tex_name: str, option: str) -> None:
+def _write_files(out_dir, files: Mapping[str, bytes], tex_name: str, option: str, force: bool) -> None:
     """Each file to a temporary sibling, then ``os.replace``; the page goes last, after what it shows.
 
     The folder's manifest records them; figures an earlier report of the same kind wrote and this
     one does not are removed, and nothing else (a user's own files in ``figures/`` stay)."""
     order = sorted(files, key=lambda relative: (relative == HTML_NAME, relative))
-    write_owned_files(out_dir, files, group=f"report:{tex_name}", option=option, order=order)
+    write_owned_files(out_dir, files, group=f"report:{tex_name}", option=option, order=order, force=force)
+
+
+def check_report_folder(out_dir, tex_name: str, option: str) -> None:
+    """Refuse, before the claims run, a report folder whose outputs or sub-folders are symlinks,
+    folders or special files (what :func:`render_report` would refuse after the work)."""
+    names = [HTML_NAME, f"{tex_name}.tex", f"{tex_name}.pdf"] + [f"{FIGURE_FOLDER}/{f.name}.{ext}" for f in FIGURES for ext in ("pdf", "svg")]
+    check_owned_files(out_dir, names, option=option, folders=(FIGURE_FOLDER, LISTING_FOLDER))
 
 
 def main_report(args) -> int:
@@ -117,6 +126,7 @@ def main_report(args) -> int:
 
     only = getattr(args, "only", None) or None
     out = output_folder(args.out, "--out")  # before the claims run, not after
+    check_report_folder(out, "chapter", "--out")
     results, seconds = verify_claims(only, progress_stream=sys.stderr)
     print(format_table(results, seconds))
     from ..kernels import kernel_listings
@@ -124,7 +134,8 @@ def main_report(args) -> int:
     written = render_report(results, out, figures="related" if only else "all",
                             extra_listings=kernel_listings(results),
                             include_times=bool(getattr(args, "times", False)), total_seconds=seconds,
-                            pdf=False if getattr(args, "no_pdf", False) else "auto")
+                            pdf=False if getattr(args, "no_pdf", False) else "auto",
+                            force=bool(getattr(args, "force", False)))
     outputs = [written["html"], written["tex"]] + ([written["pdf"]] if written["pdf"] else [])
     print("wrote " + ", ".join(outputs))
     if written["pdf_error"]:

@@ -18,7 +18,7 @@ from importlib import resources
 
 from .._budget import BudgetExhausted, cpu_budget
 from .._errors import InvalidInputError, VariantFileError
-from .._io import output_folder
+from .._io import check_owned_files, output_folder
 from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
@@ -35,6 +35,9 @@ LOAD_BUDGET = 3.0
 CHECK_BUDGET = 5.0
 #: the largest ``--budget`` accepted (a day)
 MAX_BUDGET = 86400.0
+#: the properties an exported kernel rests on: unless all are proved, ``--export`` writes nothing
+#: (``--allow-unproved``: it writes the kernel, its header naming them)
+EXPORT_RESTS_ON = ("kernel",)
 
 
 def shipped_variants() -> dict:
@@ -121,8 +124,12 @@ def main_check(args) -> int:
 
         check_target(variant, getattr(args, "target", "numpy"))
         export_dir = output_folder(export_dir, "--export")
+        check_owned_files(export_dir, (), option="--export")
     if report_dir is not None:
+        from ..report._report import check_report_folder
+
         report_dir = output_folder(report_dir, "--report")
+        check_report_folder(report_dir, "variant", "--report")
     results = check_variant(variant, budget=budget)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
@@ -130,12 +137,18 @@ def main_check(args) -> int:
     else:
         print(format_results(variant, results, seconds))
     if export_dir is not None:
-        from ._export import export_variant
+        from .._export import write_kernel
+        from ._export import variant_kernel
 
-        path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
+        target = getattr(args, "target", "numpy")
+        unproved = [(_property_key(r), r.status, r.reason) for r in results
+                    if _property_key(r) in EXPORT_RESTS_ON and r.status != PROVED]
+        path = write_kernel(variant_kernel(variant, target), target, export_dir, option="--export",
+                            force=bool(getattr(args, "force", False)), unproved=unproved,
+                            allow_unproved=bool(getattr(args, "allow_unproved", False)))
         print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
     if report_dir is not None:
-        _write_report(variant, results, report_dir)
+        _write_report(variant, results, report_dir, force=bool(getattr(args, "force", False)))
     return exit_code(results)
 
 
@@ -145,7 +158,7 @@ def _stderr():
     return sys.stderr
 
 
-def _write_report(variant: Variant, results, folder) -> None:
+def _write_report(variant: Variant, results, folder, *, force: bool = False) -> None:
     try:
         from ..report import render_report
     except ImportError as err:
@@ -157,5 +170,5 @@ def _write_report(variant: Variant, results, folder) -> None:
                 for name, text in variant_source(variant, "numpy").items()]
     paths = render_report(results, folder, title=f"Variant check: {variant.title}",
                           sections={"variant": f"{variant.title} ({variant.source})"},
-                          extra_listings=listings, tex_name="variant", option="--report")
+                          extra_listings=listings, tex_name="variant", option="--report", force=force)
     print(one_line(f"report written to {paths['html']}"), file=_stderr())

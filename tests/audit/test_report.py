@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from symproof import audit
 from symproof._audit import load_function
 from symproof._audit._report import FILES, angle_error_figure, comparison_rows
 from symproof._cli import main
+from symproof._io import MANIFEST_NAME
 
 
 @pytest.fixture
@@ -21,10 +24,11 @@ def test_report_files_are_written_next_to_existing_ones(denominator_bug, tmp_pat
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
-    (out / "audit.html").write_text("an older report")
-    assert main(["audit", f"{path}:apply_rope", "--like", str(model), "--report", str(out)]) == 1
+    for _ in range(2):  # the second run replaces the older report it wrote
+        assert main(["audit", f"{path}:apply_rope", "--like", str(model), "--report", str(out)]) == 1
     assert (out / "notes.txt").read_text() == "mine"  # never touched
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES + ("notes.txt",))  # no temporary file left
+    # no temporary file left; the manifest records what the audit wrote
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES + ("notes.txt", MANIFEST_NAME))
     page = (out / "audit.html").read_text()
     assert "<td>denominator</td>" in page and "<td>16</td><td>64</td><td>differs</td>" in page
     assert '<img src="audit_angle_error.png"' in page
@@ -33,6 +37,25 @@ def test_report_files_are_written_next_to_existing_ones(denominator_bug, tmp_pat
     tex = (out / "audit.tex").read_text()
     assert tex.startswith("\\section{Audit of") and "denominator & width D in base" in tex
     assert "report written to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_users_own_audit_html_is_kept_unless_forced(denominator_bug, tmp_path, capsys, force):
+    """Refused before the user's code runs (one line, exit 2), or replaced with --force."""
+    path, model = denominator_bug
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "audit.html").write_text("the user's own page")
+    code = main(["audit", f"{path}:apply_rope", "--like", str(model), "--report", str(out)]
+                + ["--force"] * force)
+    captured = capsys.readouterr()
+    if force:
+        assert code == 1 and "<td>denominator</td>" in (out / "audit.html").read_text()
+    else:
+        assert code == 2 and captured.out == ""  # the function was not even probed
+        assert (out / "audit.html").read_text() == "the user's own page" and os.listdir(out) == ["audit.html"]
+        (line,) = captured.err.splitlines()
+        assert "audit.html" in line and "--force" in line
 
 
 def test_table_has_one_row_per_what(denominator_bug):
@@ -74,4 +97,4 @@ def test_report_path_that_is_a_file_is_refused(denominator_bug, tmp_path, capsys
     target.write_text("x")
     assert main(["audit", f"{path}:apply_rope", "--like", str(model), "--report", str(target)]) == 2
     captured = capsys.readouterr()
-    assert "not a folder" in captured.err and captured.out == "" and target.read_text() == "x"
+    assert "expected a folder" in captured.err and captured.out == "" and target.read_text() == "x"
