@@ -19,7 +19,7 @@ __all__ = ["ClaimResult", "load_claims", "select_claims", "run_claim", "run_clai
            "DERIVATIONS_PACKAGE"]
 
 #: the package whose modules hold the chapter's derivations (one per section)
-DERIVATIONS_PACKAGE = "derivations"
+DERIVATIONS_PACKAGE = "symproof._derivations"
 
 
 @dataclass

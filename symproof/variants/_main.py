@@ -39,7 +39,7 @@ MAX_BUDGET = 86400.0
 
 def shipped_variants() -> dict:
     """The example descriptions shipped in ``derivations/variants``: name -> path."""
-    folder = resources.files("derivations") / "variants"
+    folder = resources.files("symproof._derivations") / "variants"
     return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name)
             if p.name.endswith(".toml")}
 
