@@ -11,6 +11,7 @@ import os
 import sys
 
 from .._errors import InvalidInputError
+from .._examples import resolve_example
 
 from ._audit import audit, audit_positions
 from ._load import load_function, load_like
@@ -21,7 +22,8 @@ __all__ = ["main_audit"]
 def main_audit(args) -> int:
     if args.report and os.path.exists(args.report) and not os.path.isdir(args.report):
         raise InvalidInputError(f"--report {args.report}: exists and is not a folder")
-    variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
+    like = resolve_example(args.like, "--like")  # an existing path, or a shipped example named by its stem
+    variant = load_like(like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
     audit_positions(variant, args.seq_len)
     # whatever the user's code prints goes to stderr: stdout carries the verdict (and stays valid JSON)
     with contextlib.redirect_stdout(sys.stderr):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from .._errors import CertificateError, InvalidInputError, SymproofError
+from .._text import did_you_mean
 from ..checker import check_certificate
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._claim import Claim, Proof, registered_claims
@@ -92,7 +93,7 @@ def select_claims(claims: dict, patterns: Iterable[str] | None) -> list:
         if not matches:
             raise InvalidInputError(
                 f"no claim matches {pattern!r}; known IDs start with "
-                f"{sorted({cid.split('.')[0] + '.*' for cid in claims})}",
+                f"{sorted({cid.split('.')[0] + '.*' for cid in claims})}{did_you_mean(pattern, claims)}",
                 pattern=pattern,
             )
         for c in matches:
