@@ -49,6 +49,17 @@ class ClaimResult:
     def witness_text(self) -> str | None:
         return "; ".join(self.witnesses) if self.witnesses else None
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
+        from .._notebook import claim_result_rows, to_html
+
+        return to_html(*claim_result_rows(self))
+
+    def _repr_markdown_(self) -> str:
+        from .._notebook import claim_result_rows, to_markdown
+
+        return to_markdown(*claim_result_rows(self))
+
     def as_dict(self) -> dict:
         return {
             "id": self.id,
