@@ -34,8 +34,12 @@ def main_audit(args) -> int:
     else:
         print(result.summary())
     if args.report:
-        from ._report import write_report
+        from ..report import pdf_note
+        from ._report import write_pdf, write_report
 
         paths = write_report(result, args.report)
         print(f"report written to {paths[0]}", file=sys.stderr)
+        note = pdf_note(write_pdf(args.report))
+        if note:
+            print(note, file=sys.stderr)
     return result.exit_code

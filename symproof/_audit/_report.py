@@ -18,9 +18,14 @@ from .._io import atomic_write_bytes, atomic_write_text
 from ._audit import AuditResult
 from ._diagnose import ANGLE_ATOL, WHATS
 
-__all__ = ["write_report", "comparison_rows", "angle_error_figure", "FILES"]
+__all__ = ["write_report", "write_pdf", "comparison_rows", "angle_error_figure", "FILES", "PDF_NAME"]
 
 FILES = ("audit.html", "audit.tex", "audit_angle_error.png", "audit_angle_error.pdf")
+#: written beside them where pdflatex exists: audit.tex set as a document of its own
+PDF_NAME = "audit.pdf"
+_DOCUMENT = ("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{lmodern}\n\\usepackage{graphicx}\n"
+             "\\usepackage[landscape,margin=1.5cm]{geometry}\n"  # the table has six columns
+             "\\begin{document}\n\\small\n\\input{audit}\n\\end{document}\n")
 _MAX_PLOTTED_PAIRS = 6
 
 _ASPECT = {
@@ -193,3 +198,28 @@ def write_report(result: AuditResult, folder) -> list:
     atomic_write_text(paths[1], _latex(result))
     atomic_write_text(paths[0], _html(result))
     return paths
+
+
+def write_pdf(folder) -> dict:
+    """``audit.pdf`` from the ``audit.tex`` and plot :func:`write_report` wrote, where pdflatex exists.
+
+    Returns ``{"pdf": path or None, "pdf_error": message or None}`` (what
+    :func:`symproof.report.pdf_note` reads); a failed build leaves the other files as they are.
+    """
+    from .._errors import SymproofError
+    from ..report._latex import compile_pdf, find_pdflatex
+
+    folder = os.fspath(folder)
+    if find_pdflatex() is None:
+        return {"pdf": None, "pdf_error": None}
+    inputs = {}
+    for name in ("audit.tex", "audit_angle_error.pdf"):
+        with open(os.path.join(folder, name), "rb") as handle:
+            inputs[name] = handle.read()
+    try:
+        pdf = compile_pdf(_DOCUMENT, inputs, name="audit_document")
+    except SymproofError as err:
+        return {"pdf": None, "pdf_error": str(err)}
+    path = os.path.join(folder, PDF_NAME)
+    atomic_write_bytes(path, pdf)
+    return {"pdf": path, "pdf_error": None}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from symproof import audit
 from symproof._audit import load_function
-from symproof._audit._report import FILES, angle_error_figure, comparison_rows
+from symproof._audit._report import FILES, PDF_NAME, angle_error_figure, comparison_rows
 from symproof._cli import main
 
 
@@ -24,7 +26,8 @@ def test_report_files_are_written_next_to_existing_ones(denominator_bug, tmp_pat
     (out / "audit.html").write_text("an older report")
     assert main(["audit", f"{path}:apply_rope", "--like", str(model), "--report", str(out)]) == 1
     assert (out / "notes.txt").read_text() == "mine"  # never touched
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES + ("notes.txt",))  # no temporary file left
+    pdf = (PDF_NAME,) if shutil.which("pdflatex") else ()  # the PDF only where pdflatex exists
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES + pdf + ("notes.txt",))  # no temporary file left
     page = (out / "audit.html").read_text()
     assert "<td>denominator</td>" in page and "<td>16</td><td>64</td><td>differs</td>" in page
     assert '<img src="audit_angle_error.png"' in page
