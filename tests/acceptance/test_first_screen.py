@@ -56,4 +56,5 @@ def test_ci_runs_the_readmes_two_commands_as_written():
 
 def test_the_readme_says_how_ci_differs():
     assert "PIP_CONSTRAINT" in CI and "PIP_CONSTRAINT=.ci/constraints.txt" in README
+    assert "git status --porcelain -- reports/" in CI and "(`git status`)" in README
     assert ".venv/" in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
