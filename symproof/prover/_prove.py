@@ -145,12 +145,12 @@ class Verdict:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
-        from .._notebook import verdict_rows, to_html
+        from .._notebook import to_html, verdict_rows
 
         return to_html(*verdict_rows(self))
 
     def _repr_markdown_(self) -> str:
-        from .._notebook import verdict_rows, to_markdown
+        from .._notebook import to_markdown, verdict_rows
 
         return to_markdown(*verdict_rows(self))
 
