@@ -2,7 +2,8 @@
 
 Files written (atomically, each replaced whole; nothing else in ``DIR`` is touched):
 ``audit.html``, ``audit.tex`` (a ``\\section`` to ``\\input``), ``audit_angle_error.png``
-and ``audit_angle_error.pdf``.  Every text that comes from the inputs (function name,
+and ``audit_angle_error.pdf``; where pdflatex exists, :func:`write_pdf` adds ``audit.pdf`` (the
+section set as a document of its own).  Every text that comes from the inputs (function name,
 variant title, values) is escaped for the format it lands in.
 """
 
