@@ -1,17 +1,24 @@
-"""The ``symproof`` command: verify, report, export, check, audit."""
+"""The ``symproof`` command: verify, report, export, check, audit, examples.
+
+The subcommands and their options are the table :data:`COMMANDS`; :func:`build_parser` turns it
+into argparse parsers.  A mistyped subcommand or option is answered with the subcommand's usage
+and the closest spelling ("did you mean"), and every failure is one line and an exit code.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 
+from . import __version__
 from ._errors import SymproofError
-from ._interrupt import INTERRUPTED, restore_interrupt
-from ._text import one_line
+from ._interrupt import INTERRUPTED, quiet_interrupt_when_done, restore_interrupt
+from ._text import did_you_mean, one_line
 from .claims import format_table, verify_claims
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser", "COMMANDS"]
 
 
 def _cmd_verify(args) -> int:
@@ -53,82 +60,168 @@ _UNPROVED_HELP = ("write the kernel even when a property it rests on is not prov
                   "header then says which and why (by default such a kernel is not written, exit 2)")
 
 
+def _cmd_examples(args) -> int:
+    from ._examples import example_title, shipped_examples
+
+    examples = shipped_examples()
+    width = max(len(name) for name in examples)
+    for name, example in examples.items():
+        print(one_line(f"{name:<{width}}  {example.kind:<12}  {example_title(example)}"))
+    return 0
+
+
+@dataclass(frozen=True)
+class Command:
+    run: object           # args -> exit code
+    help: str             # the line in ``symproof --help``
+    options: tuple        # (flags, argparse keyword arguments), in the order --help lists them
+    description: str = ""  # the paragraph under ``symproof COMMAND --help``'s usage
+
+
+def _targets():
+    from ._export import TARGETS
+
+    return TARGETS
+
+
+def _kernels():
+    from .kernels import KERNELS
+
+    return KERNELS
+
+
+_EXAMPLE_FILE = "a variant description (.toml), a model config (config.json), or the name of a shipped example " \
+                "(`symproof examples` lists them; an existing path always wins)"
+
+#: every subcommand, its options and their help; a required option says so in its help
+COMMANDS = {
+    "verify": Command(_cmd_verify, "run the chapter's claims and print their verdicts", (
+        (("ids",), dict(nargs="*", metavar="ID_OR_GLOB", help="claim IDs or globs, e.g. 'rope.*' (default: all)")),
+        (("--json",), dict(action="store_true", help="print a JSON array, one object per claim, instead of a table")),
+    ), "Exit 0 when every selected claim is proved, 1 when one is not, 2 for invalid input."),
+    "report": Command(_cmd_report, "write the HTML and LaTeX reports (and the PDF where pdflatex exists)", (
+        (("--out",), dict(default="reports", metavar="DIR", help="output folder (default: reports/)")),
+        (("--only",), dict(nargs="*", default=None, metavar="ID_OR_GLOB",
+                           help="claims to include, as IDs or globs (default: all)")),
+        (("--times",), dict(action="store_true",
+                            help="write wall times into the reports (they are then not reproducible byte for byte)")),
+        (("--no-pdf",), dict(action="store_true", help="write the HTML and the TeX only (no pdflatex run)")),
+        (("--force",), dict(action="store_true", help=_FORCE_HELP)),
+    ), "Exit 0 when every claim is proved and every file was written, 1 when a claim is not proved, "
+       "2 when the PDF could not be built (the HTML and TeX are written all the same)."),
+    "export": Command(_cmd_export, "write a generated kernel as standalone source", (
+        (("kernel",), dict(choices=_kernels, metavar="KERNEL", help="the kernel to write: {choices}")),
+        (("--head-dim",), dict(type=int, required=True, metavar="N", help="per-head width d_k (even)")),
+        (("--out",), dict(required=True, metavar="DIR", help="output folder")),
+        (("--target",), dict(choices=_targets, default="numpy",
+                             help="language of the source: {choices} (default: numpy)")),
+        (("--pairing",), dict(choices=("adjacent", "half"), default="adjacent",
+                              help="pairs (2r, 2r+1) or (r, r + D/2) (default: adjacent)")),
+        (("--rotary-dim",), dict(type=int, default=None, metavar="N",
+                                 help="rotate only the first N coordinates (default: all of --head-dim)")),
+        (("--denominator",), dict(type=int, default=None, metavar="D",
+                                  help="width D in omega_r = base^(-2r/D); required when --rotary-dim < --head-dim")),
+        (("--base",), dict(type=float, default=10000.0, metavar="B",
+                           help="frequency base in omega_r = base^(-2r/D) (default: 10000)")),
+        (("--dtype",), dict(choices=("float64", "float32"), default=None,
+                            help="element type of the kernel (default: float64)")),
+        (("--force",), dict(action="store_true", help=_FORCE_HELP)),
+        (("--allow-unproved",), dict(action="store_true", help=_UNPROVED_HELP)),
+    ), "Every file starts with a header naming the definition, the configuration and the claims verified "
+       "for it; the export refuses if one of those claims is not proved."),
+    "check": Command(_cmd_check, "check which of the chapter's properties a variant keeps", (
+        (("file",), dict(metavar="FILE_OR_EXAMPLE", help=_EXAMPLE_FILE)),
+        (("--json",), dict(action="store_true", help="print the verdicts as one JSON object instead of a table")),
+        (("--report",), dict(default=None, metavar="DIR",
+                             help="also write an HTML and LaTeX report of the check to DIR (and its PDF where "
+                                  "pdflatex exists)")),
+        (("--export",), dict(default=None, metavar="DIR",
+                             help="also write the kernel generated from the variant's definition to DIR")),
+        (("--target",), dict(choices=_targets, default="numpy",
+                             help="language of the --export kernel: {choices} (default: numpy)")),
+        (("--budget",), dict(type=float, default=5.0, metavar="SECONDS",
+                             help="CPU seconds for deciding all the properties; past it they are unknown "
+                                  "(default: 5)")),
+        (("--force",), dict(action="store_true", help=_FORCE_HELP + " (--export and --report)")),
+        (("--allow-unproved",), dict(action="store_true", help=_UNPROVED_HELP + " (--export)")),
+    ), "Exit 0 when every property is decided (one that does not hold is an answer, with its witness), "
+       "1 when one stays unknown or the generated kernel disagrees, 2 for an invalid file or option."),
+    "audit": Command(_cmd_audit, "audit your own RoPE function against a model: equivalent, after re-laying "
+                                 "weights, or what differs", (
+        (("target",), dict(metavar="FILE.py:FUNCTION",
+                           help="your rotary map FUNCTION(x, positions), x of shape (..., T, d); numpy or torch "
+                                "(importing FILE.py runs its code)")),
+        (("--like",), dict(required=True, metavar="FILE_OR_EXAMPLE",
+                           help="the model it should equal: " + _EXAMPLE_FILE)),
+        (("--json",), dict(action="store_true", help="print the verdict and differences as JSON")),
+        (("--head-dim",), dict(type=int, default=None, metavar="N", help="head width d (overrides the file's)")),
+        (("--seq-len",), dict(type=int, default=None, metavar="N",
+                              help="call length (max position id + 1) to audit at; for length-dependent models "
+                                   "(dynamic NTK, LongRoPE) the default is their threshold, the longest call "
+                                   "before they change")),
+        (("--report",), dict(default=None, metavar="DIR",
+                             help="also write an HTML page, a LaTeX section and a plot of the comparison to DIR")),
+        (("--force",), dict(action="store_true", help=_FORCE_HELP + " (--report)")),
+    ), "Probe FUNCTION(x, positions) of FILE.py with basis vectors and compare it with the declared model. "
+       "WARNING: FILE.py is imported, which runs the code in it; the audit then only calls FUNCTION. "
+       "Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, 2: invalid input."),
+    "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
+                        "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
+                        "--like NAME`."),
+}
+
+
+def _add_option(parser, flags, options) -> None:
+    options = dict(options)
+    if callable(options.get("choices")):  # resolved here: the lists live with the code that uses them
+        options["choices"] = tuple(options["choices"]())
+    text = options.get("help", "")
+    if "choices" in options:
+        text = text.replace("{choices}", ", ".join(options["choices"]))
+    if options.get("required") and flags[0].startswith("-"):
+        text += " (required)"
+    options["help"] = text
+    parser.add_argument(*flags, **options)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="symproof",
-        description="Machine-checked mathematics of position in transformers.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    verify = sub.add_parser("verify", help="run the chapter's claims and print their verdicts")
-    verify.add_argument("ids", nargs="*", metavar="ID_OR_GLOB", help="claim IDs or globs (default: all)")
-    verify.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
-    verify.set_defaults(func=_cmd_verify)
-
-    report = sub.add_parser("report", help="write the HTML and LaTeX reports")
-    report.add_argument("--out", default="reports", help="output folder (default: reports/)")
-    report.add_argument("--only", nargs="*", default=None, metavar="ID_OR_GLOB", help="claims to include")
-    report.add_argument("--times", action="store_true",
-                        help="write wall times into the reports (they are then not reproducible byte for byte)")
-    report.add_argument("--no-pdf", action="store_true",
-                        help="write the HTML and the TeX only (no pdflatex run)")
-    report.add_argument("--force", action="store_true", help=_FORCE_HELP)
-    report.set_defaults(func=_cmd_report)
-
-    export = sub.add_parser("export", help="write a generated kernel as standalone source")
-    export.add_argument("kernel", help="kernel name (e.g. rope, sinusoidal)")
-    export.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
-    export.add_argument("--out", required=True, help="output folder")
-    export.add_argument("--pairing", choices=("adjacent", "half"), default="adjacent")
-    export.add_argument("--rotary-dim", type=int, default=None)
-    export.add_argument("--head-dim", type=int, default=None)
-    export.add_argument("--base", type=float, default=10000.0)
-    export.add_argument("--denominator", type=int, default=None,
-                        help="width D in omega_r = base^(-2r/D); required when --rotary-dim < --head-dim")
-    export.add_argument("--dtype", choices=("float64", "float32"), default=None, help="element type (default float64)")
-    export.add_argument("--force", action="store_true", help=_FORCE_HELP)
-    export.add_argument("--allow-unproved", action="store_true", help=_UNPROVED_HELP)
-    export.set_defaults(func=_cmd_export)
-
-    check = sub.add_parser("check", help="check which of the chapter's properties a variant keeps")
-    check.add_argument("file", help="a variant description (TOML) or a model config (config.json)")
-    check.add_argument("--json", action="store_true")
-    check.add_argument("--report", default=None, metavar="DIR")
-    check.add_argument("--export", default=None, metavar="DIR")
-    check.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
-    check.add_argument("--budget", type=float, default=5.0, metavar="SECONDS",
-                       help="CPU seconds for deciding all the properties; past it they are unknown (default 5)")
-    check.add_argument("--force", action="store_true", help=_FORCE_HELP + " (--export and --report)")
-    check.add_argument("--allow-unproved", action="store_true", help=_UNPROVED_HELP + " (--export)")
-    check.set_defaults(func=_cmd_check)
-
-    audit = sub.add_parser(
-        "audit", help="audit your own RoPE function against a model: equivalent, after re-laying weights, or what differs",
-        description="Probe FUNCTION(x, positions) of FILE.py with basis vectors and compare it with the declared "
-                    "model. WARNING: FILE.py is imported, which runs the code in it; the audit then only calls "
-                    "FUNCTION. Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, 2: invalid input.")
-    audit.add_argument("target", metavar="FILE.py:FUNCTION",
-                       help="your rotary map FUNCTION(x, positions), x of shape (..., T, d); numpy or torch "
-                            "(importing FILE.py runs its code)")
-    audit.add_argument("--like", required=True, metavar="VARIANT.toml|CONFIG.json",
-                       help="the model it should equal: a variant description or a model's config.json")
-    audit.add_argument("--json", action="store_true", help="print the verdict and differences as JSON")
-    audit.add_argument("--head-dim", type=int, default=None, metavar="N", help="head width d (overrides the file's)")
-    audit.add_argument("--seq-len", type=int, default=None, metavar="N",
-                       help="call length (max position id + 1) to audit at; for length-dependent models (dynamic "
-                            "NTK, LongRoPE) the default is their threshold, the longest call before they change")
-    audit.add_argument("--report", default=None, metavar="DIR", help="write an HTML/LaTeX section and a plot there")
-    audit.add_argument("--force", action="store_true", help=_FORCE_HELP + " (--report)")
-    audit.set_defaults(func=_cmd_audit)
+    parser = argparse.ArgumentParser(prog="symproof",
+                                     description="Machine-checked mathematics of position in transformers.")
+    parser.add_argument("--version", action="version", version=f"symproof {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, command in COMMANDS.items():
+        child = sub.add_parser(name, help=command.help, description=command.description or command.help)
+        for flags, options in command.options:
+            _add_option(child, flags, options)
+        child.set_defaults(func=command.run)
+    parser.subcommands = sub.choices  # name -> its parser, for the errors parse() reports itself
     return parser
+
+
+def parse(argv=None) -> argparse.Namespace:
+    """Parsed arguments; a mistyped subcommand or option exits 2 with a "did you mean"."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    word = next((a for a in argv if not a.startswith("-")), None)
+    if word is not None and word not in COMMANDS:
+        parser.error(f"unknown command {word!r}{did_you_mean(word, COMMANDS)} (expected one of: "
+                     f"{', '.join(COMMANDS)})")
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        child = parser.subcommands[args.command]
+        known = [flag for action in child._actions for flag in action.option_strings]
+        flag = next((a.split("=", 1)[0] for a in extra if a.startswith("-")), None)
+        hint = did_you_mean(flag, known) if flag else ""
+        child.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    return args
 
 
 def main(argv=None) -> int:
     """Run one command; every failure is one line on stderr and an exit code (2, or 130 for Ctrl-C)."""
     command = "symproof"
-    restore_interrupt()
     try:
-        args = build_parser().parse_args(argv)
+        restore_interrupt()  # inside the try: a Ctrl-C from here on is the one line below
+        args = parse(argv)
         command = f"symproof {args.command}"
         return args.func(args)
     except SymproofError as err:
@@ -142,6 +235,8 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. `symproof verify | head`: the reader left, nothing more to say
         _silence_stdout()
         return 1
+    finally:
+        quiet_interrupt_when_done()
 
 
 def _fail(command: str, message: str, code: int, prefix: str = "error: ") -> int:

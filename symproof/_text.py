@@ -8,9 +8,10 @@ goes through :func:`printable`; every error line through :func:`one_line`.
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
 
-__all__ = ["printable", "one_line"]
+__all__ = ["printable", "one_line", "did_you_mean"]
 
 #: characters that are not text on a terminal: controls (C0, DEL, C1), format characters
 #: (bidirectional overrides...), line and paragraph separators, surrogates, private use
@@ -40,3 +41,9 @@ def printable(text, *, keep_newlines: bool = False) -> str:
 def one_line(text) -> str:
     """:func:`printable` text on one line (a newline becomes a visible ``\\n``)."""
     return printable(text)
+
+
+def did_you_mean(word: str, choices) -> str:
+    """``"; did you mean X?"`` with the closest of ``choices`` to a mistyped ``word``, or ``""``."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""

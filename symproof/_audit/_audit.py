@@ -72,6 +72,17 @@ class AuditResult:
     def equivalent(self) -> bool:
         return self.exit_code == 0
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
+        from .._notebook import audit_result_rows, to_html
+
+        return to_html(*audit_result_rows(self))
+
+    def _repr_markdown_(self) -> str:
+        from .._notebook import audit_result_rows, to_markdown
+
+        return to_markdown(*audit_result_rows(self))
+
     def as_dict(self) -> dict:
         out = {
             "verdict": self.verdict,

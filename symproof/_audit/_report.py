@@ -4,7 +4,8 @@ Files written (atomically, each replaced whole, through the owned-files writer o
 :mod:`symproof._io`: a same-name file symproof did not write is refused unless ``--force``;
 nothing else in ``DIR`` is touched):
 ``audit.html``, ``audit.tex`` (a ``\\section`` to ``\\input``), ``audit_angle_error.png``
-and ``audit_angle_error.pdf``.  Every text that comes from the inputs (function name,
+and ``audit_angle_error.pdf``; where pdflatex exists, :func:`write_pdf` adds ``audit.pdf`` (the
+section set as a document of its own).  Every text that comes from the inputs (function name,
 variant title, values) is escaped for the format it lands in.
 """
 
@@ -20,9 +21,14 @@ from .._io import write_owned_files
 from ._audit import AuditResult
 from ._diagnose import ANGLE_ATOL, WHATS
 
-__all__ = ["write_report", "comparison_rows", "angle_error_figure", "FILES"]
+__all__ = ["write_report", "write_pdf", "comparison_rows", "angle_error_figure", "FILES", "PDF_NAME"]
 
 FILES = ("audit.html", "audit.tex", "audit_angle_error.png", "audit_angle_error.pdf")
+#: written beside them where pdflatex exists: audit.tex set as a document of its own
+PDF_NAME = "audit.pdf"
+_DOCUMENT = ("\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{lmodern}\n\\usepackage{graphicx}\n"
+             "\\usepackage[landscape,margin=1.5cm]{geometry}\n"  # the table has six columns
+             "\\begin{document}\n\\small\n\\input{audit}\n\\end{document}\n")
 _MAX_PLOTTED_PAIRS = 6
 
 _ASPECT = {
@@ -190,3 +196,24 @@ def write_report(result: AuditResult, folder, *, force: bool = False) -> list:
     files = dict(zip(FILES, (_html(result).encode("utf-8"), _latex(result).encode("utf-8"), png, pdf)))
     write_owned_files(folder, files, group="audit", option="--report", force=force, order=FILES[::-1])
     return [os.path.join(os.fspath(folder), name) for name in FILES]
+
+
+def write_pdf(result: AuditResult, folder, *, force: bool = False) -> dict:
+    """``audit.pdf``, the section :func:`write_report` writes set as a document of its own, where
+    pdflatex exists; written through the same owned-files writer (its own manifest group).
+
+    Returns ``{"pdf": path or None, "pdf_error": message or None}`` (what
+    :func:`symproof.report.pdf_note` reads); a failed build leaves the other files as they are.
+    """
+    from .._errors import SymproofError
+    from ..report._latex import compile_pdf, find_pdflatex
+
+    if find_pdflatex() is None:
+        return {"pdf": None, "pdf_error": None}
+    inputs = {"audit.tex": _latex(result).encode("utf-8"), "audit_angle_error.pdf": _plot(result)[1]}
+    try:
+        pdf = compile_pdf(_DOCUMENT, inputs, name="audit_document")
+    except SymproofError as err:
+        return {"pdf": None, "pdf_error": str(err)}
+    write_owned_files(folder, {PDF_NAME: pdf}, group="audit-pdf", option="--report", force=force)
+    return {"pdf": os.path.join(os.fspath(folder), PDF_NAME), "pdf_error": None}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from .._errors import CertificateError, InvalidInputError, SymproofError
+from .._text import did_you_mean
 from ..checker import check_certificate
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._claim import Claim, Proof, registered_claims
@@ -19,7 +20,7 @@ __all__ = ["ClaimResult", "load_claims", "select_claims", "run_claim", "run_clai
            "DERIVATIONS_PACKAGE"]
 
 #: the package whose modules hold the chapter's derivations (one per section)
-DERIVATIONS_PACKAGE = "derivations"
+DERIVATIONS_PACKAGE = "symproof._derivations"
 
 
 @dataclass
@@ -47,6 +48,17 @@ class ClaimResult:
     @property
     def witness_text(self) -> str | None:
         return "; ".join(self.witnesses) if self.witnesses else None
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
+        from .._notebook import claim_result_rows, to_html
+
+        return to_html(*claim_result_rows(self))
+
+    def _repr_markdown_(self) -> str:
+        from .._notebook import claim_result_rows, to_markdown
+
+        return to_markdown(*claim_result_rows(self))
 
     def as_dict(self) -> dict:
         return {
@@ -92,7 +104,7 @@ def select_claims(claims: dict, patterns: Iterable[str] | None) -> list:
         if not matches:
             raise InvalidInputError(
                 f"no claim matches {pattern!r}; known IDs start with "
-                f"{sorted({cid.split('.')[0] + '.*' for cid in claims})}",
+                f"{sorted({cid.split('.')[0] + '.*' for cid in claims})}{did_you_mean(pattern, claims)}",
                 pattern=pattern,
             )
         for c in matches:

@@ -143,6 +143,17 @@ class Verdict:
     def witness_text(self) -> str | None:
         return None if self.witness is None else format_witness(self.witness)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
+        from .._notebook import to_html, verdict_rows
+
+        return to_html(*verdict_rows(self))
+
+    def _repr_markdown_(self) -> str:
+        from .._notebook import to_markdown, verdict_rows
+
+        return to_markdown(*verdict_rows(self))
+
     def __str__(self) -> str:
         text = f"{self.status} by {self.method}"
         if self.witness is not None:

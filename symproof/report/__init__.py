@@ -9,10 +9,10 @@ from ._figures import FIGURES, FigureSpec, RenderedFigure, figures_for, render_f
 from ._html import render_html
 from ._latex import compile_pdf, escape_tex, render_latex
 from ._printers import ReportLatexPrinter, ReportMathMLPrinter, to_latex, to_mathml
-from ._report import DEFAULT_TITLE, main_report, render_report
+from ._report import DEFAULT_TITLE, NO_PDFLATEX, main_report, pdf_note, render_report
 
 __all__ = [
-    "main_report", "render_report", "DEFAULT_TITLE",
+    "main_report", "render_report", "pdf_note", "NO_PDFLATEX", "DEFAULT_TITLE",
     "build_document", "Document", "CHAPTER_SECTIONS",
     "render_html", "render_latex", "compile_pdf", "escape_tex",
     "FIGURES", "FigureSpec", "RenderedFigure", "figures_for", "render_figure",

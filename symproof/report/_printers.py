@@ -272,6 +272,8 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
             primes = len(name) - len(name.rstrip("'"))
             return self._element("msup", None, self._print_Symbol(sp.Symbol(name.rstrip("'"))),
                                  self._element("mo", "\u2032" * primes))
+        if _MARKUP.search(name):  # SymPy writes text nodes unescaped: a name must not become markup
+            return super()._print_Symbol(sp.Symbol(_MARKUP.sub(lambda m: _XML_ESCAPES[m.group()], name)), style=style)
         return super()._print_Symbol(sym, style=style)
 
     def _print_BlockDiagMatrix(self, expr):
@@ -458,6 +460,8 @@ _ENTITIES = {"InvisibleTimes": "&#x2062;", "ExponentialE": "&#x2147;", "Imaginar
              "dd": "&#x2146;", "int": "&#x222B;", "pi": "&#x3C0;"}
 _NAMED_ENTITY = re.compile("&(" + "|".join(_ENTITIES) + ");")
 _RAW_RELATION = re.compile(r"<mo>([<>])</mo>")
+_XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+_MARKUP = re.compile('[&<>"]')
 
 
 def _latex_inner(value) -> str:

@@ -29,7 +29,10 @@ from ._figures import FIGURES, FigureSpec, figures_for, render_figure
 from ._html import render_html
 from ._latex import compile_pdf, find_pdflatex, render_latex
 
-__all__ = ["render_report", "main_report", "DEFAULT_TITLE", "HTML_NAME"]
+__all__ = ["render_report", "main_report", "pdf_note", "NO_PDFLATEX", "DEFAULT_TITLE", "HTML_NAME"]
+
+#: the one line every command that skips the PDF for want of pdflatex prints (report, check --report)
+NO_PDFLATEX = "no PDF: pdflatex not found"
 
 DEFAULT_TITLE = "Position in transformers: the chapter, claim by claim"
 HTML_NAME = "index.html"
@@ -116,6 +119,15 @@ def check_report_folder(out_dir, tex_name: str, option: str) -> None:
     check_owned_files(out_dir, names, option=option, folders=(FIGURE_FOLDER, LISTING_FOLDER))
 
 
+def pdf_note(written: Mapping, asked: bool = True) -> str | None:
+    """The line to show about the PDF of a :func:`render_report` result: why it is missing, or None."""
+    if written.get("pdf_error"):
+        return f"no PDF written: {written['pdf_error']}"
+    if asked and written.get("pdf") is None:
+        return NO_PDFLATEX
+    return None
+
+
 def main_report(args) -> int:
     """``symproof report [--out DIR] [--only ID_OR_GLOB ...] [--times] [--no-pdf]``.
 
@@ -141,6 +153,7 @@ def main_report(args) -> int:
     if written["pdf_error"]:
         print(f"symproof report: error: no PDF written: {written['pdf_error']}", file=sys.stderr)
         return 2
-    if written["pdf"] is None and not getattr(args, "no_pdf", False):
-        print("pdflatex not found: no PDF written", file=sys.stderr)
+    note = pdf_note(written, asked=not getattr(args, "no_pdf", False))
+    if note:
+        print(note, file=sys.stderr)
     return 0 if results and all(r.status == PROVED for r in results) else 1

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import time
-from importlib import resources
 
 from .._budget import BudgetExhausted, cpu_budget
 from .._errors import InvalidInputError, VariantFileError
+from .._examples import resolve_example, shipped_examples
 from .._io import check_owned_files, output_folder
 from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
@@ -41,10 +41,8 @@ EXPORT_RESTS_ON = ("kernel",)
 
 
 def shipped_variants() -> dict:
-    """The example descriptions shipped in ``derivations/variants``: name -> path."""
-    folder = resources.files("derivations") / "variants"
-    return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name)
-            if p.name.endswith(".toml")}
+    """The example descriptions shipped with symproof (``derivations/variants``): name -> path."""
+    return {name: example.path for name, example in shipped_examples().items() if example.kind == "variant"}
 
 
 def _property_key(result) -> str:
@@ -109,11 +107,12 @@ def main_check(args) -> int:
     budget = getattr(args, "budget", None)
     if budget is not None and not 0 < budget <= MAX_BUDGET:
         raise InvalidInputError(f"--budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget}")
+    path = resolve_example(args.file)  # an existing path, or a shipped example named by its stem
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
-            variant = load_model_config(args.file) if is_model_config(args.file) else load_variant(args.file)
+            variant = load_model_config(path) if is_model_config(path) else load_variant(path)
     except BudgetExhausted:
-        raise VariantFileError(f"{args.file}: loading the description takes more than {LOAD_BUDGET:g} s of CPU "
+        raise VariantFileError(f"{path}: loading the description takes more than {LOAD_BUDGET:g} s of CPU "
                                "time (the load budget): its formulas are too costly to evaluate "
                                "for every pair") from None
     export_dir = getattr(args, "export", None)
@@ -159,11 +158,7 @@ def _stderr():
 
 
 def _write_report(variant: Variant, results, folder, *, force: bool = False) -> None:
-    try:
-        from ..report import render_report
-    except ImportError as err:
-        raise InvalidInputError(f"--report needs symproof.report.render_report, which is not available ({err})",
-                                option="--report") from None
+    from ..report import pdf_note, render_report
     from ._export import variant_source
 
     listings = [(f"Generated kernel: {name}", "python", text)
@@ -172,3 +167,6 @@ def _write_report(variant: Variant, results, folder, *, force: bool = False) -> 
                           sections={"variant": f"{variant.title} ({variant.source})"},
                           extra_listings=listings, tex_name="variant", option="--report", force=force)
     print(one_line(f"report written to {paths['html']}"), file=_stderr())
+    note = pdf_note(paths)
+    if note:
+        print(one_line(note), file=_stderr())

@@ -25,7 +25,8 @@ def chapter_ids(text: str) -> set:
 
 def test_spec_copy_matches_the_shared_spec():
     if not SHARED_SPEC.exists():
-        pytest.skip(f"{SHARED_SPEC} is not beside this checkout")
+        pytest.skip("the master copy of the chapter's text is not on this machine, so the repository's copy "
+                    "cannot be compared with it")
     assert SPEC_COPY.read_text(encoding="utf-8") == SHARED_SPEC.read_text(encoding="utf-8"), (
         "tests/data/chapter.md is out of date: copy ../shared/chapter.md over it"
     )

@@ -103,7 +103,7 @@ def test_table_digits_with_a_wrong_sign_convention_fail():
 @pytest.mark.parametrize("claim_id", ["sin.norm", "sin.shift_block"])
 def test_block_claims_hold_at_width_4096(monkeypatch, claim_id):
     """``symproof verify`` checks concrete widths up to MAX_WIDTH for speed; the tests go to 4096."""
-    import derivations.sec7_2_absolute_positions as sec
+    import symproof._derivations.sec7_2_absolute_positions as sec
 
     monkeypatch.setattr(sec, "MAX_WIDTH", 4096)
     sec.width_blocks.cache_clear()

@@ -17,7 +17,7 @@ IDS = ["rope.rotation", "rope.orthogonal", "rope.compose", "rope.relative", "rop
        "rope.score_expansion", "rope.shift_invariance", "rope.block_relative", "rope.frequency_denominator",
        "rope.partial", "rope.pairing_permutation", "rope.algorithm_7_1", "rope.example"]
 
-sec = importlib.import_module("derivations.sec7_3_rope")
+sec = importlib.import_module("symproof._derivations.sec7_3_rope")
 a, b, th, z0, z1 = sec.a, sec.b, sec.th, sec.z0, sec.z1
 q0, q1, k0, k1, i, j, c, D, w = sec.q0, sec.q1, sec.k0, sec.k1, sec.i, sec.j, sec.c, sec.D, sec.w
 q, k, z = sec.q, sec.k, sec.z

@@ -14,7 +14,7 @@ from symproof import prove_equal, rope_matrix, rotation, run_claim
 
 IDS = ["grad.rotation_backward", "grad.frequency", "grad.score_not_monotone"]
 
-sec = importlib.import_module("derivations.sec7_4_rope_gradients")
+sec = importlib.import_module("symproof._derivations.sec7_4_rope_gradients")
 q0, q1, k0, k1, i, D, w = sec.q0, sec.q1, sec.k0, sec.k1, sec.i, sec.D, sec.w
 
 

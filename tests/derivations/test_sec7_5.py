@@ -16,7 +16,7 @@ IDS = ["scheme.relative_bias", "scheme.same_shape_not_same_function", "ids.left_
 
 @pytest.fixture
 def section():
-    return importlib.import_module("derivations.sec7_5_consistency")
+    return importlib.import_module("symproof._derivations.sec7_5_consistency")
 
 
 @pytest.mark.parametrize("claim_id", IDS)

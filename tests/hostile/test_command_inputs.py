@@ -7,10 +7,8 @@ hang, an unbounded read or a traceback fails the test.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -135,31 +133,7 @@ def test_an_existing_user_file_is_never_mistaken_for_a_folder_in_report(tmp_path
     assert_one_line_error(done, "--out", "is a file")
 
 
-@pytest.mark.parametrize("args", [
-    ["check", "derivations/variants/yarn.toml"],
-    ["export", "rope", "--head-dim", "16384", "--out", "OUT"],
-    ["verify"],
-])
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path, args):
-    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for delay in (0.3, 2.5):  # while SymPy is imported, and while the command works
-        process = subprocess.Popen([sys.executable, "-m", "symproof", *args], cwd=root, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        time.sleep(delay)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-        if process.returncode == 0:
-            continue  # finished before the signal arrived: nothing to judge
-        if process.returncode == -signal.SIGINT and not err:
-            # Python resets SIGINT to the default action while it shuts down, after the command has
-            # done its work and printed everything (and before it starts): killed, silently, nothing
-            # half-written -- the shell's own behaviour, not a traceback
-            continue
-        assert process.returncode == 130, (delay, process.returncode, err[-2000:])
-        assert "Traceback" not in err, err[-2000:]
-        assert err.strip().splitlines()[-1].endswith("interrupted"), err[-2000:]
-        assert [line for line in err.splitlines() if "interrupted" in line] == [err.strip().splitlines()[-1]]
+# Ctrl-C: tests/hostile/test_interrupt.py
 
 
 def test_escape_sequences_in_a_title_never_reach_the_terminal(tmp_path):

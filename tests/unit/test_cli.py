@@ -81,7 +81,7 @@ def test_no_command_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as caught:
         main([])
     assert caught.value.code == ERROR
-    assert "the following arguments are required: command" in capsys.readouterr().err
+    assert "the following arguments are required: COMMAND" in capsys.readouterr().err
 
 
 def _run(*args):

@@ -22,7 +22,7 @@ ROPE = dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)
 
 
 def shipped_configs() -> dict:
-    folder = resources.files("derivations") / "configs"
+    folder = resources.files("symproof._derivations") / "configs"
     return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")}
 
 

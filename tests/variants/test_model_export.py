@@ -36,7 +36,7 @@ LONG = np.array([[0, 1, 4095, 4096, 4097, 8191, 16384, 32767, 40000], [1, 2, 3, 
 
 
 def _configs():
-    folder = resources.files("derivations") / "configs"
+    folder = resources.files("symproof._derivations") / "configs"
     return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")}
 
 
