@@ -74,10 +74,21 @@ def report(title: str, times: dict, base: str, extra=None, unit="ms") -> None:
         print(line, flush=True)
 
 
+def pure(function, *args, **kwargs):
+    """``function`` with the exported module's C path off: the eager torch path other devices run."""
+    module = sys.modules[function.__module__]
+    module.NATIVE = False
+    try:
+        return function(*args, **kwargs)
+    finally:
+        module.NATIVE = True
+
+
 def load_exported(target_dir: str, **options):
     (path,) = export_kernel("rope", "torch", target_dir, verify=False, name=f"rope_{options['pairing']}", **options)
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -122,6 +133,8 @@ def torch_section(repeats: int, quick: bool, threads=None) -> None:
         "ours half: apply(x, positions) (table built)": lambda: half.apply(x, ids),
         "ours half: apply(x, table=t, out=out)": lambda: half.apply(x, table=table_half, out=out),
         "ours half: apply_(x, table=t) (in place)": lambda: half.apply_(scratch, table=table_half),
+        "ours half, pure torch: apply(x, table=t, out=out)": lambda: pure(half.apply, x, table=table_half, out=out),
+        "ours half, pure torch: apply_(x, table=t)": lambda: pure(half.apply_, scratch, table=table_half),
         "ours adjacent: apply(x, table=t)": lambda: adjacent.apply(x, table=table_adjacent),
         "ours adjacent: apply(x, table=t, out=out)": lambda: adjacent.apply(x, table=table_adjacent, out=out),
     }
@@ -129,9 +142,10 @@ def torch_section(repeats: int, quick: bool, threads=None) -> None:
     faster = {name: (lambda n: lambda t: f"HF (cos, sin given) / ours = {ratio(t, hf, n):4.2f}")(name)
               for name in cases if name.startswith("ours")}
     times = interleaved(cases, repeats)
-    report("prefill, half pairing unless said (new outputs against x.clone(); out= against out.copy_(x): "
-           f"{ratio(times, 'ours half: apply(x, table=t, out=out)', 'out.copy_(x)'):.2f}x, "
-           f"adjacent {ratio(times, 'ours adjacent: apply(x, table=t, out=out)', 'out.copy_(x)'):.2f}x)",
+    floor = {name: ratio(times, name, "out.copy_(x)") for name in times if "out=" in name or "apply_" in name}
+    report(f"prefill, half pairing unless said ({half.native_status().split(':')[0]} on contiguous CPU tensors); "
+           "new outputs against x.clone(); out= and in place against out.copy_(x):\n    "
+           + "\n    ".join(f"{name}: {value:.2f}x out.copy_(x)" for name, value in floor.items()),
            times, "x.clone()", faster)
 
     # decode: one new token per sequence, position ids at the KV-cache offset, q and k rotated
@@ -141,29 +155,26 @@ def torch_section(repeats: int, quick: bool, threads=None) -> None:
     rotary = LlamaRotaryEmbedding(LlamaConfig(hidden_size=H * D, num_attention_heads=H, head_dim=D,
                                               max_position_embeddings=8192))
     cos, sin = rotary(q1, step_ids)
-    ours_ids = step_ids[:, None, :]
-    table = half.table(ours_ids, q1.dtype, q1.device)
-
-    def ours_step():
-        t = half.table(ours_ids, q1.dtype, q1.device)
-        return half.apply(q1, table=t), half.apply(k1, table=t)
-
+    # ids (B, 1, 1): one per sequence, broadcast over heads; (B, H, 1): one per head, as a tensor of its own
+    ids = {"(B, 1, 1)": step_ids[:, None, :], "(B, H, 1)": torch.full((B, H, 1), offset)}
+    tables = {shape: half.table(i, q1.dtype, q1.device) for shape, i in ids.items()}
+    hf_given, hf_built = "HF apply_rotary_pos_emb(q, k, cos, sin)", "HF rotary(x, position_ids) + apply_rotary_pos_emb"
     cases = {
         "q.clone(), k.clone()": lambda: (q1.clone(), k1.clone()),
-        "HF apply_rotary_pos_emb(q, k, cos, sin)": lambda: apply_rotary_pos_emb(q1, k1, cos, sin),
-        "HF rotary(x, position_ids) + apply_rotary_pos_emb": lambda: apply_rotary_pos_emb(q1, k1, *rotary(q1, step_ids)),
-        "ours apply(q), apply(k) with table t": lambda: (half.apply(q1, table=table), half.apply(k1, table=table)),
-        "ours table(ids) + apply(q), apply(k)": ours_step,
+        hf_given: lambda: apply_rotary_pos_emb(q1, k1, cos, sin),
+        hf_built: lambda: apply_rotary_pos_emb(q1, k1, *rotary(q1, step_ids)),
     }
+    extra = {}
+    for shape in ids:
+        given, built = f"ours apply_qk(q, k, table=t), ids {shape}", f"ours apply_qk(q, k, ids), ids {shape}"
+        cases[given] = (lambda t: lambda: half.apply_qk(q1, k1, table=t))(tables[shape])
+        cases[built] = (lambda i: lambda: half.apply_qk(q1, k1, i))(ids[shape])
+        cases[f"ours table(ids) alone, ids {shape}"] = (lambda i: lambda: half.table(i, q1.dtype, q1.device))(ids[shape])
+        extra[given] = (lambda n: lambda t: f"HF / ours = {ratio(t, hf_given, n):.2f}")(given)
+        extra[built] = (lambda n: lambda t: f"HF / ours = {ratio(t, hf_built, n):.2f}")(built)
     times = interleaved(cases, repeats * 20)
-    extra = {
-        "ours apply(q), apply(k) with table t": lambda t: "HF / ours = " + format(ratio(
-            t, "HF apply_rotary_pos_emb(q, k, cos, sin)", "ours apply(q), apply(k) with table t"), ".2f"),
-        "ours table(ids) + apply(q), apply(k)": lambda t: "HF / ours = " + format(ratio(
-            t, "HF rotary(x, position_ids) + apply_rotary_pos_emb", "ours table(ids) + apply(q), apply(k)"), ".2f"),
-    }
-    report(f"decode step: q, k float32 (B, H, 1, d) = {(B, H, 1, D)}, position ids {offset} (half pairing)",
-           times, "q.clone(), k.clone()", extra, unit="us")
+    report(f"decode step: q, k float32 (B, H, 1, d) = {(B, H, 1, D)}, position ids {offset} (half pairing; "
+           f"{half.native_status().split(':')[0]})", times, "q.clone(), k.clone()", extra, unit="us")
     print()
 
 

@@ -2,16 +2,27 @@
 
 Tuned for per-call overhead and memory traffic: the table of one forward pass
 is built once and shared by every layer (``table(positions, dtype,
-device)``), adjacent pairs are one complex multiplication, half pairing runs
-``addcmul`` on the two halves, ``out=`` and in place write no temporary beyond
-half of ``x``, and the backward is an autograd Function applying ``R_m^T``.
+device)``), for the distinct position ids only (a decode step's ids repeated
+over heads are one row each), and ``apply_qk`` rotates queries and keys in
+one call.  Contiguous float32/float64 CPU tensors run the exported C kernel
+printed from the same definitions (:func:`._rope.rope_c_bodies`: one fused
+pass reading ``x`` once and writing ``out`` once, ``out`` may be ``x``),
+compiled on first use and called through ``ctypes``; everything else (other
+devices, dtypes, strides, no C compiler) runs eager torch: adjacent pairs as
+one complex multiplication, half pairing as ``addcmul`` on the two halves.
+The backward is an autograd Function applying ``R_m^T``.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import sympy as sp
+
 from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, omega, position, rotation_form
 from . import floats
 from ._printers import torch_printer
+from ._rope import rope_c_bodies
 
 __all__ = ["rope_torch_body"]
 
@@ -23,6 +34,14 @@ def _torch(expr) -> str:
 
 
 _TEMPLATE = """
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+
 import torch
 
 HEAD_DIM = {head_dim}
@@ -34,10 +53,29 @@ DIRECTIONS = ("forward", "backward")
 # up to this many elements (a decode step), half pairing spends one small copy to save dispatches
 SMALL = 1 << 16
 
+# tables of more ids than this merge repeated ids first (on the CPU): below it unique costs more than it saves
+DISTINCT_FROM = 32
+
+# The exported C kernel of the same definitions (``symproof export rope --target c``, float32 and
+# float64), behind contiguous CPU tensors: one pass over x where eager torch takes three.  Compiled
+# on first use with the system C compiler into a cache folder (SYMPROOF_CACHE, else
+# $XDG_CACHE_HOME/symproof or ~/.cache/symproof), keyed by the hash of source, compiler and flags.
+# NATIVE = False or SYMPROOF_NATIVE=0 keeps every call in torch; so does a failed compile
+# (native_status() says why).
+NATIVE = os.environ.get("SYMPROOF_NATIVE", "1") != "0"
+C_SOURCES = {c_sources}
+# no -march=native: a cached library may be loaded on another CPU sharing the folder
+C_FLAGS = ("-std=c99", "-O3", "-ffp-contract=off", "-shared", "-fPIC")
+# a native call on at least this many entries is split over torch's intra-op threads; rows are
+# independent, so the split changes no bit
+NATIVE_PARALLEL_ELEMENTS = 1 << 18
+_native = {{}}
+_native_lock = threading.Lock()
+
 
 def angle_table(p, w):
     \"\"\"(cos theta, sin theta) of position id p at frequency w: the first column of R(theta).\"\"\"
-    return ({cos_code}, {sin_code})
+{angle_code}
 
 
 def _factors(c, s, direction):
@@ -61,24 +99,49 @@ class RopeTable:
     \"\"\"The rotation of every position id of one forward pass, on one device and dtype.
 
     Build it once per forward (``table(positions, dtype, device)``) and hand it to every layer's
-    ``apply``, as HF models share ``cos, sin``.  Factors are made on first use per direction.\"\"\"
+    ``apply``, as HF models share ``cos, sin``.  ``pairs`` holds (cos, sin) of each distinct id once,
+    shape (n, ROTARY_DIM // 2, 2); ``index`` (broadcastable to x.shape[:-1]) is each id's row of it.
+    ``cos``/``sin`` (shaped like the ids) and the factors are made on first use.\"\"\"
 
-    __slots__ = ("positions", "cos", "sin", "dtype", "device", "_factors", "_fits")
+    __slots__ = ("positions", "pairs", "index", "dtype", "device", "_factors", "_rows")
 
-    def __init__(self, positions, cos_, sin_):
-        self.positions, self.cos, self.sin = positions, cos_, sin_
-        self.dtype, self.device = cos_.dtype, cos_.device
-        self._factors, self._fits = {{}}, set()  # shapes of x the positions are known to broadcast to
+    def __init__(self, positions, pairs, index):
+        self.positions, self.pairs, self.index = positions, pairs, index
+        self.dtype, self.device = pairs.dtype, pairs.device
+        self._factors, self._rows = {{}}, {{}}  # shape of x -> its rows' index into pairs, once checked
+
+    @property
+    def cos(self):
+        return self.pairs[self.index][..., 0]
+
+    @property
+    def sin(self):
+        return self.pairs[self.index][..., 1]
 
     def factors(self, direction="forward"):
         found = self._factors.get(direction)
         if found is None:
-            found = self._factors[direction] = _factors(self.cos, self.sin, direction)
+            gathered = self.pairs[self.index]
+            found = self._factors[direction] = _factors(gathered[..., 0], gathered[..., 1], direction)
+        return found
+
+    def rows(self, shape):
+        \"\"\"The row of ``pairs`` of every row of an x of ``shape``: contiguous int64 (the C kernel's ids).\"\"\"
+        found = self._rows[shape]
+        if found is None:
+            key = (self.device, self.index.shape, shape[:-1])
+            if _identities.get(key[:2]) is self.index:  # depends on the shapes only: shared by every step
+                found = _identities.get(key)
+                if found is None:
+                    found = _remember(key, self.index.expand(shape[:-1]).contiguous())
+            else:
+                found = self.index.expand(shape[:-1]).contiguous()
+            self._rows[shape] = found
         return found
 
     def __repr__(self):
-        return (f"RopeTable(positions of shape {{tuple(self.positions.shape)}}, {{PAIRING}} pairing, "
-                f"{{self.dtype}}, {{self.device}})")
+        return (f"RopeTable(positions of shape {{tuple(self.positions.shape)}}, {{len(self.pairs)}} distinct, "
+                f"{{PAIRING}} pairing, {{self.dtype}}, {{self.device}})")
 
 
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -94,22 +157,52 @@ def _check_positions(positions, device):
     return positions
 
 
+def _distinct(positions):
+    \"\"\"``(ids, index)``: the ids to tabulate (1-D) and each position's entry in them.
+
+    Axes the ids are broadcast over (stride 0, as ``expand`` makes) are dropped first; on the CPU
+    repeated ids are then merged (``unique``; on an accelerator it would wait for the device).\"\"\"
+    compact, strides = positions, positions.stride()
+    if 0 in strides:
+        compact = positions[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides)]
+    if compact.device.type == "cpu" and compact.numel() > DISTINCT_FROM:
+        ids, index = torch.unique(compact, return_inverse=True)
+        return ids, index
+    key = (compact.device, compact.shape)
+    index = _identities.get(key)
+    if index is None:
+        index = _remember(key, torch.arange(compact.numel(), device=compact.device).view(compact.shape))
+    return compact.reshape(-1), index
+
+
+# (device, shape) -> arange(n).view(shape), and (device, shape, rows) -> it expanded over rows, contiguous:
+# the index of ids that are all tabulated (no repeats merged) depends on shapes alone, so a decode loop
+# makes it once, not once per step (never written to: kernels only read it)
+_identities = {{}}
+
+
+def _remember(key, value):
+    if len(_identities) > 256:
+        _identities.clear()
+    _identities[key] = value
+    return value
+
+
 def table(positions, dtype=torch.float32, device=None):
     \"\"\"The :class:`RopeTable` of integer ``positions`` (any shape broadcastable to x.shape[:-1]).
 
-    Angles are computed in float64 on ``device`` (default: the positions' device), then rounded
-    once to ``dtype``.\"\"\"
+    Angles are computed in float64 on ``device`` (default: the positions' device), for each
+    distinct id once, then rounded once to ``dtype``.\"\"\"
     if dtype not in _FLOAT_DTYPES:
         raise ValueError(f"dtype must be a floating dtype, got {{dtype}}")
     positions = _check_positions(positions, device)
     frequencies = _frequencies_on.get(positions.device)
     if frequencies is None:
         frequencies = _frequencies_on[positions.device] = FREQUENCIES.to(positions.device)
+    ids, index = _distinct(positions)
     # integer ids times float64 frequencies: float64 angles (ids are exact below 2^53)
-    cos_, sin_ = angle_table(positions.unsqueeze(-1), frequencies)
-    rope = RopeTable(positions, cos_.to(dtype), sin_.to(dtype))
-    rope.factors("forward")
-    return rope
+    pairs = torch.stack(angle_table(ids.unsqueeze(-1), frequencies), dim=-1).to(dtype)
+    return RopeTable(positions, pairs, index)
 
 
 def _resolve(x, positions, rope, name):
@@ -127,15 +220,11 @@ def _resolve(x, positions, rope, name):
     if rope.dtype != x.dtype or rope.device != x.device:
         raise ValueError(f"the table is {{rope.dtype}} on {{rope.device}}, {{name}} is {{x.dtype}} on {{x.device}}: "
                          "build it with table(positions, x.dtype, x.device)")
-    if x.shape not in rope._fits:
-        shape = rope.positions.shape
-        try:
-            fits = len(shape) < x.dim() and torch.broadcast_shapes(shape, x.shape[:-1]) == x.shape[:-1]
-        except RuntimeError:
-            fits = False
-        if not fits:
+    if x.shape not in rope._rows:
+        shape = rope.positions.shape  # broadcasts to the rows without growing them (plain ints: no dispatch)
+        if len(shape) >= x.dim() or any(n != 1 and n != m for n, m in zip(reversed(shape), reversed(x.shape[:-1]))):
             raise ValueError(f"positions of shape {{tuple(shape)}} do not broadcast to {{tuple(x.shape[:-1])}}")
-        rope._fits.add(x.shape)
+        rope._rows[x.shape] = None  # checked; the C kernel's row ids are made on first use
     return rope
 
 
@@ -200,13 +289,118 @@ def _rotate_into(x, factors, out=None):
     return out
 
 
+def _cache_folder():
+    found = os.environ.get("SYMPROOF_CACHE")
+    if found:
+        return found
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "symproof")
+
+
+def _compile():
+    \"\"\"``(functions, status)``: the C kernel's entry points by (dtype, direction), compiled if not cached.\"\"\"
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None, "pure torch: no C compiler (cc or gcc) on PATH"
+    key = repr((sorted(C_SOURCES.items()), compiler, C_FLAGS)).encode("utf-8")
+    folder = _cache_folder()
+    library = os.path.join(folder, f"rope-{{hashlib.sha256(key).hexdigest()[:24]}}.so")
+    if not os.path.exists(library):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as build:
+            for name, text in C_SOURCES.items():
+                with open(os.path.join(build, name), "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            sources = [os.path.join(build, name) for name in sorted(C_SOURCES) if name.endswith(".c")]
+            built = os.path.join(build, "rope.so")
+            done = subprocess.run([compiler, *C_FLAGS, *sources, "-o", built, "-lm"], capture_output=True,
+                                  text=True, timeout=300)
+            if done.returncode != 0:
+                return None, f"pure torch: {{compiler}} failed: {{(done.stderr or done.stdout).strip()[:300]}}"
+            os.replace(built, library)  # atomic: a process loading the library never sees half of it
+    lib = ctypes.CDLL(library)
+    pointer, functions = ctypes.c_void_p, {{}}
+    for dtype, name in ((torch.float32, "rope_f32"), (torch.float64, "rope_f64")):
+        for direction, verb in zip(DIRECTIONS, ("apply", "backward")):
+            function = getattr(lib, f"{{name}}_{{verb}}_with_table")
+            function.argtypes = [pointer, pointer, pointer, ctypes.c_size_t, pointer, ctypes.c_int64, ctypes.c_size_t]
+            function.restype = ctypes.c_int
+            functions[dtype, direction] = function
+    return functions, f"C kernel: {{library}} (built with {{compiler}})"
+
+
+def _native_functions():
+    if not NATIVE:
+        return None
+    if "functions" not in _native:
+        with _native_lock:
+            if "functions" not in _native:
+                try:
+                    _native["functions"], _native["status"] = _compile()
+                except (OSError, subprocess.SubprocessError) as err:
+                    _native["functions"], _native["status"] = None, f"pure torch: {{type(err).__name__}}: {{err}}"
+    return _native["functions"]
+
+
+def native_status():
+    \"\"\"Which kernel contiguous float32/float64 CPU tensors run: the C library's path, or why pure torch.\"\"\"
+    if not NATIVE:
+        return "pure torch: NATIVE is off (SYMPROOF_NATIVE=0)"
+    _native_functions()
+    return _native["status"]
+
+
+def _native_rotate(x, rope, direction, out):
+    \"\"\"The rotation through the C kernel, or None where it does not apply (device, dtype, strides).\"\"\"
+    if not x.is_cpu or not x.is_contiguous() or (out is not None and not out.is_contiguous()):
+        return None
+    functions = _native_functions()
+    function = None if functions is None else functions.get((x.dtype, direction))
+    if function is None:
+        return None
+    out = torch.empty_like(x) if out is None else out
+    rows, pairs = rope.rows(x.shape), rope.pairs
+    count = rows.numel()
+    if x.numel() < NATIVE_PARALLEL_ELEMENTS:  # a decode step: one call, nothing else
+        if function(x.data_ptr(), out.data_ptr(), rows.data_ptr(), count, pairs.data_ptr(), 0, pairs.shape[0]):
+            raise RuntimeError("internal: the C kernel found a row id outside its table")
+        return out
+    parts = min(torch.get_num_threads(), 8)
+    cuts = [count * k // parts for k in range(parts + 1)]
+    step, x_at, out_at, rows_at = HEAD_DIM * x.element_size(), x.data_ptr(), out.data_ptr(), rows.data_ptr()
+
+    def run(part):  # ctypes releases the GIL: the parts run side by side
+        first, size = cuts[part], cuts[part + 1] - cuts[part]
+        return function(x_at + first * step, out_at + first * step, rows_at + 8 * first, size,
+                        pairs.data_ptr(), 0, pairs.shape[0])
+
+    if parts == 1:
+        statuses = [run(0)]
+    else:
+        pool = _native.get("pool")
+        if pool is None or pool._max_workers < parts - 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = _native["pool"] = ThreadPoolExecutor(parts - 1, thread_name_prefix="rope")
+        pending = [pool.submit(run, part) for part in range(1, parts)]
+        statuses = [run(0)] + [job.result() for job in pending]
+    if any(statuses):  # the row ids index pairs by construction: this would be a bug, not bad input
+        raise RuntimeError(f"internal: the C kernel returned {{statuses}}")
+    return out
+
+
+def _rotation(x, rope, direction, out=None):
+    done = _native_rotate(x, rope, direction, out) if NATIVE else None
+    return _rotate_into(x, rope.factors(direction), out) if done is None else done
+
+
 class _Rotation(torch.autograd.Function):
     \"\"\"R_m x with gradient R_m^T g, the proved backward of the rotation.\"\"\"
 
     @staticmethod
     def forward(ctx, x, rope, direction):
         ctx.rope, ctx.direction = rope, direction
-        return _rotate_into(x, rope.factors(direction))
+        return _rotation(x, rope, direction)
 
     @staticmethod
     def backward(ctx, g):
@@ -215,7 +409,10 @@ class _Rotation(torch.autograd.Function):
 
 
 def _rotate(x, positions, rope, out, direction, name):
-    rope = _resolve(x, positions, rope, name)
+    return _rotate_resolved(x, _resolve(x, positions, rope, name), out, direction, name)
+
+
+def _rotate_resolved(x, rope, out, direction, name):
     if torch.is_grad_enabled() and x.requires_grad:
         if out is not None:
             raise ValueError(f"out= (and in-place) cannot record a gradient; {{name}} requires grad: use out=None")
@@ -226,7 +423,7 @@ def _rotate(x, positions, rope, out, direction, name):
         if out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
             raise ValueError(f"out shares memory with {{name}} without being {{name}} itself: pass out={{name}} "
                              "(in place) or a separate tensor")
-    return _rotate_into(x, rope.factors(direction), out)  # nothing requires grad: no graph is recorded
+    return _rotation(x, rope, direction, out)  # nothing requires grad: no graph is recorded
 
 
 def apply(x, positions=None, table=None, out=None):
@@ -242,23 +439,43 @@ def apply_(x, positions=None, table=None):
     return _rotate(x, positions, table, x, "forward", "x")
 
 
+def apply_qk(q, k, positions=None, table=None):
+    \"\"\"``(apply(q), apply(k))`` with one table (built here from ``positions`` if not given): the
+    rotations of an attention layer's queries and keys, new tensors, in one call.\"\"\"
+    rope = _resolve(q, positions, table, "q")
+    return (_rotate_resolved(q, rope, None, "forward", "q"),
+            _rotate(k, None, rope, None, "forward", "k"))
+
+
 def backward(g, positions=None, table=None, out=None):
     \"\"\"The gradient of ``apply`` with respect to x: R_m^T g.\"\"\"
     return _rotate(g, positions, table, out, "backward", "g")
 """
 
 
+def _angle_code(cos_expr, sin_expr) -> str:
+    """The body of ``angle_table``: the shared angle once (SymPy's ``cse``), then cos and sin of it."""
+    shared, (cos_reduced, sin_reduced) = sp.cse([cos_expr, sin_expr], symbols=sp.numbered_symbols("_angle"))
+    lines = [f"    {symbol} = {_torch(value)}\n" for symbol, value in shared]
+    return "".join(lines) + f"    return ({_torch(cos_reduced)}, {_torch(sin_reduced)})"
+
+
 def rope_torch_body(spec: RopeSpec) -> str:
-    """The PyTorch module (``table``, ``apply``, ``apply_``, ``backward``) for ``spec``, without its header."""
+    """The PyTorch module (``table``, ``apply``, ``apply_``, ``apply_qk``, ``backward``) for ``spec``, without its header."""
     cos_expr, sin_expr = angle_entries(spec.config)
     parts = {}
     for direction in DIRECTIONS:
         form = rotation_form(direction)
         parts[f"{direction}_re"], parts[f"{direction}_im"] = (_torch(e) for e in form.complex_factor.as_real_imag())
         parts[f"{direction}_entries"] = ", ".join(_torch(e) for e in form.entries)
+    c_sources = {}
+    for dtype, name in (("float32", "rope_f32"), ("float64", "rope_f64")):
+        typed = replace(spec, config=replace(spec.config, dtype=dtype))
+        c_sources[f"{name}.c"], c_sources[f"{name}.h"] = rope_c_bodies(typed, name)
     return _TEMPLATE.format(
+        c_sources="{\n" + "".join(f"    {ascii(k)}: {ascii(v)},\n" for k, v in c_sources.items()) + "}",
         head_dim=spec.config.head_dim, rotary_dim=spec.config.rotary_dim,
         pairing=spec.config.pairing, frequency_doc=spec.describe_frequencies(),
         frequencies=f"[{floats(spec.frequency_values)}]",
-        cos_code=_torch(cos_expr), sin_code=_torch(sin_expr), **parts,
+        angle_code=_angle_code(cos_expr, sin_expr), **parts,
     )
