@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write a generated kernel as standalone source")
     export.add_argument("kernel", help="kernel name (e.g. rope, sinusoidal)")
-    export.add_argument("--target", choices=("numpy", "c", "torch"), default="numpy")
+    export.add_argument("--target", choices=("numpy", "c", "torch", "triton"), default="numpy")
     export.add_argument("--out", required=True, help="output folder")
     export.add_argument("--pairing", choices=("adjacent", "half"), default="adjacent")
     export.add_argument("--rotary-dim", type=int, default=None)

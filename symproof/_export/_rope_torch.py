@@ -33,7 +33,7 @@ def _torch(expr) -> str:
     return torch_printer(_NAMES).doprint(expr)
 
 
-_TEMPLATE = """
+_HEAD = """
 import ctypes
 import hashlib
 import os
@@ -44,17 +44,23 @@ import threading
 
 import torch
 
-HEAD_DIM = {head_dim}
+"""
+
+#: what the torch and Triton modules share: constants, the table, input checks
+_CONSTANTS = """HEAD_DIM = {head_dim}
 ROTARY_DIM = {rotary_dim}
 PAIRING = {pairing!r}
 # {frequency_doc}; exact values rounded once to float64
 FREQUENCIES = torch.tensor({frequencies}, dtype=torch.float64)
 DIRECTIONS = ("forward", "backward")
-# up to this many elements (a decode step), half pairing spends one small copy to save dispatches
-SMALL = 1 << 16
 
 # tables of more ids than this merge repeated ids first (on the CPU): below it unique costs more than it saves
 DISTINCT_FROM = 32
+
+"""
+
+_TORCH_CONSTANTS = """# up to this many elements (a decode step), half pairing spends one small copy to save dispatches
+SMALL = 1 << 16
 
 # The exported C kernel of the same definitions (``symproof export rope --target c``, float32 and
 # float64), behind contiguous CPU tensors: one pass over x where eager torch takes three.  Compiled
@@ -73,7 +79,9 @@ _native = {{}}
 _native_lock = threading.Lock()
 
 
-def angle_table(p, w):
+"""
+
+_TABLE = """def angle_table(p, w):
     \"\"\"(cos theta, sin theta) of position id p at frequency w: the first column of R(theta).\"\"\"
 {angle_code}
 
@@ -228,7 +236,9 @@ def _resolve(x, positions, rope, name):
     return rope
 
 
-def _complex_view(t):
+"""
+
+_TORCH_ROTATION = """def _complex_view(t):
     \"\"\"The rotated part of t as complex numbers (adjacent pairs), or None if its strides forbid it.\"\"\"
     try:
         rotated = t if ROTARY_DIM == HEAD_DIM else t[..., :ROTARY_DIM]
@@ -394,7 +404,10 @@ def _rotation(x, rope, direction, out=None):
     return _rotate_into(x, rope.factors(direction), out) if done is None else done
 
 
-class _Rotation(torch.autograd.Function):
+"""
+
+#: the public functions, over ``_rotation(x, rope, direction, out)`` which each target defines
+_API = """class _Rotation(torch.autograd.Function):
     \"\"\"R_m x with gradient R_m^T g, the proved backward of the rotation.\"\"\"
 
     @staticmethod
@@ -452,6 +465,8 @@ def backward(g, positions=None, table=None, out=None):
     return _rotate(g, positions, table, out, "backward", "g")
 """
 
+_TEMPLATE = _HEAD + _CONSTANTS + _TORCH_CONSTANTS + _TABLE + _TORCH_ROTATION + _API
+
 
 def _angle_code(cos_expr, sin_expr) -> str:
     """The body of ``angle_table``: the shared angle once (SymPy's ``cse``), then cos and sin of it."""
@@ -460,22 +475,25 @@ def _angle_code(cos_expr, sin_expr) -> str:
     return "".join(lines) + f"    return ({_torch(cos_reduced)}, {_torch(sin_reduced)})"
 
 
-def rope_torch_body(spec: RopeSpec) -> str:
-    """The PyTorch module (``table``, ``apply``, ``apply_``, ``apply_qk``, ``backward``) for ``spec``, without its header."""
+def shared_fields(spec: RopeSpec) -> dict:
+    """The format fields of :data:`_CONSTANTS`, :data:`_TABLE` and :data:`_API` (shared with the Triton body)."""
     cos_expr, sin_expr = angle_entries(spec.config)
     parts = {}
     for direction in DIRECTIONS:
         form = rotation_form(direction)
         parts[f"{direction}_re"], parts[f"{direction}_im"] = (_torch(e) for e in form.complex_factor.as_real_imag())
         parts[f"{direction}_entries"] = ", ".join(_torch(e) for e in form.entries)
+    return dict(head_dim=spec.config.head_dim, rotary_dim=spec.config.rotary_dim, pairing=spec.config.pairing,
+                frequency_doc=spec.describe_frequencies(), frequencies=f"[{floats(spec.frequency_values)}]",
+                angle_code=_angle_code(cos_expr, sin_expr), **parts)
+
+
+def rope_torch_body(spec: RopeSpec) -> str:
+    """The PyTorch module (``table``, ``apply``, ``apply_``, ``apply_qk``, ``backward``) for ``spec``, without its header."""
     c_sources = {}
     for dtype, name in (("float32", "rope_f32"), ("float64", "rope_f64")):
         typed = replace(spec, config=replace(spec.config, dtype=dtype))
         c_sources[f"{name}.c"], c_sources[f"{name}.h"] = rope_c_bodies(typed, name)
     return _TEMPLATE.format(
         c_sources="{\n" + "".join(f"    {ascii(k)}: {ascii(v)},\n" for k, v in c_sources.items()) + "}",
-        head_dim=spec.config.head_dim, rotary_dim=spec.config.rotary_dim,
-        pairing=spec.config.pairing, frequency_doc=spec.describe_frequencies(),
-        frequencies=f"[{floats(spec.frequency_values)}]",
-        angle_code=_angle_code(cos_expr, sin_expr), **parts,
-    )
+        **shared_fields(spec))
