@@ -15,14 +15,12 @@ The backward is an autograd Function applying ``R_m^T``.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import sympy as sp
 
 from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, omega, position, rotation_form
 from . import floats
 from ._printers import torch_printer
-from ._rope import rope_c_bodies
+from ._native import NATIVE, native_fields
 
 __all__ = ["rope_torch_body"]
 
@@ -62,21 +60,10 @@ DISTINCT_FROM = 32
 _TORCH_CONSTANTS = """# up to this many elements (a decode step), half pairing spends one small copy to save dispatches
 SMALL = 1 << 16
 
-# The exported C kernel of the same definitions (``symproof export rope --target c``, float32 and
-# float64), behind contiguous CPU tensors: one pass over x where eager torch takes three.  Compiled
-# on first use with the system C compiler into a cache folder (SYMPROOF_CACHE, else
-# $XDG_CACHE_HOME/symproof or ~/.cache/symproof), keyed by the hash of source, compiler and flags.
-# NATIVE = False or SYMPROOF_NATIVE=0 keeps every call in torch; so does a failed compile
-# (native_status() says why).
-NATIVE = os.environ.get("SYMPROOF_NATIVE", "1") != "0"
-C_SOURCES = {c_sources}
-# no -march=native: a cached library may be loaded on another CPU sharing the folder
-C_FLAGS = ("-std=c99", "-O3", "-ffp-contract=off", "-shared", "-fPIC")
 # a native call on at least this many entries is split over torch's intra-op threads; rows are
 # independent, so the split changes no bit
 NATIVE_PARALLEL_ELEMENTS = 1 << 18
-_native = {{}}
-_native_lock = threading.Lock()
+_NATIVE_DTYPES = {{torch.float32: "float32", torch.float64: "float64"}}
 
 
 """
@@ -299,73 +286,12 @@ def _rotate_into(x, factors, out=None):
     return out
 
 
-def _cache_folder():
-    found = os.environ.get("SYMPROOF_CACHE")
-    if found:
-        return found
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "symproof")
-
-
-def _compile():
-    \"\"\"``(functions, status)``: the C kernel's entry points by (dtype, direction), compiled if not cached.\"\"\"
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        return None, "pure torch: no C compiler (cc or gcc) on PATH"
-    key = repr((sorted(C_SOURCES.items()), compiler, C_FLAGS)).encode("utf-8")
-    folder = _cache_folder()
-    library = os.path.join(folder, f"rope-{{hashlib.sha256(key).hexdigest()[:24]}}.so")
-    if not os.path.exists(library):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as build:
-            for name, text in C_SOURCES.items():
-                with open(os.path.join(build, name), "w", encoding="utf-8") as handle:
-                    handle.write(text)
-            sources = [os.path.join(build, name) for name in sorted(C_SOURCES) if name.endswith(".c")]
-            built = os.path.join(build, "rope.so")
-            done = subprocess.run([compiler, *C_FLAGS, *sources, "-o", built, "-lm"], capture_output=True,
-                                  text=True, timeout=300)
-            if done.returncode != 0:
-                return None, f"pure torch: {{compiler}} failed: {{(done.stderr or done.stdout).strip()[:300]}}"
-            os.replace(built, library)  # atomic: a process loading the library never sees half of it
-    lib = ctypes.CDLL(library)
-    pointer, functions = ctypes.c_void_p, {{}}
-    for dtype, name in ((torch.float32, "rope_f32"), (torch.float64, "rope_f64")):
-        for direction, verb in zip(DIRECTIONS, ("apply", "backward")):
-            function = getattr(lib, f"{{name}}_{{verb}}_with_table")
-            function.argtypes = [pointer, pointer, pointer, ctypes.c_size_t, pointer, ctypes.c_int64, ctypes.c_size_t]
-            function.restype = ctypes.c_int
-            functions[dtype, direction] = function
-    return functions, f"C kernel: {{library}} (built with {{compiler}})"
-
-
-def _native_functions():
-    if not NATIVE:
-        return None
-    if "functions" not in _native:
-        with _native_lock:
-            if "functions" not in _native:
-                try:
-                    _native["functions"], _native["status"] = _compile()
-                except (OSError, subprocess.SubprocessError) as err:
-                    _native["functions"], _native["status"] = None, f"pure torch: {{type(err).__name__}}: {{err}}"
-    return _native["functions"]
-
-
-def native_status():
-    \"\"\"Which kernel contiguous float32/float64 CPU tensors run: the C library's path, or why pure torch.\"\"\"
-    if not NATIVE:
-        return "pure torch: NATIVE is off (SYMPROOF_NATIVE=0)"
-    _native_functions()
-    return _native["status"]
-
-
 def _native_rotate(x, rope, direction, out):
     \"\"\"The rotation through the C kernel, or None where it does not apply (device, dtype, strides).\"\"\"
     if not x.is_cpu or not x.is_contiguous() or (out is not None and not out.is_contiguous()):
         return None
     functions = _native_functions()
-    function = None if functions is None else functions.get((x.dtype, direction))
+    function = None if functions is None else functions.get((_NATIVE_DTYPES.get(x.dtype), direction))
     if function is None:
         return None
     out = torch.empty_like(x) if out is None else out
@@ -375,27 +301,8 @@ def _native_rotate(x, rope, direction, out):
         if function(x.data_ptr(), out.data_ptr(), rows.data_ptr(), count, pairs.data_ptr(), 0, pairs.shape[0]):
             raise RuntimeError("internal: the C kernel found a row id outside its table")
         return out
-    parts = min(torch.get_num_threads(), 8)
-    cuts = [count * k // parts for k in range(parts + 1)]
-    step, x_at, out_at, rows_at = HEAD_DIM * x.element_size(), x.data_ptr(), out.data_ptr(), rows.data_ptr()
-
-    def run(part):  # ctypes releases the GIL: the parts run side by side
-        first, size = cuts[part], cuts[part + 1] - cuts[part]
-        return function(x_at + first * step, out_at + first * step, rows_at + 8 * first, size,
-                        pairs.data_ptr(), 0, pairs.shape[0])
-
-    if parts == 1:
-        statuses = [run(0)]
-    else:
-        pool = _native.get("pool")
-        if pool is None or pool._max_workers < parts - 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            pool = _native["pool"] = ThreadPoolExecutor(parts - 1, thread_name_prefix="rope")
-        pending = [pool.submit(run, part) for part in range(1, parts)]
-        statuses = [run(0)] + [job.result() for job in pending]
-    if any(statuses):  # the row ids index pairs by construction: this would be a bug, not bad input
-        raise RuntimeError(f"internal: the C kernel returned {{statuses}}")
+    _native_run(function, x.data_ptr(), out.data_ptr(), rows.data_ptr(), count, HEAD_DIM * x.element_size(),
+                pairs.data_ptr(), pairs.shape[0], min(torch.get_num_threads(), 8))
     return out
 
 
@@ -465,7 +372,7 @@ def backward(g, positions=None, table=None, out=None):
     return _rotate(g, positions, table, out, "backward", "g")
 """
 
-_TEMPLATE = _HEAD + _CONSTANTS + _TORCH_CONSTANTS + _TABLE + _TORCH_ROTATION + _API
+_TEMPLATE = _HEAD + _CONSTANTS + _TORCH_CONSTANTS + NATIVE + _TABLE + _TORCH_ROTATION + _API
 
 
 def _angle_code(cos_expr, sin_expr) -> str:
@@ -490,10 +397,4 @@ def shared_fields(spec: RopeSpec) -> dict:
 
 def rope_torch_body(spec: RopeSpec) -> str:
     """The PyTorch module (``table``, ``apply``, ``apply_``, ``apply_qk``, ``backward``) for ``spec``, without its header."""
-    c_sources = {}
-    for dtype, name in (("float32", "rope_f32"), ("float64", "rope_f64")):
-        typed = replace(spec, config=replace(spec.config, dtype=dtype))
-        c_sources[f"{name}.c"], c_sources[f"{name}.h"] = rope_c_bodies(typed, name)
-    return _TEMPLATE.format(
-        c_sources="{\n" + "".join(f"    {ascii(k)}: {ascii(v)},\n" for k, v in c_sources.items()) + "}",
-        **shared_fields(spec))
+    return _TEMPLATE.format(**native_fields(spec, "torch"), **shared_fields(spec))
