@@ -100,7 +100,7 @@ def test_header_names_definition_configuration_and_claims(tmp_path):
 
 @pytest.mark.parametrize("kernel, target, message", [
     ("alibi", "numpy", r"unknown kernel 'alibi'; expected one of \('rope',\)"),
-    ("rope", "rust", r"unknown target 'rust'; expected one of \('numpy', 'c', 'torch'\)"),
+    ("rope", "rust", r"unknown target 'rust'; expected one of \('numpy', 'c', 'torch', 'triton'\)"),
 ])
 def test_unknown_kernel_or_target(tmp_path, kernel, target, message):
     with pytest.raises(InvalidInputError, match=message):
