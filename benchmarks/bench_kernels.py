@@ -1,14 +1,17 @@
 """RoPE kernels against the memory floor and against what users run today, in one process.
 
-Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c] [--threads N]``.
+Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c] [--threads N] [--clock wall|cpu]``.
 
-- torch: the exported module beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
+- torch: the exported module (its C kernel on contiguous CPU tensors, and with it off: the eager
+  torch path other devices run) beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
   ``LlamaRotaryEmbedding`` from ``transformers.models.llama.modeling_llama``; install with
   ``pip install -e .[bench]``) and ``x.clone()``, float32 ``(B, H, T, d) = (4, 8, 2048, 128)``;
-  then a decode step (``T = 1``, ``B = 8``, ``H = 32``, position ids at a KV-cache offset of 4000),
-  where per-call overhead dominates.
+  then a decode step (``T = 1``, ``B = 8``, ``H = 32``, position ids at a KV-cache offset of 4000,
+  ids ``(B, 1, 1)`` and ``(B, H, 1)``, the table built in the step or given), where per-call
+  overhead dominates.
 - numpy: the generated kernel (the text ``rope_apply`` runs) with ``out=`` against ``np.copyto``;
-  half pairing at its default ``threads`` (the kernel's ``THREADS``) and at ``threads=1``.
+  half pairing at its default ``threads`` (the kernel's ``THREADS``), at ``threads=1``, and at
+  ``threads=1`` with its C kernel off (the NumPy-only path).
 - C: the exported kernel's fused pass against a plain copy loop compiled with the same flags.
 
 Every case of a section runs once per iteration, interleaved, so load from other processes
@@ -22,6 +25,7 @@ import argparse
 import ctypes
 import importlib.util
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -47,6 +51,12 @@ void copy_loop(const float *x, float *out, size_t n)
 """
 
 
+#: what a case's time is: wall time, or the CPU time of the process (every thread's; on a loaded
+#: machine it leaves out the time other processes hold the cores, so one-thread ratios settle)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+CLOCK = CLOCKS["wall"]
+
+
 def interleaved(cases: dict, repeats: int) -> dict:
     """``{name: [seconds per iteration]}``: every case once per iteration, in order, after one warm-up."""
     for run in cases.values():
@@ -54,9 +64,9 @@ def interleaved(cases: dict, repeats: int) -> dict:
     times = {name: [] for name in cases}
     for _ in range(repeats):
         for name, run in cases.items():
-            start = time.perf_counter()
+            start = CLOCK()
             run()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(CLOCK() - start)
     return times
 
 
@@ -204,16 +214,31 @@ def numpy_section(repeats: int, quick: bool, threads=None) -> None:
         "(B, H, T, d), per-sample ids": (bhtd, per_sample[:, None, :], out_bhtd),
     }
     kernels = {pairing: rope_kernel(rope_spec(head_dim=D, pairing=pairing)) for pairing in ("adjacent", "half")}
-    # the half path splits large arrays over THREADS threads; threads=1 shows one core's figure
-    settings = [("adjacent", None), ("half", threads or kernels["half"].THREADS), ("half", 1)]
-    for pairing, count in settings:
+    # the half path runs the C kernel on large contiguous arrays (one pass), split over THREADS threads;
+    # threads=1 shows one core's figure, NATIVE off the NumPy-only path (three passes per block)
+    half_globals = kernels["half"].apply.__globals__
+    print(f"half pairing: {kernels['half'].native_status().split(':')[0]} on large contiguous arrays")
+
+    def numpy_only(run):
+        def call():
+            half_globals["NATIVE"] = False
+            try:
+                return run()
+            finally:
+                half_globals["NATIVE"] = True
+        return call
+
+    settings = [("adjacent", None, False), ("half", threads or kernels["half"].THREADS, False), ("half", 1, False),
+                ("half", 1, True)]
+    for pairing, count, plain in settings:
         kernel = kernels[pairing]
-        label = pairing if count is None else f"{pairing}, threads={count}"
+        label = pairing if count is None else f"{pairing}, threads={count}" + (", NumPy only" if plain else "")
+        wrap = numpy_only if plain else (lambda run: run)
         for layout, (x, ids, out) in layouts.items():
-            cases[f"{label}, {layout}, out="] = (
-                lambda kr, x, ids, out, n: lambda: kr.apply(x, ids, out=out, threads=n))(kernel, x, ids, out, count)
-        cases[f"{label}, (B, H, T, d), shared ids, new output"] = (
-            lambda kr, n: lambda: kr.apply(bhtd, np.arange(T), threads=n))(kernel, count)
+            cases[f"{label}, {layout}, out="] = wrap(
+                (lambda kr, x, ids, out, n: lambda: kr.apply(x, ids, out=out, threads=n))(kernel, x, ids, out, count))
+        cases[f"{label}, (B, H, T, d), shared ids, new output"] = wrap(
+            (lambda kr, n: lambda: kr.apply(bhtd, np.arange(T), threads=n))(kernel, count))
     report("generated numpy kernel (the text rope_apply runs)", interleaved(cases, repeats), "np.copyto(out, x)")
     print()
 
@@ -279,9 +304,14 @@ def main(argv=None):
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only these sections")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch intra-op threads and the numpy kernel's threads (default: each one's own)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="wall time (default) or the process's CPU time (steadier on a loaded machine)")
     args = parser.parse_args(argv)
+    global CLOCK
+    CLOCK = CLOCKS[args.clock]
     repeats = args.repeats or (5 if args.quick else 15)
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+          f"clock: {args.clock}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
     for name, section in SECTIONS.items():
         if not args.only or name in args.only:
             section(repeats, args.quick, args.threads)
