@@ -1,6 +1,6 @@
 """RoPE kernels against the memory floor and against what users run today, in one process.
 
-Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c] [--threads N] [--clock wall|cpu]``.
+Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|decode|numpy|c] [--threads N] [--clock wall|cpu]``.
 
 - torch: the exported module (its C kernel on contiguous CPU tensors, and with it off: the eager
   torch path other devices run) beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
@@ -158,8 +158,23 @@ def torch_section(repeats: int, quick: bool, threads=None) -> None:
            + "\n    ".join(f"{name}: {value:.2f}x out.copy_(x)" for name, value in floor.items()),
            times, "x.clone()", faster)
 
-    # decode: one new token per sequence, position ids at the KV-cache offset, q and k rotated
+    print()
+
+
+def decode_section(repeats: int, quick: bool, threads=None) -> None:
+    """One new token per sequence, position ids at the KV-cache offset, q and k rotated."""
+    try:
+        import torch
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+    except ImportError as err:
+        print(f"decode section skipped: {err} (pip install -e .[bench])\n")
+        return
+    if threads:
+        torch.set_num_threads(threads)
     B, H, D, offset = 8, 32, 128, 4000
+    with tempfile.TemporaryDirectory() as tmp:
+        half = load_exported(tmp, head_dim=D, pairing="half")
     q1, k1 = torch.randn(B, H, 1, D), torch.randn(B, H, 1, D)
     step_ids = torch.full((B, 1), offset)
     rotary = LlamaRotaryEmbedding(LlamaConfig(hidden_size=H * D, num_attention_heads=H, head_dim=D,
@@ -294,7 +309,7 @@ def c_section(repeats: int, quick: bool, threads=None) -> None:
     print()
 
 
-SECTIONS = {"torch": torch_section, "numpy": numpy_section, "c": c_section}
+SECTIONS = {"torch": torch_section, "decode": decode_section, "numpy": numpy_section, "c": c_section}
 
 
 def main(argv=None):

@@ -144,7 +144,9 @@ _frequencies_on = {{}}  # device -> FREQUENCIES there (a decode step should not 
 
 
 def _check_positions(positions, device):
-    if not torch.is_tensor(positions) or (device is not None and positions.device != torch.device(device)):
+    if device is not None and not isinstance(device, torch.device):
+        device = torch.device(device)
+    if not torch.is_tensor(positions) or (device is not None and positions.device != device):
         positions = torch.as_tensor(positions, device=device)
     kind = positions.dtype
     if kind.is_floating_point or kind.is_complex or kind == torch.bool:
@@ -155,14 +157,18 @@ def _check_positions(positions, device):
 def _distinct(positions):
     \"\"\"``(ids, index)``: the ids to tabulate (1-D) and each position's entry in them.
 
-    Axes the ids are broadcast over (stride 0, as ``expand`` makes) are dropped first; on the CPU
-    repeated ids are then merged (``unique``; on an accelerator it would wait for the device).\"\"\"
+    Axes the ids are broadcast over (stride 0, as ``expand`` makes) are dropped first; on the CPU,
+    past DISTINCT_FROM ids, one id everywhere is one row and otherwise repeats are merged
+    (``unique``); on an accelerator both would wait for the device.\"\"\"
     compact, strides = positions, positions.stride()
     if 0 in strides:
         compact = positions[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides)]
     if compact.device.type == "cpu" and compact.numel() > DISTINCT_FROM:
-        ids, index = torch.unique(compact, return_inverse=True)
-        return ids, index
+        low, high = torch.aminmax(compact)
+        if low.item() == high.item():  # one id for all (a batch decoding in step): one row
+            compact = compact.reshape(-1)[:1].view((1,) * compact.dim())
+        else:
+            return torch.unique(compact, return_inverse=True)
     key = (compact.device, compact.shape)
     index = _identities.get(key)
     if index is None:
@@ -191,9 +197,10 @@ def table(positions, dtype=torch.float32, device=None):
     if dtype not in _FLOAT_DTYPES:
         raise ValueError(f"dtype must be a floating dtype, got {{dtype}}")
     positions = _check_positions(positions, device)
-    frequencies = _frequencies_on.get(positions.device)
+    where = positions.device
+    frequencies = _frequencies_on.get(where)
     if frequencies is None:
-        frequencies = _frequencies_on[positions.device] = FREQUENCIES.to(positions.device)
+        frequencies = _frequencies_on[where] = FREQUENCIES.to(where)
     ids, index = _distinct(positions)
     # integer ids times float64 frequencies: float64 angles (ids are exact below 2^53)
     pairs = torch.stack(angle_table(ids.unsqueeze(-1), frequencies), dim=-1).to(dtype)
@@ -206,13 +213,13 @@ def _resolve(x, positions, rope, name):
     if rope is None:
         if positions is None:
             raise ValueError("give the position ids or a table built from them")
-        rope = table(positions, x.dtype, x.device)
+        rope = table(positions, x.dtype, x.device)  # x's dtype and device by construction
     elif not isinstance(rope, RopeTable):
         raise ValueError(f"table must be a RopeTable from table(positions), got {{type(rope).__name__}}")
     elif positions is not None and positions is not rope.positions and not torch.equal(
             _check_positions(positions, rope.device), rope.positions):
         raise ValueError("positions differ from the ids the table was built from")
-    if rope.dtype != x.dtype or rope.device != x.device:
+    elif rope.dtype != x.dtype or rope.device != x.device:
         raise ValueError(f"the table is {{rope.dtype}} on {{rope.device}}, {{name}} is {{x.dtype}} on {{x.device}}: "
                          "build it with table(positions, x.dtype, x.device)")
     if x.shape not in rope._rows:
