@@ -172,6 +172,7 @@ DECODE_IDS = {
     "expanded over heads (B, H, 1)": (lambda t: t.tensor([4000, 4001, 17, 4000]).view(4, 1, 1).expand(4, 48, 1), 4),
     "one tensor per head (B, H, 1)": (lambda t: t.tensor([4000, 4001, 17, 4000]).view(4, 1, 1).repeat(1, 48, 1), 3),
     "every head its own id": (lambda t: t.arange(4 * 48).view(4, 48, 1) + 3990, 4 * 48),
+    "one id for all, written out": (lambda t: t.full((4, 48, 1), 4000), 1),
     "negative and zero ids": (lambda t: t.tensor([-5, 0, -5, 7]).view(4, 1, 1).repeat(1, 48, 1), 3),
 }
 
