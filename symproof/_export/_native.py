@@ -131,5 +131,14 @@ def native_fields(spec: RopeSpec, library: str) -> dict:
     for dtype, name in (("float32", "rope_f32"), ("float64", "rope_f64")):
         typed = replace(spec, config=replace(spec.config, dtype=dtype))
         sources[f"{name}.c"], sources[f"{name}.h"] = rope_c_bodies(typed, name)
-    literal = "{\n" + "".join(f"    {ascii(k)}: {ascii(v)},\n" for k, v in sources.items()) + "}"
-    return {"c_sources": literal, "library": library}
+    return {"c_sources": _literal(sources), "library": library}
+
+
+def _literal(sources: dict) -> str:
+    """``sources`` as a dict literal, each text one ``ascii`` literal per line (adjacent literals
+    concatenate): no line longer than the C source's own, so a listing of the module stays readable."""
+    entries = []
+    for name, text in sources.items():
+        lines = "".join(f"        {ascii(line)}\n" for line in text.splitlines(keepends=True))
+        entries.append(f"    {ascii(name)}: (\n{lines}    ),\n")
+    return "{\n" + "".join(entries) + "}"
