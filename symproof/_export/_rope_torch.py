@@ -18,7 +18,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, omega, position, rotation_form
-from . import floats
+from . import float_rows
 from ._printers import torch_printer
 from ._native import NATIVE, native_fields
 
@@ -398,7 +398,7 @@ def shared_fields(spec: RopeSpec) -> dict:
         parts[f"{direction}_re"], parts[f"{direction}_im"] = (_torch(e) for e in form.complex_factor.as_real_imag())
         parts[f"{direction}_entries"] = ", ".join(_torch(e) for e in form.entries)
     return dict(head_dim=spec.config.head_dim, rotary_dim=spec.config.rotary_dim, pairing=spec.config.pairing,
-                frequency_doc=spec.describe_frequencies(), frequencies=f"[{floats(spec.frequency_values)}]",
+                frequency_doc=spec.describe_frequencies(), frequencies=float_rows(spec.frequency_values),
                 angle_code=_angle_code(cos_expr, sin_expr), **parts)
 
 
