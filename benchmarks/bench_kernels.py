@@ -1,14 +1,17 @@
 """RoPE kernels against the memory floor and against what users run today, in one process.
 
-Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|numpy|c] [--threads N]``.
+Run alone: ``python benchmarks/bench_kernels.py [--quick] [--only torch|decode|numpy|c] [--threads N] [--clock wall|cpu]``.
 
-- torch: the exported module beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
+- torch: the exported module (its C kernel on contiguous CPU tensors, and with it off: the eager
+  torch path other devices run) beside HF transformers' own RoPE (``apply_rotary_pos_emb`` and
   ``LlamaRotaryEmbedding`` from ``transformers.models.llama.modeling_llama``; install with
   ``pip install -e .[bench]``) and ``x.clone()``, float32 ``(B, H, T, d) = (4, 8, 2048, 128)``;
-  then a decode step (``T = 1``, ``B = 8``, ``H = 32``, position ids at a KV-cache offset of 4000),
-  where per-call overhead dominates.
+  then a decode step (``T = 1``, ``B = 8``, ``H = 32``, position ids at a KV-cache offset of 4000,
+  ids ``(B, 1, 1)`` and ``(B, H, 1)``, the table built in the step or given), where per-call
+  overhead dominates.
 - numpy: the generated kernel (the text ``rope_apply`` runs) with ``out=`` against ``np.copyto``;
-  half pairing at its default ``threads`` (the kernel's ``THREADS``) and at ``threads=1``.
+  half pairing at its default ``threads`` (the kernel's ``THREADS``), at ``threads=1``, and at
+  ``threads=1`` with its C kernel off (the NumPy-only path).
 - C: the exported kernel's fused pass against a plain copy loop compiled with the same flags.
 
 Every case of a section runs once per iteration, interleaved, so load from other processes
@@ -22,6 +25,7 @@ import argparse
 import ctypes
 import importlib.util
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -47,6 +51,12 @@ void copy_loop(const float *x, float *out, size_t n)
 """
 
 
+#: what a case's time is: wall time, or the CPU time of the process (every thread's; on a loaded
+#: machine it leaves out the time other processes hold the cores, so one-thread ratios settle)
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+CLOCK = CLOCKS["wall"]
+
+
 def interleaved(cases: dict, repeats: int) -> dict:
     """``{name: [seconds per iteration]}``: every case once per iteration, in order, after one warm-up."""
     for run in cases.values():
@@ -54,9 +64,9 @@ def interleaved(cases: dict, repeats: int) -> dict:
     times = {name: [] for name in cases}
     for _ in range(repeats):
         for name, run in cases.items():
-            start = time.perf_counter()
+            start = CLOCK()
             run()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(CLOCK() - start)
     return times
 
 
@@ -74,10 +84,21 @@ def report(title: str, times: dict, base: str, extra=None, unit="ms") -> None:
         print(line, flush=True)
 
 
+def pure(function, *args, **kwargs):
+    """``function`` with the exported module's C path off: the eager torch path other devices run."""
+    module = sys.modules[function.__module__]
+    module.NATIVE = False
+    try:
+        return function(*args, **kwargs)
+    finally:
+        module.NATIVE = True
+
+
 def load_exported(target_dir: str, **options):
     (path,) = export_kernel("rope", "torch", target_dir, verify=False, name=f"rope_{options['pairing']}", **options)
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -122,6 +143,8 @@ def torch_section(repeats: int, quick: bool, threads=None) -> None:
         "ours half: apply(x, positions) (table built)": lambda: half.apply(x, ids),
         "ours half: apply(x, table=t, out=out)": lambda: half.apply(x, table=table_half, out=out),
         "ours half: apply_(x, table=t) (in place)": lambda: half.apply_(scratch, table=table_half),
+        "ours half, pure torch: apply(x, table=t, out=out)": lambda: pure(half.apply, x, table=table_half, out=out),
+        "ours half, pure torch: apply_(x, table=t)": lambda: pure(half.apply_, scratch, table=table_half),
         "ours adjacent: apply(x, table=t)": lambda: adjacent.apply(x, table=table_adjacent),
         "ours adjacent: apply(x, table=t, out=out)": lambda: adjacent.apply(x, table=table_adjacent, out=out),
     }
@@ -129,41 +152,54 @@ def torch_section(repeats: int, quick: bool, threads=None) -> None:
     faster = {name: (lambda n: lambda t: f"HF (cos, sin given) / ours = {ratio(t, hf, n):4.2f}")(name)
               for name in cases if name.startswith("ours")}
     times = interleaved(cases, repeats)
-    report("prefill, half pairing unless said (new outputs against x.clone(); out= against out.copy_(x): "
-           f"{ratio(times, 'ours half: apply(x, table=t, out=out)', 'out.copy_(x)'):.2f}x, "
-           f"adjacent {ratio(times, 'ours adjacent: apply(x, table=t, out=out)', 'out.copy_(x)'):.2f}x)",
+    floor = {name: ratio(times, name, "out.copy_(x)") for name in times if "out=" in name or "apply_" in name}
+    report(f"prefill, half pairing unless said ({half.native_status().split(':')[0]} on contiguous CPU tensors); "
+           "new outputs against x.clone(); out= and in place against out.copy_(x):\n    "
+           + "\n    ".join(f"{name}: {value:.2f}x out.copy_(x)" for name, value in floor.items()),
            times, "x.clone()", faster)
 
-    # decode: one new token per sequence, position ids at the KV-cache offset, q and k rotated
+    print()
+
+
+def decode_section(repeats: int, quick: bool, threads=None) -> None:
+    """One new token per sequence, position ids at the KV-cache offset, q and k rotated."""
+    try:
+        import torch
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+    except ImportError as err:
+        print(f"decode section skipped: {err} (pip install -e .[bench])\n")
+        return
+    if threads:
+        torch.set_num_threads(threads)
     B, H, D, offset = 8, 32, 128, 4000
+    with tempfile.TemporaryDirectory() as tmp:
+        half = load_exported(tmp, head_dim=D, pairing="half")
     q1, k1 = torch.randn(B, H, 1, D), torch.randn(B, H, 1, D)
     step_ids = torch.full((B, 1), offset)
     rotary = LlamaRotaryEmbedding(LlamaConfig(hidden_size=H * D, num_attention_heads=H, head_dim=D,
                                               max_position_embeddings=8192))
     cos, sin = rotary(q1, step_ids)
-    ours_ids = step_ids[:, None, :]
-    table = half.table(ours_ids, q1.dtype, q1.device)
-
-    def ours_step():
-        t = half.table(ours_ids, q1.dtype, q1.device)
-        return half.apply(q1, table=t), half.apply(k1, table=t)
-
+    # ids (B, 1, 1): one per sequence, broadcast over heads; (B, H, 1): one per head, as a tensor of its own
+    ids = {"(B, 1, 1)": step_ids[:, None, :], "(B, H, 1)": torch.full((B, H, 1), offset)}
+    tables = {shape: half.table(i, q1.dtype, q1.device) for shape, i in ids.items()}
+    hf_given, hf_built = "HF apply_rotary_pos_emb(q, k, cos, sin)", "HF rotary(x, position_ids) + apply_rotary_pos_emb"
     cases = {
         "q.clone(), k.clone()": lambda: (q1.clone(), k1.clone()),
-        "HF apply_rotary_pos_emb(q, k, cos, sin)": lambda: apply_rotary_pos_emb(q1, k1, cos, sin),
-        "HF rotary(x, position_ids) + apply_rotary_pos_emb": lambda: apply_rotary_pos_emb(q1, k1, *rotary(q1, step_ids)),
-        "ours apply(q), apply(k) with table t": lambda: (half.apply(q1, table=table), half.apply(k1, table=table)),
-        "ours table(ids) + apply(q), apply(k)": ours_step,
+        hf_given: lambda: apply_rotary_pos_emb(q1, k1, cos, sin),
+        hf_built: lambda: apply_rotary_pos_emb(q1, k1, *rotary(q1, step_ids)),
     }
+    extra = {}
+    for shape in ids:
+        given, built = f"ours apply_qk(q, k, table=t), ids {shape}", f"ours apply_qk(q, k, ids), ids {shape}"
+        cases[given] = (lambda t: lambda: half.apply_qk(q1, k1, table=t))(tables[shape])
+        cases[built] = (lambda i: lambda: half.apply_qk(q1, k1, i))(ids[shape])
+        cases[f"ours table(ids) alone, ids {shape}"] = (lambda i: lambda: half.table(i, q1.dtype, q1.device))(ids[shape])
+        extra[given] = (lambda n: lambda t: f"HF / ours = {ratio(t, hf_given, n):.2f}")(given)
+        extra[built] = (lambda n: lambda t: f"HF / ours = {ratio(t, hf_built, n):.2f}")(built)
     times = interleaved(cases, repeats * 20)
-    extra = {
-        "ours apply(q), apply(k) with table t": lambda t: "HF / ours = " + format(ratio(
-            t, "HF apply_rotary_pos_emb(q, k, cos, sin)", "ours apply(q), apply(k) with table t"), ".2f"),
-        "ours table(ids) + apply(q), apply(k)": lambda t: "HF / ours = " + format(ratio(
-            t, "HF rotary(x, position_ids) + apply_rotary_pos_emb", "ours table(ids) + apply(q), apply(k)"), ".2f"),
-    }
-    report(f"decode step: q, k float32 (B, H, 1, d) = {(B, H, 1, D)}, position ids {offset} (half pairing)",
-           times, "q.clone(), k.clone()", extra, unit="us")
+    report(f"decode step: q, k float32 (B, H, 1, d) = {(B, H, 1, D)}, position ids {offset} (half pairing; "
+           f"{half.native_status().split(':')[0]})", times, "q.clone(), k.clone()", extra, unit="us")
     print()
 
 
@@ -193,16 +229,31 @@ def numpy_section(repeats: int, quick: bool, threads=None) -> None:
         "(B, H, T, d), per-sample ids": (bhtd, per_sample[:, None, :], out_bhtd),
     }
     kernels = {pairing: rope_kernel(rope_spec(head_dim=D, pairing=pairing)) for pairing in ("adjacent", "half")}
-    # the half path splits large arrays over THREADS threads; threads=1 shows one core's figure
-    settings = [("adjacent", None), ("half", threads or kernels["half"].THREADS), ("half", 1)]
-    for pairing, count in settings:
+    # the half path runs the C kernel on large contiguous arrays (one pass), split over THREADS threads;
+    # threads=1 shows one core's figure, NATIVE off the NumPy-only path (three passes per block)
+    half_globals = kernels["half"].apply.__globals__
+    print(f"half pairing: {kernels['half'].native_status().split(':')[0]} on large contiguous arrays")
+
+    def numpy_only(run):
+        def call():
+            half_globals["NATIVE"] = False
+            try:
+                return run()
+            finally:
+                half_globals["NATIVE"] = True
+        return call
+
+    settings = [("adjacent", None, False), ("half", threads or kernels["half"].THREADS, False), ("half", 1, False),
+                ("half", 1, True)]
+    for pairing, count, plain in settings:
         kernel = kernels[pairing]
-        label = pairing if count is None else f"{pairing}, threads={count}"
+        label = pairing if count is None else f"{pairing}, threads={count}" + (", NumPy only" if plain else "")
+        wrap = numpy_only if plain else (lambda run: run)
         for layout, (x, ids, out) in layouts.items():
-            cases[f"{label}, {layout}, out="] = (
-                lambda kr, x, ids, out, n: lambda: kr.apply(x, ids, out=out, threads=n))(kernel, x, ids, out, count)
-        cases[f"{label}, (B, H, T, d), shared ids, new output"] = (
-            lambda kr, n: lambda: kr.apply(bhtd, np.arange(T), threads=n))(kernel, count)
+            cases[f"{label}, {layout}, out="] = wrap(
+                (lambda kr, x, ids, out, n: lambda: kr.apply(x, ids, out=out, threads=n))(kernel, x, ids, out, count))
+        cases[f"{label}, (B, H, T, d), shared ids, new output"] = wrap(
+            (lambda kr, n: lambda: kr.apply(bhtd, np.arange(T), threads=n))(kernel, count))
     report("generated numpy kernel (the text rope_apply runs)", interleaved(cases, repeats), "np.copyto(out, x)")
     print()
 
@@ -258,7 +309,7 @@ def c_section(repeats: int, quick: bool, threads=None) -> None:
     print()
 
 
-SECTIONS = {"torch": torch_section, "numpy": numpy_section, "c": c_section}
+SECTIONS = {"torch": torch_section, "decode": decode_section, "numpy": numpy_section, "c": c_section}
 
 
 def main(argv=None):
@@ -268,9 +319,14 @@ def main(argv=None):
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only these sections")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch intra-op threads and the numpy kernel's threads (default: each one's own)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="wall time (default) or the process's CPU time (steadier on a loaded machine)")
     args = parser.parse_args(argv)
+    global CLOCK
+    CLOCK = CLOCKS[args.clock]
     repeats = args.repeats or (5 if args.quick else 15)
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+          f"clock: {args.clock}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs at start")
     for name, section in SECTIONS.items():
         if not args.only or name in args.only:
             section(repeats, args.quick, args.threads)

@@ -2,7 +2,8 @@
 
 Runs, in order, the prover benchmark (``bench_prover.py``), the whole-chapter
 ``symproof verify`` wall time (``bench_chapter.py``) and, when present, the
-kernel throughput benchmark (``bench_kernels.py``), each in its own
+kernel throughput benchmark (``bench_kernels.py``) and the Triton kernel on a GPU
+(``bench_triton_gpu.py``, skipped without CUDA), each in its own
 interpreter so that one's SymPy cache or imports do not flatter the next.
 ``--quick`` is passed on to those that accept it; ``--only NAME`` picks one.
 """
@@ -22,6 +23,7 @@ BENCHMARKS = {
     "prover": ("bench_prover.py", True),
     "chapter": ("bench_chapter.py", False),
     "kernels": ("bench_kernels.py", True),
+    "kernels-gpu": ("bench_triton_gpu.py", True),  # says "skipped" without a CUDA device
 }
 
 

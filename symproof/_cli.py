@@ -84,6 +84,12 @@ def _targets():
     return TARGETS
 
 
+def _variant_targets():
+    from ._export import FAMILY_TARGETS
+
+    return FAMILY_TARGETS["variant"]
+
+
 def _kernels():
     from .kernels import KERNELS
 
@@ -137,7 +143,7 @@ COMMANDS = {
                                   "pdflatex exists)")),
         (("--export",), dict(default=None, metavar="DIR",
                              help="also write the kernel generated from the variant's definition to DIR")),
-        (("--target",), dict(choices=_targets, default="numpy",
+        (("--target",), dict(choices=_variant_targets, default="numpy",
                              help="language of the --export kernel: {choices} (default: numpy)")),
         (("--budget",), dict(type=float, default=5.0, metavar="SECONDS",
                              help="CPU seconds for deciding all the properties; past it they are unknown "

@@ -39,14 +39,16 @@ from .._errors import InvalidInputError
 from .._io import write_owned_files
 from .._provenance import render_header, with_unproved
 
-__all__ = ["TARGETS", "FAMILIES", "SUFFIXES", "Kernel", "kernel_files", "write_kernel", "file_name",
+__all__ = ["TARGETS", "FAMILIES", "FAMILY_TARGETS", "SUFFIXES", "Kernel", "kernel_files", "write_kernel", "file_name",
            "module_name", "floats", "float_rows", "check_target_name"]
 
-TARGETS = ("numpy", "c", "torch")
+TARGETS = ("numpy", "c", "torch", "triton")
 #: body generator of each family: a module of this package with ``bodies(payload, module, target)``
 FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length"}
+#: the targets a family's generator prints (Triton: plain RoPE only)
+FAMILY_TARGETS = {"rope": TARGETS, "variant": ("numpy", "c", "torch"), "call-length": ("numpy", "c", "torch")}
 #: the file of each target (plain RoPE's C target also writes ``{module}.h``)
-SUFFIXES = {"numpy": ".py", "torch": "_torch.py", "c": ".c"}
+SUFFIXES = {"numpy": ".py", "torch": "_torch.py", "c": ".c", "triton": "_triton.py"}
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ def check_target_name(target: str) -> None:
 def kernel_files(kernel: Kernel, target: str) -> dict:
     """``{file name: text}``: the header of ``kernel.provenance`` for ``target``, then the body."""
     check_target_name(target)
+    if target not in FAMILY_TARGETS[kernel.family]:
+        raise InvalidInputError(f"the {target} target exports plain RoPE only; a {kernel.family} kernel has the "
+                                f"targets {FAMILY_TARGETS[kernel.family]}", target=target)
     generator = importlib.import_module(f".{FAMILIES[kernel.family]}", __name__)
     header = render_header(kernel.provenance, target)
     return {name: header + body for name, body in generator.bodies(kernel.payload, kernel.module, target).items()}

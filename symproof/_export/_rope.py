@@ -1,7 +1,8 @@
 """Plain RoPE bodies: the dispatcher's ``rope`` family, and its C body.
 
 The NumPy body is :mod:`._rope_numpy` (also what ``rope_apply`` runs), the
-PyTorch body :mod:`._rope_torch`; the C99 pair ``{module}.c``/``{module}.h``
+PyTorch body :mod:`._rope_torch` (which runs the C body below on CPU tensors),
+the Triton body :mod:`._rope_triton`; the C99 pair ``{module}.c``/``{module}.h``
 is printed here: a table of ``(cos, sin)`` per position id, then one fused
 pass per row reading ``x`` once and writing ``out`` once (``out`` may be
 ``x``), its index and update expressions printed by SymPy's C printer.
@@ -35,6 +36,10 @@ def bodies(spec: RopeSpec, module: str, target: str) -> dict:
         from ._rope_torch import rope_torch_body
 
         return {file_name(module, target): rope_torch_body(spec)}
+    if target == "triton":
+        from ._rope_triton import rope_triton_body
+
+        return {file_name(module, target): rope_triton_body(spec)}
     c_body, h_body = rope_c_bodies(spec, module)
     return {file_name(module, target): c_body, f"{module}.h": h_body}
 

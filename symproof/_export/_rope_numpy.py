@@ -17,13 +17,19 @@ temporary ever leaves the cache.  A block's table rows are taken into scratch
 (expanded over heads when the ids are constant over them, so both products run
 on contiguous rows) and kept while only axes the ids are broadcast over change;
 the half swap is folded into the final add, and large arrays are split over
-threads.
+threads.  NumPy has no fused multiply-add and the swapped add walks the array
+64 entries at a time, so on one core those passes cost more than twice a copy;
+large contiguous half-pairing arrays therefore go through the exported C kernel
+of the same definitions (:mod:`._native`: one pass, compiled on first use,
+bitwise the same products and sums as the NumPy path), when a C compiler is
+there.
 """
 
 from __future__ import annotations
 
 from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, position, rotation_form, sin_t
 from . import float_rows
+from ._native import NATIVE, native_fields
 from ._printers import NumPyKernelPrinter
 
 __all__ = ["rope_numpy_body"]
@@ -35,8 +41,13 @@ def _print(expr) -> str:
     return NumPyKernelPrinter(_NAMES, {"fully_qualified_modules": True}).doprint(expr)
 
 
-_TEMPLATE = '''
+_HEAD = '''
+import ctypes
+import hashlib
 import os
+import shutil
+import subprocess
+import tempfile
 import threading
 
 import numpy
@@ -54,9 +65,15 @@ THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity"
 PARALLEL_ELEMENTS = 1 << 20
 # a larger threads= is read as this many: more threads than cores only add start-up cost
 MAX_THREADS = 64
+# contiguous half-pairing arrays of at least this many entries run the C kernel (below, none is compiled)
+NATIVE_ELEMENTS = 1 << 16
+DIRECTIONS = ("forward", "backward")
 # largest span of position ids tabulated in one cached table (about 2^22 entries per table)
 TABLE_SPAN_LIMIT = max(1, (1 << 22) // len(FREQUENCIES))
 
+'''
+
+_BODY = '''
 _cache = {{}}
 
 
@@ -113,6 +130,8 @@ def _table_and_index(positions, direction, kind, dtype):
 
 
 def _combine(cos_, sin_, direction, kind, dtype):
+    if kind == "pairs":  # the C kernel's table: (cos, sin) of each id, whatever the direction
+        return numpy.ascontiguousarray(numpy.stack((cos_, sin_), axis=-1).astype(dtype))
     if kind == "real":  # out = x * diagonal + swap_halves(x * swapped_off), entries of the 2x2 matrix
         if direction == "forward":
             diagonal, off = ({forward_diagonal}), ({forward_swapped_off})
@@ -219,6 +238,9 @@ def _rotate_half(x, positions, direction, out, aliased, threads):
     NumPy has no fused multiply-add, so this is three passes over each block; on a large array
     they are split over threads (NumPy releases the GIL in its loops), so one thread computes
     while another waits on memory."""
+    if (NATIVE and x.size >= NATIVE_ELEMENTS and x.flags.c_contiguous and out.flags.c_contiguous
+            and _native_half(x, positions, direction, out, threads)):
+        return out
     (diagonal, off), index = _table_and_index(positions, direction, "real", x.dtype)
     rows = x.shape[:-1]
     shared = [k for k in range(len(rows)) if positions.shape[k] == 1 and rows[k] > 1]
@@ -246,6 +268,20 @@ def _rotate_half(x, positions, direction, out, aliased, threads):
     if failures:
         raise failures[0]
     return out
+
+
+def _native_half(x, positions, direction, out, threads):
+    """The half-pairing update by the C kernel, one pass; False where it is not available."""
+    functions = _native_functions()
+    function = None if functions is None else functions.get((x.dtype.name, direction))
+    if function is None:
+        return False
+    pairs, index = _table_and_index(positions, "forward", "pairs", x.dtype)
+    rows = numpy.ascontiguousarray(numpy.broadcast_to(index, x.shape[:-1]), dtype=numpy.int64)
+    parts = min(threads, MAX_THREADS) if x.size >= PARALLEL_ELEMENTS else 1
+    _native_run(function, x.ctypes.data, out.ctypes.data, rows.ctypes.data, rows.size, HEAD_DIM * x.itemsize,
+                pairs.ctypes.data, len(pairs), max(1, min(parts, rows.size)))
+    return True
 
 
 def _rotate_half_blocks(blocks, x, out, out_pairs, diagonal, off, index, shared, aliased):
@@ -312,7 +348,8 @@ def rope_numpy_body(spec: RopeSpec) -> str:
         m = rotation_form(direction).entries
         halves[f"{direction}_diagonal"] = f"{_print(m[0, 0])}, {_print(m[1, 1])}"
         halves[f"{direction}_swapped_off"] = f"{_print(m[1, 0])}, {_print(m[0, 1])}"
-    return _TEMPLATE.format(
+    return (_HEAD + NATIVE + _BODY).format(
+        **native_fields(spec, "numpy"),
         head_dim=spec.config.head_dim,
         rotary_dim=spec.config.rotary_dim,
         pairing=spec.config.pairing,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 import shutil
 import subprocess
 
@@ -55,6 +56,18 @@ class CompiledRope:
 
     def backward(self, g, positions):
         return self._run(self._backward, g, positions)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _native_cache(tmp_path_factory):
+    """The exported torch module compiles its C kernel into a cache folder: a private one per test run."""
+    saved = os.environ.get("SYMPROOF_CACHE")
+    os.environ["SYMPROOF_CACHE"] = str(tmp_path_factory.mktemp("native-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("SYMPROOF_CACHE", None)
+    else:
+        os.environ["SYMPROOF_CACHE"] = saved
 
 
 @pytest.fixture(scope="session")

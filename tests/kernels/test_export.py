@@ -10,7 +10,7 @@ import pytest
 
 from symproof._io import MANIFEST_NAME
 from symproof import InvalidInputError
-from symproof.kernels import RopeConfig, export_kernel
+from symproof.kernels import RopeConfig, export_kernel, kernel_sources
 from symproof.kernels._reference import reference_frequencies, rope_loop
 
 CONFIGS = [
@@ -100,7 +100,7 @@ def test_header_names_definition_configuration_and_claims(tmp_path):
 
 @pytest.mark.parametrize("kernel, target, message", [
     ("alibi", "numpy", r"unknown kernel 'alibi'; expected one of \('rope',\)"),
-    ("rope", "rust", r"unknown target 'rust'; expected one of \('numpy', 'c', 'torch'\)"),
+    ("rope", "rust", r"unknown target 'rust'; expected one of \('numpy', 'c', 'torch', 'triton'\)"),
 ])
 def test_unknown_kernel_or_target(tmp_path, kernel, target, message):
     with pytest.raises(InvalidInputError, match=message):
@@ -154,3 +154,11 @@ def test_no_listings_when_a_kernel_claim_is_not_proved_or_missing():
     results[0].status = "refuted"
     assert kernel_listings(results) == []
     assert kernel_listings(results[1:]) == []
+
+
+@pytest.mark.parametrize("target", ["numpy", "torch", "triton", "c"])
+def test_exported_lines_stay_short_enough_to_list(target):
+    """The report lists exported kernels in LaTeX, where one very long line (the C sources a
+    Python module carries, as a single literal) stops pdflatex: every line stays readable."""
+    for text in kernel_sources("rope", target, verify=False, head_dim=128, pairing="half").values():
+        assert max(len(line) for line in text.splitlines()) <= 200

@@ -139,3 +139,45 @@ def test_calls_from_several_threads_while_the_table_grows_agree_with_one_thread(
         worker.join()
     for k in range(len(jobs)):
         np.testing.assert_array_equal(got[k], want[k])
+
+
+def _native_or_skip(kernel):
+    if kernel.apply.__globals__["_native_functions"]() is None:
+        pytest.skip(f"the C kernel is not available here ({kernel.native_status()})")
+
+
+@pytest.mark.parametrize("x_shape, positions_shape", LAYOUTS + [pytest.param((3, 40, 16), (3, 40), id="far-apart-ids")])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("direction", ["apply", "backward"])
+@pytest.mark.parametrize("in_place", [False, True], ids=["out", "in-place"])
+def test_the_c_kernel_gives_the_numpy_path_to_the_bit(x_shape, positions_shape, dtype, direction, in_place):
+    """Same products, same sums (no fused multiply-add in either): equal bits, whatever the thread split."""
+    native = _private_kernel(NATIVE_ELEMENTS=1, PARALLEL_ELEMENTS=1)
+    _native_or_skip(native)
+
+    def no_numpy_blocks(*args):  # the C kernel must serve these calls
+        raise AssertionError("the NumPy block path ran where the C kernel should")
+
+    native.apply.__globals__["_rotate_half_blocks"] = no_numpy_blocks
+    numpy_only = _private_kernel(NATIVE=False)
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal(x_shape).astype(dtype)
+    high = 10**12 if x_shape == (3, 40, 16) else 500  # far apart: each id tabulated on its own
+    positions = rng.integers(0, high, positions_shape)
+    want = getattr(numpy_only, direction)(x, positions, threads=1)
+    for threads in (1, 3):
+        y = x.copy()
+        rotate = getattr(native, direction)
+        got = rotate(y, positions, out=y, threads=threads) if in_place else rotate(x, positions, threads=threads)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_without_the_c_kernel_large_arrays_stay_in_numpy(monkeypatch, tmp_path):
+    kernel = _private_kernel(NATIVE_ELEMENTS=1)
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("SYMPROOF_CACHE", str(tmp_path / "cache"))  # nothing cached there either
+    assert kernel.native_status().startswith("pure numpy: ")
+    x = np.random.default_rng(18).standard_normal((3, 5, 16))
+    want = ROPE_REFERENCES["rotate_half"](x, np.arange(5), reference_frequencies(12, 10000.0, 16), rotary_dim=12,
+                                          pairing="half")
+    np.testing.assert_allclose(kernel.apply(x, np.arange(5)), want, rtol=0, atol=1e-12)
