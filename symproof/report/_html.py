@@ -113,9 +113,9 @@ def _is_operator(node) -> bool:
     return False
 
 
-# infix operators that never stretch (MathML Core operator dictionary): inside a row their spacing depends
+# infix operators that never stretch (MathML Core operator dictionary; U+2061 function application is one): inside a row their spacing depends
 # only on their form, and an operator neither first nor last in its row is infix wherever that row sits
-_INFIX = frozenset("+-\u2212=\u2260\u2248<>\u2264\u2265,\u22c5\u00b7\u00d7\u00b1")
+_INFIX = frozenset("+-\u2212=\u2260\u2248<>\u2264\u2265,\u22c5\u00b7\u00d7\u00b1\u2061")
 
 
 def _splices(row) -> bool:

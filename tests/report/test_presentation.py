@@ -218,3 +218,22 @@ def test_compaction_keeps_every_formula_text(chapter, monkeypatch):
 def test_the_page_stays_within_its_budget(chapter):
     _, _, page, _ = chapter
     assert len(page.encode("utf-8")) <= PAGE_BUDGET
+
+
+# -- typography: what Chromium shows of the MathML ------------------------------------------------------------------
+
+#: (what a reader would see, how to find it in the page's MathML)
+TYPOGRAPHY_FAULTS = (
+    ("an ASCII hyphen as a minus sign (a short dash in MathML)", re.compile(r"<mo>-</mo>")),
+    ("U+2147 DOUBLE-STRUCK ITALIC SMALL E for e", re.compile("\u2147|&#x2147;|&ExponentialE;")),
+    ("a function name followed by a parenthesis without U+2061", re.compile(
+        r"<mi>(?:sin|cos|tan|exp|log)</mi>(?:<mrow>)?<mo(?: [^>]*)?>\(</mo>")),
+)
+
+
+@pytest.mark.parametrize("fault, pattern", TYPOGRAPHY_FAULTS, ids=[f[0] for f in TYPOGRAPHY_FAULTS])
+def test_page_typography(chapter, fault, pattern):
+    _, _, page, _ = chapter
+    maths = re.findall(r"<math\b.*?</math>", page, re.S)
+    offenders = [m[:120] for m in maths if pattern.search(m)]
+    assert offenders == [], f"{len(offenders)} formulas show {fault}"
