@@ -539,10 +539,18 @@ def _wrap_math(inner: str, display: str) -> str:
 
 
 def latex_to_mathml(latex: str, *, display: str = "block") -> str:
-    """MathML for a LaTeX math string written by hand (a claim's statement)."""
+    """MathML for a LaTeX math string written by hand (a claim's statement).
+
+    latex2mathml sets ``\\sin\\theta`` and ``\\cos(m\\theta)`` without the function application
+    operator; it is added here, so a statement prints as the printer's own formulas do."""
     from latex2mathml.converter import convert
 
-    return convert(latex, display=display)
+    return _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(latex, display=display))
+
+
+#: a function name set by latex2mathml that is not already followed by U+2061
+_FUNCTION_NAME = re.compile(r"(<mi>(?:sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|exp|log|ln|arcsin|arccos|arctan)"
+                            r"</mi>)(?!<mo>&#x0?2061;</mo>)")
 
 
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")

@@ -77,8 +77,10 @@ def test_the_non_monotone_score_shows_its_numbers_and_witness(chapter):
     _, _, page, tex = chapter
     article = _articles(page)["grad.score_not_monotone"]
     texts = [_math_text(m) for m in re.findall(r"<math\b.*?</math>", article, re.S)]
-    assert any(t.replace(" ", "") == "cos(3)<cos(0)" for t in texts), texts
-    assert any(t.replace(" ", "") == "cos(6)>cos(3)" for t in texts), texts
+    # as a reader sees it: cos 3 < cos 0 (function application U+2061 is invisible)
+    shown = [t.replace(" ", "").replace("\u2061", "") for t in texts]
+    assert "cos3<cos0" in shown, texts
+    assert "cos6>cos3" in shown, texts
     assert 'class="witnessbox"' in article
     assert r"\cos{\left(3 \right)} < \cos{\left(0 \right)}" in tex
 
@@ -237,3 +239,17 @@ def test_page_typography(chapter, fault, pattern):
     maths = re.findall(r"<math\b.*?</math>", page, re.S)
     offenders = [m[:120] for m in maths if pattern.search(m)]
     assert offenders == [], f"{len(offenders)} formulas show {fault}"
+
+
+def test_a_measured_claim_wears_a_measured_badge_not_proved(chapter):
+    """sin.finite_precision is a table of measurements ("not a proof" in the chapter)."""
+    results, _, page, tex = chapter
+    measured = [r.id for r in results if r.claim.kind == "measured"]
+    assert measured, "the chapter has a measured claim"
+    articles = _articles(page)
+    for claim_id in measured:
+        assert '<span class="badge measured">measured</span>' in articles[claim_id]
+        assert "badge proved" not in articles[claim_id]
+    proved = [r.id for r in results if r.claim.kind != "measured"]
+    assert all('<span class="badge proved">proved</span>' in articles[c] for c in proved)
+    assert tex.count(r"\verdict{measured}") == len(measured)
