@@ -83,7 +83,13 @@ def load_claims(package: str = DERIVATIONS_PACKAGE) -> dict:
     for info in pkgutil.iter_modules(root.__path__):
         if not info.ispkg and not info.name.startswith("_"):
             importlib.import_module(f"{package}.{info.name}")
-    return dict(sorted(registered_claims().items(), key=lambda kv: _order(kv[1])))
+    claims = dict(sorted(registered_claims().items(), key=lambda kv: _order(kv[1])))
+    for c in claims.values():
+        unknown = [u for u in c.uses if u not in claims]
+        if unknown:
+            raise InvalidInputError(f"claim {c.id!r} ({c.module}): uses names no registered claim: "
+                                    f"{', '.join(unknown)}")
+    return claims
 
 
 def _order(claim: Claim):

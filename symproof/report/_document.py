@@ -94,6 +94,8 @@ class ClaimView:
     #: other claims of the document this one's derivation cites (``rope.relative``), and those citing it
     uses: tuple = ()
     used_by: tuple = ()
+    #: the claims the derivation declares it builds on (``@claim(uses=...)``)
+    declared_uses: tuple = ()
 
     @property
     def verdict(self) -> str:
@@ -209,7 +211,9 @@ def _cited_ids(view: ClaimView) -> list:
 
 def _link_citations(claims_by_id: dict) -> None:
     for view in claims_by_id.values():
-        view.uses = tuple(cid for cid in _cited_ids(view) if cid in claims_by_id and cid != view.id)
+        # what the derivation declares it builds on, then the claims its notes and steps cite
+        cited = dict.fromkeys([*view.declared_uses, *_cited_ids(view)])
+        view.uses = tuple(cid for cid in cited if cid in claims_by_id and cid != view.id)
     for view in claims_by_id.values():
         view.used_by = tuple(other.id for other in claims_by_id.values() if view.id in other.uses)
 
@@ -254,7 +258,7 @@ def _claim_view(result) -> ClaimView:
         equations=tuple(e for e in claim.equations if not _is_equation_number(e)),
         equation_numbers=tuple(e for e in claim.equations if _is_equation_number(e)),
         items=_derivation_items(proof, claim.id), reason=result.reason, seconds=result.seconds,
-        steps=len(proof.parts),
+        steps=len(proof.parts), declared_uses=claim.uses,
     )
 
 

@@ -236,7 +236,8 @@ def compact_html(page: str) -> str:
     (outside ``<pre>``, a run of white space containing a line break shows as one space, whatever its length)."""
     page = _STYLE.sub(lambda match: match.group(1) + _minified_css(match.group(2)) + match.group(3), page)
     pieces = re.split(r"(<pre\b.*?</pre>)", page, flags=re.S)
-    page = "".join(piece if piece.startswith("<pre") else _BETWEEN_LINES.sub("\n", piece) for piece in pieces)
+    page = "".join(piece if piece.startswith("<pre") else _AFTER_BLOCK.sub(r"\1", _BETWEEN_LINES.sub("\n", piece))
+                   for piece in pieces)
     page = _MATH.sub(lambda match: compact_mathml(match.group(0)), page)
 
     def literal(match):
@@ -253,6 +254,10 @@ def compact_html(page: str) -> str:
 
 _TEXT = re.compile(r">[^<>]*<")
 _STYLE = re.compile(r"(<style>)(.*?)(</style>)", re.S)
+# a line break right after a block element's end tag and before the next tag is never shown: white space
+# at the start of a line collapses away (outside <pre>, which is left as it is)
+_AFTER_BLOCK = re.compile(r"(</(?:div|dd|dt|dl|li|ul|p|header|article|section|figure|figcaption|nav|table|thead|tbody"
+                          r"|tr|caption|h[1-6])>)\n(?=<)")
 
 
 def _minified_css(css: str) -> str:

@@ -143,9 +143,25 @@ def test_claims_link_the_claims_they_use(chapter):
     for claim in users:
         article = _articles(page)[claim.id]
         for used in claim.uses:
-            assert f'<a href="#{used}"><code>{used}</code></a>' in article
+            assert f'<a href="#{used}">{used}</a>' in article
+    articles = _articles(page)
+    assert 'id="contents"' in page
     for claim in document.claims:
-        assert f'class="permalink" href="#{claim.id}"' in page
+        # the ID in the heading is the permalink; every claim leads back to the contents
+        assert f'<h3><a href="#{claim.id}"><code>{claim.id}</code></a>' in articles[claim.id]
+        assert '<a class="up" href="#contents">contents</a>' in articles[claim.id]
+
+
+def test_most_claims_link_to_the_claims_they_use_or_are_used_by(chapter):
+    """Cross-links come from the derivations' own data (``@claim(uses=...)``), both ways."""
+    _, document, page, tex = chapter
+    linked = [c for c in document.claims if c.uses or c.used_by]
+    assert len(linked) >= 30, [c.id for c in document.claims if not (c.uses or c.used_by)]
+    by_id = {c.id: c for c in document.claims}
+    for c in document.claims:
+        for used in c.uses:
+            assert c.id in by_id[used].used_by
+    assert r"\textbf{Uses.}" in tex and r"\textbf{Used by.}" in tex
 
 
 def test_svg_ids_are_unique(chapter):
