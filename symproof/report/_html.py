@@ -268,10 +268,24 @@ def _minified_css(css: str) -> str:
     return re.sub(r"\s*([{};,>])\s*", r"\1", css).replace(": ", ":").strip()
 
 
+#: TeX a figure caption uses, as the characters a screen reader (or a broken image) should show
+_TEX_WORDS = {"omega": "\u03c9", "beta": "\u03b2", "theta": "\u03b8", "pi": "\u03c0", "alpha": "\u03b1",
+              "partial": "\u2202", "dots": "\u2026", "ldots": "\u2026", "cdots": "\u22ef", "sum": "\u03a3",
+              "times": "\u00d7", "approx": "\u2248", "le": "\u2264", "ge": "\u2265", "ne": "\u2260"}
+
+
+def alt_text(caption: str) -> str:
+    """A caption's TeX as plain text for ``alt``: ``\\partial s/\\partial\\omega`` reads ``∂s/∂ω``."""
+    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", caption.replace("$", ""))
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX_WORDS.get(m.group(1), m.group(1)), text)
+    text = re.sub(r"\\[,;:! ]", " ", text).replace("^T", "\u1d40").replace("{", "").replace("}", "")
+    return re.sub(r" {2,}", " ", text)
+
+
 def render_html(document) -> str:
     env = environment("html")
     claim_ids = frozenset(c.id for c in document.claims)
-    env.filters.update(math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
+    env.filters.update(alt=alt_text, math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
                        inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
     env.globals["relation"] = lambda lhs, symbol, rhs: Markup(mathml_relation(lhs, symbol, rhs))
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(

@@ -269,3 +269,11 @@ def test_a_measured_claim_wears_a_measured_badge_not_proved(chapter):
     proved = [r.id for r in results if r.claim.kind != "measured"]
     assert all('<span class="badge proved">proved</span>' in articles[c] for c in proved)
     assert tex.count(r"\verdict{measured}") == len(measured)
+
+
+def test_figure_alt_texts_are_words_not_tex(chapter):
+    _, _, page, _ = chapter
+    alts = re.findall(r'<img [^>]*alt="([^"]*)"', page)
+    assert alts
+    for alt in alts:
+        assert "\\" not in alt and "$" not in alt and "partial" not in alt and "omega" not in alt, alt
