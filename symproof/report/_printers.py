@@ -563,6 +563,7 @@ def split_prose(text: str):
     labels use (``P^T P = I``, ``omega_r``, ``sqrt(d)``, ``p_(t+1)``) is recognised and turned
     into LaTeX (:func:`ascii_math_to_latex`), so that no formula reaches the reader as ASCII.
     """
+    text = _without_python(text)
     pieces, last = [], 0
     for match in _INLINE_MATH.finditer(text):
         if match.start() > last:
@@ -572,6 +573,24 @@ def split_prose(text: str):
     if last < len(text):
         pieces.extend(_ascii_math_pieces(text[last:]))
     return pieces
+
+
+#: Python notation that derivations' labels use, as a textbook writes it (applied outside $...$)
+_PYTHON_NOTATION = (
+    (re.compile(r"\s*==\s*"), " = "),                       # a comparison reads as an equation
+    (re.compile(r"\b(\d+)x(\d+)\b"), "$\\1\\times\\2$"),      # 2x2 -> 2 x 2
+    (re.compile(r"\*\*"), "^"),                              # 2**53 -> 2^53
+    (re.compile(r"(?<![\w.])([a-z])(\d)\b"), r"\1_\2"),     # z1 -> z_1 (not inside words or IDs)
+)
+
+
+def _without_python(text: str) -> str:
+    """``text`` with :data:`_PYTHON_NOTATION` rewritten outside its ``$...$`` math."""
+    parts = re.split(r"(\$[^$]+\$)", text)
+    for k in range(0, len(parts), 2):
+        for pattern, replacement in _PYTHON_NOTATION:
+            parts[k] = pattern.sub(replacement, parts[k])
+    return "".join(parts)
 
 
 _GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon "
@@ -693,7 +712,8 @@ def _ascii_math_pieces(text: str):
                         pieces.append(("text", trail))
                     k = end + 1
                     continue
-            pieces.append(("text", word))
+            # the token at k (leading operators may have been passed over above), never ``word`` again
+            pieces.append(("text", tokens[k][0]))
             k += 1
             continue
         pieces.append(("text", word))

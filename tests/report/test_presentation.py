@@ -277,3 +277,27 @@ def test_figure_alt_texts_are_words_not_tex(chapter):
     assert alts
     for alt in alts:
         assert "\\" not in alt and "$" not in alt and "partial" not in alt and "omega" not in alt, alt
+
+
+#: (prose as a derivation writes it, what a reader must never see of it)
+PYTHON_IN_PROSE = (
+    ("position 4 has no entry (Tmax == 4)", ["=="]),
+    ("multiply the 2x2 block by the pair", ["2x2"]),
+    ("t + 1 first rounds to t at 2**53", ["**"]),
+    ("the first output depends on z1", ["z1"]),
+    ("generic pair: A(Dw) == I", ["=="]),
+)
+
+
+@pytest.mark.parametrize("prose, never", PYTHON_IN_PROSE, ids=[p[0] for p in PYTHON_IN_PROSE])
+def test_prose_is_never_python(prose, never):
+    shown = "".join(piece for kind, piece in split_prose(prose) if kind == "text")
+    for fragment in never:
+        assert fragment not in shown
+    # the words around the notation survive, once each (the converter once repeated an operator)
+    assert shown.count("=") <= prose.count("==")
+
+
+def test_error_messages_name_an_index_as_a_reader_writes_it(chapter):
+    _, _, page, _ = chapter
+    assert "at index (0,)" not in page and "at index [0]" in page
