@@ -104,7 +104,8 @@ def perm_orthogonal(proof):
        title="Invariant and equivariant maps",
        statement=r"g(PX) = g(X) \text{ for } g(X) = 1^T X;\ F(PX) = P F(X) \text{ for } F(X) = XW;"
                  r"\ \text{neither implies the other}",
-       equations=("1^T P X = 1^T X", "(P X) W = P (X W)"))
+       equations=("1^T P X = 1^T X", "(P X) W = P (X W)"),
+       uses=("perm.orthogonal",))
 def perm_equivariance_vs_invariance(proof):
     T, d = 3, 2
     X, W = symbol_matrix("x", T, d), symbol_matrix("w", d, d)
@@ -136,7 +137,8 @@ def perm_equivariance_vs_invariance(proof):
 
 @claim("perm.bag_of_tokens", section="7.1", title="An invariant summary sees a bag of tokens",
        statement=r"g(X_{A\,helps\,B}) = g(X_{B\,helps\,A}) \text{ for every invariant } g",
-       equations=("X_{BA} = P X_{AB}",))
+       equations=("X_{BA} = P X_{AB}",),
+       uses=("perm.equivariance_vs_invariance",))
 def perm_bag_of_tokens(proof):
     d = 1  # one coordinate per token is enough: the argument never looks inside a row
     a, h, b = (Matrix([[sp.Symbol(f"{name}{c}", real=True) for c in range(d)]]) for name in ("a", "h", "b"))
@@ -215,7 +217,8 @@ def lemma_chain(proof, mask=None) -> None:
 
 @claim("attn.equivariance", section="7.1", title="Position-free attention is permutation-equivariant",
        statement=r"F(PX) = P F(X),\ F(X) = \mathrm{softmax_{rows}}(X W_Q (X W_K)^T / \sqrt{d_k}) X W_V",
-       equations=("7.1",))
+       equations=("7.1",),
+       uses=("perm.orthogonal", "perm.equivariance_vs_invariance"))
 def attn_equivariance(proof):
     for T in (2, 3):
         equivariance_for_all_permutations(proof, T, {"none": None})
@@ -239,7 +242,8 @@ def masks_for(T: int) -> dict:
 @claim("attn.masked_equivariance", section="7.1",
        title="Masked attention is equivariant when the mask is permuted with the content",
        statement=r"F(PX; PMP^T) = P F(X; M);\ \text{an all-forbidden row is undefined}",
-       equations=("7.2",))
+       equations=("7.2",),
+       uses=("attn.equivariance",))
 def attn_masked_equivariance(proof):
     M = symbol_matrix("m", 3, 3)
     for p in all_permutations(3):
@@ -271,7 +275,8 @@ def visibility(mask) -> sp.ImmutableMatrix:
 
 @claim("attn.causal_mask_breaks_equivariance", section="7.1", kind="not-in-general",
        title="A fixed causal mask breaks permutation equivariance",
-       statement=r"P L P^T \ne L,\ F(PX; L) \ne P F(X; L) \text{ in general}")
+       statement=r"P L P^T \ne L,\ F(PX; L) \ne P F(X; L) \text{ in general}",
+       uses=("attn.masked_equivariance",))
 def attn_causal_mask_breaks_equivariance(proof):
     swap = [1, 0]
     L = causal_mask(2)
@@ -294,7 +299,8 @@ def attn_causal_mask_breaks_equivariance(proof):
 
 @claim("attn.additive_positions_break_equivariance", section="7.1", kind="not-in-general",
        title="Added positions stay put when tokens move",
-       statement=r"P X + P_{pos} \ne P (X + P_{pos});\ F(PX + P_{pos}) \ne P F(X + P_{pos})")
+       statement=r"P X + P_{pos} \ne P (X + P_{pos});\ F(PX + P_{pos}) \ne P F(X + P_{pos})",
+       uses=("attn.equivariance",))
 def attn_additive_positions_break_equivariance(proof):
     T, d = 2, 2
     P = permutation_matrix([1, 0])

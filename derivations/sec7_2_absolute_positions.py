@@ -72,7 +72,8 @@ def pair(position, freq) -> sp.ImmutableMatrix:
 
 
 @claim("abs.learned_additive", section="7.2", title="Learned absolute positions are a finite table",
-       statement=r"h_t = \alpha E[k_t]^T + p_t,\ t < T_{max}", equations=("7.3",))
+       statement=r"h_t = \alpha E[k_t]^T + p_t,\ t < T_{max}", equations=("7.3",),
+       uses=("attn.additive_positions_break_equivariance",))
 def abs_learned_additive(proof):
     from symproof.kernels import learned_position_lookup
 
@@ -126,7 +127,8 @@ def expectation(expr, coordinates):
 
 @claim("abs.scale_statistics", section="7.2", title="Scaled embedding plus position: second moment",
        statement=r"E\|\alpha e + p\|^2 = \alpha^2 E\|e\|^2 + \|p\|^2;\ "
-                 r"\alpha = \sqrt d:\ d\,E\|e\|^2 + d/2")
+                 r"\alpha = \sqrt d:\ d\,E\|e\|^2 + d/2",
+       uses=("abs.learned_additive",))
 def abs_scale_statistics(proof):
     d = 4
     e = [sp.Symbol(f"e{k}", real=True) for k in range(d)]
@@ -183,7 +185,8 @@ def sin_definition(proof):
 
 
 @claim("sin.frequencies_decrease", section="7.2", title="Frequencies decrease geometrically",
-       statement=r"\omega_{r+1}/\omega_r = \beta^{-2/d} < 1 \text{ for } \beta > 1")
+       statement=r"\omega_{r+1}/\omega_r = \beta^{-2/d} < 1 \text{ for } \beta > 1",
+       uses=("sin.definition",))
 def sin_frequencies_decrease(proof):
     d = sp.Symbol("d", integer=True, positive=True)
     eps = sp.Symbol("epsilon", positive=True)
@@ -221,7 +224,8 @@ def block_frequencies():
 
 
 @claim("sin.norm", section="7.2", title="Constant norm of the sinusoidal vector",
-       statement=r"\|p_t\|_2^2 = d/2")
+       statement=r"\|p_t\|_2^2 = d/2",
+       uses=("sin.definition",))
 def sin_norm(proof):
     d = 2 * m
     proof.chain(Sum(sin(t * omega[r]) ** 2 + cos(t * omega[r]) ** 2, (r, 0, m - 1)), d / 2,
@@ -252,7 +256,8 @@ TABLE_D4 = {
 
 
 @claim("sin.table_d4", section="7.2", kind="numeric", title="The sinusoidal table for d = 4",
-       statement=r"d = 4,\ \beta = 10000:\ p_0 .. p_3 \text{ to six decimals}")
+       statement=r"d = 4,\ \beta = 10000:\ p_0 .. p_3 \text{ to six decimals}",
+       uses=("sin.definition",))
 def sin_table_d4(proof):
     freqs = frequencies(4, base=10000)
     proof.equal("frequencies 1 and 10000^(-1/2) = 1/100", Matrix(freqs), Matrix([1, sp.Rational(1, 100)]))
@@ -285,7 +290,8 @@ def sin_angle_sum(proof):
 
 
 @claim("sin.shift_matrix", section="7.2", title="A shift is a fixed linear map of one pair",
-       statement=r"s_{t+D} = A(Dw) s_t,\ A(x) = R(x)^T", equations=("7.7",))
+       statement=r"s_{t+D} = A(Dw) s_t,\ A(x) = R(x)^T", equations=("7.7",),
+       uses=("sin.definition", "sin.angle_sum"))
 def sin_shift_matrix_claim(proof):
     A = sin_shift(D * w)
     proof.chain(A * pair(t, w), pair(t + D, w), "s_{t+D} = A(Dw) s_t") \
@@ -299,7 +305,8 @@ def sin_shift_matrix_claim(proof):
 
 @claim("sin.shift_block", section="7.2", title="The shift of the whole vector is block-diagonal",
        statement=r"p_{t+D} = A_D p_t,\ A_0 = I,\ A_D^T A_D = I,\ A_{D_1} A_{D_2} = A_{D_1+D_2}",
-       equations=("7.8",))
+       equations=("7.8",),
+       uses=("sin.shift_matrix",))
 def sin_shift_block(proof):
     A = lambda offset: sin_shift(offset * w)  # noqa: E731
     proof.note("Symbolic d: blockdiag(A_r) blockdiag(B_r) = blockdiag(A_r B_r) and blockdiag(A_r)^T = "
@@ -350,7 +357,8 @@ def position_product(first, second):
 
 
 @claim("sin.inner_product", section="7.2", title="Inner products of sinusoidal positions are relative",
-       statement=r"p_i^T p_j = \sum_r \cos((j-i)\omega_r)")
+       statement=r"p_i^T p_j = \sum_r \cos((j-i)\omega_r)",
+       uses=("sin.definition", "sin.angle_sum"))
 def sin_inner_product(proof):
     relative = Sum(cos((j - i) * omega[r]), (r, 0, m - 1))
     proof.equal("p_i^T p_j = sum_r cos((j - i) omega_r), symbolic d = 2m", position_product(i, j), relative)
@@ -362,7 +370,8 @@ def sin_inner_product(proof):
 @claim("sin.score_expansion", section="7.2", kind="not-in-general",
        title="The additive score mixes content and position",
        statement=r"(x_i+p_i)^T A (x_j+p_j) = x_i^T A x_j + x_i^T A p_j + p_i^T A x_j + p_i^T A p_j;"
-                 r"\ \text{not a function of } j - i")
+                 r"\ \text{not a function of } j - i",
+       uses=("sin.inner_product",))
 def sin_score_expansion(proof):
     A = Matrix(2, 2, lambda a, b: sp.Symbol(f"a{a}{b}", real=True))
     x_i, x_j = (Matrix([sp.Symbol(f"{name}{k}", real=True) for k in range(2)]) for name in ("x", "y"))
@@ -395,7 +404,8 @@ def sinusoidal_in_dtype(position: int, freqs64: np.ndarray, dtype: str, round_to
 
 
 @claim("sin.finite_precision", section="7.2", kind="measured", title="Positions are not resolved everywhere",
-       statement=r"\text{in float32/16 and bfloat16, } p_t = p_{t+1} \text{ from some } t")
+       statement=r"\text{in float32/16 and bfloat16, } p_t = p_{t+1} \text{ from some } t",
+       uses=("sin.definition",))
 def sin_finite_precision(proof):
     from symproof.kernels import finite_precision_table, round_to_bfloat16
 

@@ -181,7 +181,8 @@ def rope_rotation(proof):
 
 
 @claim("rope.orthogonal", section="7.3", title="A rotation is orthogonal with determinant 1",
-       statement=r"R(\theta)^T R(\theta) = I,\ \det R(\theta) = 1,\ \|R(\theta) z\| = \|z\|")
+       statement=r"R(\theta)^T R(\theta) = I,\ \det R(\theta) = 1,\ \|R(\theta) z\| = \|z\|",
+       uses=("rope.rotation",))
 def rope_orthogonal(proof):
     R = rotation(th)
     proof.chain(R.T * R, sp.eye(2), "orthogonality", shown=r"R(\theta)^T R(\theta)") \
@@ -198,7 +199,8 @@ def rope_orthogonal(proof):
 
 
 @claim("rope.compose", section="7.3", title="Rotations compose by adding angles",
-       statement=r"R(a) R(b) = R(a + b)")
+       statement=r"R(a) R(b) = R(a + b)",
+       uses=("rope.rotation",))
 def rope_compose(proof):
     proof.chain(rotation(a) * rotation(b), rotation(a + b), shown="R(a) R(b)") \
         .step("entry products", shown=r"\left[\sum_k R(a)_{ik} R(b)_{kj}\right]_{ij}", expr=Matrix([
@@ -209,7 +211,8 @@ def rope_compose(proof):
 
 
 @claim("rope.relative", section="7.3", title="Relative rotation",
-       statement=r"R(a)^T R(b) = R(b - a)")
+       statement=r"R(a)^T R(b) = R(b - a)",
+       uses=("rope.orthogonal", "rope.compose"))
 def rope_relative(proof):
     proof.chain(rotation(a).T * rotation(b), rotation(b - a), shown="R(a)^T R(b)") \
         .step("entry products", shown=r"\left[\sum_k R(a)_{ki} R(b)_{kj}\right]_{ij}", expr=Matrix([
@@ -220,7 +223,8 @@ def rope_relative(proof):
 
 
 @claim("rope.inner_product", section="7.3", title="The rotated inner product depends on j - i",
-       statement=r"(R(i\omega) q)^T (R(j\omega) k) = q^T R((j-i)\omega) k")
+       statement=r"(R(i\omega) q)^T (R(j\omega) k) = q^T R((j-i)\omega) k",
+       uses=("rope.relative",))
 def rope_inner_product(proof):
     proof.chain(score(i, j, w), relative_form(j - i, w)) \
         .step("transpose of a product: (R q)^T = q^T R^T",
@@ -229,7 +233,8 @@ def rope_inner_product(proof):
 
 
 @claim("rope.score_expansion", section="7.3", title="The score as a cosine term and a sine term",
-       statement=r"q^T R(D\omega) k = (q_0k_0 + q_1k_1)\cos(D\omega) + (q_1k_0 - q_0k_1)\sin(D\omega)")
+       statement=r"q^T R(D\omega) k = (q_0k_0 + q_1k_1)\cos(D\omega) + (q_1k_0 - q_0k_1)\sin(D\omega)",
+       uses=("rope.inner_product",))
 def rope_score_expansion(proof):
     x = D * w
     expanded = (q0 * k0 + q1 * k1) * cos(x) + (q1 * k0 - q0 * k1) * sin(x)
@@ -244,7 +249,8 @@ def rope_score_expansion(proof):
 
 
 @claim("rope.shift_invariance", section="7.3", title="A common shift leaves the score unchanged",
-       statement=r"(R((i+c)\omega) q)^T (R((j+c)\omega) k) = (R(i\omega) q)^T (R(j\omega) k)")
+       statement=r"(R((i+c)\omega) q)^T (R((j+c)\omega) k) = (R(i\omega) q)^T (R(j\omega) k)",
+       uses=("rope.inner_product",))
 def rope_shift_invariance(proof):
     proof.chain(score(i + c, j + c, w), score(i, j, w)) \
         .step("rope.inner_product at positions i + c, j + c", relative_form((j + c) - (i + c), w)) \
@@ -257,7 +263,8 @@ def rope_shift_invariance(proof):
 
 @claim("rope.block_relative", section="7.3", title="Block-diagonal RoPE is relative",
        statement=r"R_i^T R_j = R_{j-i},\ (R_i q)^T (R_j k) = q^T R_{j-i} k",
-       assumptions=(r"\omega_r = \beta^{-2r/d_k}",), equations=("7.19", "7.20"))
+       assumptions=(r"\omega_r = \beta^{-2r/d_k}",), equations=("7.19", "7.20"),
+       uses=("rope.relative",))
 def rope_block_relative(proof):
     proof.note("Block lemma: a product of block-diagonal matrices with matching blocks is the "
                "block-diagonal matrix of the block products. Checked on dense matrices with "
@@ -300,7 +307,8 @@ def rope_block_relative(proof):
 
 @claim("rope.frequency_denominator", section="7.3", kind="not-in-general",
        title="The frequency denominator is part of the definition",
-       statement=r"\beta^{-2r/d_r} \ne \beta^{-2r/d_k} \text{ for } r \ge 1,\ d_r < d_k")
+       statement=r"\beta^{-2r/d_r} \ne \beta^{-2r/d_k} \text{ for } r \ge 1,\ d_r < d_k",
+       uses=("sin.definition", "rope.block_relative"))
 def rope_frequency_denominator(proof):
     r1 = sp.Symbol("r", integer=True, positive=True)
     d_r, gap = sp.symbols("d_r e", integer=True, positive=True)
@@ -334,7 +342,8 @@ def rope_frequency_denominator(proof):
 
 @claim("rope.partial", section="7.3", title="Rotating only the first d_r coordinates",
        statement=r"(R'_i q)^T (R'_j k) = q_{<d_r}^T R^{(d_r)}_{j-i} k_{<d_r} + q_{\ge d_r}^T k_{\ge d_r}",
-       equations=("7.21",))
+       equations=("7.21",),
+       uses=("rope.block_relative",))
 def rope_partial(proof):
     width, rotated = 6, 4
     freqs = frequency_symbols(rotated // 2)
@@ -360,7 +369,8 @@ def rope_partial(proof):
 
 
 @claim("rope.pairing_permutation", section="7.3", title="Adjacent and half-split pairing differ by one permutation",
-       statement=r"\mathrm{rope}_{half}(Q z) = Q\,\mathrm{rope}_{adj}(z)")
+       statement=r"\mathrm{rope}_{half}(Q z) = Q\,\mathrm{rope}_{adj}(z)",
+       uses=("rope.block_relative",))
 def rope_pairing_permutation(proof):
     import numpy as np
 
@@ -403,7 +413,8 @@ def rope_pairing_permutation(proof):
 
 
 @claim("rope.algorithm_7_1", section="7.3", title="Algorithm 7.1 computes R_m block by block",
-       statement=r"\mathrm{Alg.\,7.1}(Z, I)[b, t] = R'_{I[b,t]} Z[b, t]")
+       statement=r"\mathrm{Alg.\,7.1}(Z, I)[b, t] = R'_{I[b,t]} Z[b, t]",
+       uses=("rope.block_relative", "rope.partial"))
 def rope_algorithm_7_1_claim(proof):
     samples, length, width, rotated = 1, 2, 6, 4
     freqs = frequency_symbols(rotated // 2)
@@ -430,7 +441,8 @@ def rope_algorithm_7_1_claim(proof):
 
 
 @claim("rope.example", section="7.3", kind="numeric", title="A worked example",
-       statement=r"q = (1, 2),\ k = (3, -1),\ \omega = 1,\ i = 1,\ j = 3")
+       statement=r"q = (1, 2),\ k = (3, -1),\ \omega = 1,\ i = 1,\ j = 3",
+       uses=("rope.inner_product", "rope.score_expansion"))
 def rope_example(proof):
     qe, ke = Matrix([1, 2]), Matrix([3, -1])
     rq, rk = rotation(1) * qe, rotation(3) * ke

@@ -55,7 +55,8 @@ def name_upstream_gradient(expr, loss, upstream):
 
 @claim("grad.rotation_backward", section="7.4", title="The backward pass of a rotation is its transpose",
        statement=r"\frac{\partial L}{\partial q} = R_i^T g,\ \left\|\frac{\partial L}{\partial q}\right\| = \|g\|",
-       assumptions=("fixed position i and frequencies; the rotation alone, not the whole attention",))
+       assumptions=("fixed position i and frequencies; the rotation alone, not the whole attention",),
+       uses=("rope.orthogonal", "rope.block_relative"))
 def grad_rotation_backward(proof):
     width = 4
     freqs = sp.symbols(f"omega_0:{width // 2}", positive=True)
@@ -82,7 +83,8 @@ def grad_rotation_backward(proof):
 
 @claim("grad.frequency", section="7.4", title="The frequency gradient grows with the offset",
        statement=r"\frac{ds}{d\omega} = D\, q^T R'(D\omega) k = D\left(-(q_0k_0 + q_1k_1)\sin(D\omega) "
-                 r"+ (q_1k_0 - q_0k_1)\cos(D\omega)\right)")
+                 r"+ (q_1k_0 - q_0k_1)\cos(D\omega)\right)",
+       uses=("rope.score_expansion",))
 def grad_frequency(proof):
     x = sp.Symbol("x", real=True)
     derivative_of_rotation = rotation(x).diff(x)
@@ -100,7 +102,8 @@ def grad_frequency(proof):
 
 @claim("grad.score_not_monotone", section="7.4", kind="not-in-general",
        title="RoPE scores do not decay monotonically with distance",
-       statement=r"q = k = (1, 0):\ s(D) = \cos(D\omega)")
+       statement=r"q = k = (1, 0):\ s(D) = \cos(D\omega)",
+       uses=("rope.score_expansion",))
 def grad_score_not_monotone(proof):
     unit = Matrix([1, 0])
     s = relative_score(D, w, unit, unit)

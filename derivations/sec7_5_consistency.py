@@ -99,7 +99,8 @@ def _disagree(proof, rule, a, b, what: str):
 @claim("scheme.relative_bias", section="7.5", title="A relative bias depends on the offset only",
        statement=r"s_{ij} = x_i^T A x_j + b_{j-i};\ \text{ALiBi } b_D = -m|D|;\ "
                  r"\text{RoPE: offset effect bilinear in content}",
-       assumptions=("i, j, c integers", "m > 0", "w > 0"))
+       assumptions=("i, j, c integers", "m > 0", "w > 0"),
+       uses=("rope.score_expansion",))
 def scheme_relative_bias(proof):
     bias = sp.Function("b")
     A = Matrix(2, 2, sp.symbols("a0:4", real=True))
@@ -140,7 +141,8 @@ def scheme_relative_bias(proof):
 
 @claim("scheme.same_shape_not_same_function", section="7.5", kind="not-in-general",
        title="Same shapes, different function",
-       statement=r"(W_Q(x_i + p_i))^T W_K(x_j + p_j) \ne (R_i W_Q x_i)^T (R_j W_K x_j)")
+       statement=r"(W_Q(x_i + p_i))^T W_K(x_j + p_j) \ne (R_i W_Q x_i)^T (R_j W_K x_j)",
+       uses=("sin.score_expansion", "rope.inner_product"))
 def scheme_same_shape_not_same_function(proof):
     WQ = Matrix(2, 2, sp.symbols("wq0:4", real=True))
     WK = Matrix(2, 2, sp.symbols("wk0:4", real=True))
@@ -168,7 +170,8 @@ def scheme_same_shape_not_same_function(proof):
 
 
 @claim("ids.left_padding", section="7.5", title="Positions from the validity mask, not the column",
-       statement=r"\mathrm{pos}_t = \#\{s < t : \mathrm{valid}_s\}")
+       statement=r"\mathrm{pos}_t = \#\{s < t : \mathrm{valid}_s\}",
+       uses=("rope.shift_invariance",))
 def ids_left_padding(proof):
     rng, weights = _layer(seed=2)
     length, n_pad = 5, 2
@@ -202,7 +205,8 @@ def ids_left_padding(proof):
 
 @claim("ids.packing", section="7.5", title="Packed documents need reset positions and a document mask",
        statement=r"R_{i+c}^T R_{j+c} = R_i^T R_j;\ "
-                 r"\text{reset + document mask} = \text{each document alone}")
+                 r"\text{reset + document mask} = \text{each document alone}",
+       uses=("attn.masked_equivariance", "ids.left_padding"))
 def ids_packing(proof):
     ws = sp.symbols("w0:4", positive=True)
     offset = MatMul(Transpose(rope_matrix(i + c, ws)), rope_matrix(j + c, ws))
@@ -254,7 +258,8 @@ def ids_packing(proof):
 
 
 @claim("ids.kv_cache", section="7.5", title="KV-cache decoding rotates each token at its true position",
-       statement=r"\text{cached } R_s k_s,\ \text{query } R_t q_t \;\Rightarrow\; \text{incremental} = \text{full}")
+       statement=r"\text{cached } R_s k_s,\ \text{query } R_t q_t \;\Rightarrow\; \text{incremental} = \text{full}",
+       uses=("rope.inner_product",))
 def ids_kv_cache(proof):
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     s = sp.Symbol("s", integer=True)
@@ -277,7 +282,8 @@ def ids_kv_cache(proof):
 
 
 @claim("config.reload", section="7.5", title="A saved position function reloads bit for bit",
-       statement=r"\mathrm{load}(\mathrm{save}(f)) = f \text{ bit for bit}")
+       statement=r"\mathrm{load}(\mathrm{save}(f)) = f \text{ bit for bit}",
+       uses=("rope.frequency_denominator",))
 def config_reload(proof):
     rng = np.random.default_rng(5)
     length = 6
@@ -321,7 +327,8 @@ def config_reload(proof):
 
 
 @claim("vocab.mapping", section="7.5", kind="not-in-general", title="An embedding table has one id order",
-       statement=r"E[\mathrm{id}_B(\tau)] \ne E[\mathrm{id}_A(\tau)];\ \text{tied } E \text{ decodes with the same order}")
+       statement=r"E[\mathrm{id}_B(\tau)] \ne E[\mathrm{id}_A(\tau)];\ \text{tied } E \text{ decodes with the same order}",
+       uses=("abs.learned_additive",))
 def vocab_mapping(proof):
     model_order = ["<pad>", "the", "cat", "sat", "on", "mat"]
     other_order = sorted(model_order)

@@ -39,6 +39,8 @@ class Claim:
     assumptions: tuple = ()
     equations: tuple = ()
     name: str = ""
+    #: the claims this derivation builds on (IDs), which reports link both ways
+    uses: tuple = ()
 
     @property
     def module(self) -> str:
@@ -49,10 +51,13 @@ _REGISTRY: dict = {}
 
 
 def claim(id: str, *, section: str, title: str, statement: str, kind: str = "identity",
-          assumptions=(), equations=()):
-    """Register the decorated function as the derivation of claim ``id``."""
+          assumptions=(), equations=(), uses=()):
+    """Register the decorated function as the derivation of claim ``id``; ``uses`` names the claims
+    it builds on (checked against the registry when the claims are loaded)."""
     if kind not in KINDS:
         raise InvalidInputError(f"claim {id!r}: kind must be one of {KINDS}, got {kind!r}")
+    if isinstance(uses, str) or not all(isinstance(u, str) for u in uses) or id in uses:
+        raise InvalidInputError(f"claim {id!r}: uses must be a tuple of other claim IDs, got {uses!r}")
 
     def register(func):
         if id in _REGISTRY and _REGISTRY[id].derive.__qualname__ != func.__qualname__:
@@ -60,7 +65,7 @@ def claim(id: str, *, section: str, title: str, statement: str, kind: str = "ide
                                     f"({_REGISTRY[id].module} and {func.__module__})")
         _REGISTRY[id] = Claim(id=id, section=section, title=title, statement=statement, kind=kind,
                               derive=func, assumptions=tuple(assumptions), equations=tuple(equations),
-                              name=func.__name__)
+                              name=func.__name__, uses=tuple(uses))
         return func
 
     return register

@@ -16,11 +16,19 @@ from ..checker import check_certificate
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._claim import Claim, Proof, registered_claims
 
-__all__ = ["ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims", "recheck_certificates",
+__all__ = ["ClaimResult", "MEASURED", "verdict_label", "load_claims", "select_claims", "run_claim", "run_claims", "recheck_certificates",
            "DERIVATIONS_PACKAGE"]
 
 #: the package whose modules hold the chapter's derivations (one per section)
 DERIVATIONS_PACKAGE = "symproof._derivations"
+
+
+#: the verdict shown for a measured claim whose measurements all passed: it is not a proof
+MEASURED = "measured"
+
+
+def verdict_label(status: str, kind: str) -> str:
+    return MEASURED if status == PROVED and kind == MEASURED else status
 
 
 @dataclass
@@ -40,6 +48,12 @@ class ClaimResult:
     @property
     def id(self) -> str:
         return self.claim.id
+
+    @property
+    def verdict(self) -> str:
+        """What a reader is told: *measured* for a proved claim whose kind is a measurement
+        (a table of numbers, not a proof), else the status."""
+        return verdict_label(self.status, self.claim.kind)
 
     @property
     def method(self) -> str:
@@ -81,7 +95,13 @@ def load_claims(package: str = DERIVATIONS_PACKAGE) -> dict:
     for info in pkgutil.iter_modules(root.__path__):
         if not info.ispkg and not info.name.startswith("_"):
             importlib.import_module(f"{package}.{info.name}")
-    return dict(sorted(registered_claims().items(), key=lambda kv: _order(kv[1])))
+    claims = dict(sorted(registered_claims().items(), key=lambda kv: _order(kv[1])))
+    for c in claims.values():
+        unknown = [u for u in c.uses if u not in claims]
+        if unknown:
+            raise InvalidInputError(f"claim {c.id!r} ({c.module}): uses names no registered claim: "
+                                    f"{', '.join(unknown)}")
+    return claims
 
 
 def _order(claim: Claim):

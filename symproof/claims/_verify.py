@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from ._runner import load_claims, run_claims, select_claims
+from ._runner import MEASURED, load_claims, run_claims, select_claims
 
 __all__ = ["verify_claims", "format_table"]
 
@@ -42,15 +42,17 @@ def format_table(results, total_seconds: float) -> str:
     width = max([len(r.id) for r in results] + [5])
     lines = [f"{'claim':<{width}}  {'verdict':<8}  {'seconds':>7}  method"]
     for r in results:
-        lines.append(f"{r.id:<{width}}  {r.status:<8}  {r.seconds:7.3f}  {r.method}")
+        lines.append(f"{r.id:<{width}}  {r.verdict:<8}  {r.seconds:7.3f}  {r.method}")
         if r.status != "proved" and r.reason:
             lines.append(f"{'':<{width}}    -> {r.reason}")
-    counts = {s: sum(r.status == s for r in results) for s in ("proved", "refuted", "unknown")}
+    counts = {s: sum(r.verdict == s for r in results) for s in ("proved", MEASURED, "refuted", "unknown")}
+    # a measured claim passed its measurements: it counts apart from the proofs, said only when there is one
+    measured = f", {counts[MEASURED]} measured" if counts[MEASURED] else ""
     checked = sum(r.certificates + r.rejected for r in results)
     rejected = sum(r.rejected for r in results)
     verdict = "all accepted" if not rejected else f"{rejected} REJECTED"
     lines.append(
-        f"{len(results)} claims: {counts['proved']} proved, {counts['refuted']} refuted, "
+        f"{len(results)} claim{'' if len(results) == 1 else 's'}: {counts['proved']} proved{measured}, {counts['refuted']} refuted, "
         f"{counts['unknown']} unknown in {total_seconds:.2f} s; "
         f"{checked} proof certificates re-checked by the independent checker: {verdict}"
     )

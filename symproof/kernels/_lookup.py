@@ -36,10 +36,15 @@ def _as_indices(values, name: str) -> np.ndarray:
         if bad.any():
             where = tuple(int(i) for i in np.argwhere(bad)[0])
             raise InvalidInputError(
-                f"{name} must be integers, got {array[where]!r} at index {where}",
+                f"{name} must be integers, got {array[where]!r} at index {_index(where)}",
                 expected="whole numbers (a position or id is a row index)")
         array = array.astype(np.int64)
     return array
+
+
+def _index(where: tuple) -> str:
+    """``[2]``, ``[0, 3]``: an array index as the reader writes it (not Python's one-tuple ``(2,)``)."""
+    return "[" + ", ".join(str(i) for i in where) + "]"
 
 
 def _check_range(indices: np.ndarray, rows: int, name: str, error: type, limit_name: str) -> None:
@@ -49,7 +54,7 @@ def _check_range(indices: np.ndarray, rows: int, name: str, error: type, limit_n
         value = int(indices[where])
         side = "negative" if value < 0 else f"past the last row {rows - 1}"
         raise error(
-            f"{name} {value} at index {where} is {side}: the table has {limit_name} = {rows} rows "
+            f"{name} {value} at index {_index(where)} is {side}: the table has {limit_name} = {rows} rows "
             f"(valid {name}s are 0 .. {rows - 1})",
             **{name: value, limit_name: rows})
 

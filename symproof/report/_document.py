@@ -15,7 +15,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+import sympy as sp
+
 from .._errors import InvalidInputError
+from ..claims import MEASURED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._printers import CLAIM_ID, _as_printable, _fitting_latex
 from ._views import View, joint_view
@@ -53,6 +56,8 @@ class Item:
     before: Any = None
     after: Any = None
     residual: Any = None
+    #: the residual's value to four significant digits (``"-0.8415"``), when it is not a plain rational
+    residual_decimal: str = ""
     witness: Sequence = ()
     label: str = ""
     target: Any = None
@@ -89,6 +94,13 @@ class ClaimView:
     #: other claims of the document this one's derivation cites (``rope.relative``), and those citing it
     uses: tuple = ()
     used_by: tuple = ()
+    #: the claims the derivation declares it builds on (``@claim(uses=...)``)
+    declared_uses: tuple = ()
+
+    @property
+    def verdict(self) -> str:
+        """The badge: *measured* for a measured claim that passed, else the status."""
+        return verdict_label(self.status, self.kind)
 
 
 @dataclass
@@ -179,7 +191,7 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
             by_section[figure.section] = Section(figure.section, _section_title(figure.section, None, sections), [])
         by_section[figure.section].figures.append(rendered)
     ordered = sorted(by_section.values(), key=lambda s: _section_key(s.number))
-    counts = {status: sum(r.status == status for r in results) for status in STATUSES}
+    counts = {verdict: sum(r.verdict == verdict for r in results) for verdict in (*STATUSES, MEASURED)}
     listings = [Listing(*entry) for entry in extra_listings]
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
     return Document(title, ordered, listings, counts, seconds, include_times)
@@ -199,7 +211,9 @@ def _cited_ids(view: ClaimView) -> list:
 
 def _link_citations(claims_by_id: dict) -> None:
     for view in claims_by_id.values():
-        view.uses = tuple(cid for cid in _cited_ids(view) if cid in claims_by_id and cid != view.id)
+        # what the derivation declares it builds on, then the claims its notes and steps cite
+        cited = dict.fromkeys([*view.declared_uses, *_cited_ids(view)])
+        view.uses = tuple(cid for cid in cited if cid in claims_by_id and cid != view.id)
     for view in claims_by_id.values():
         view.used_by = tuple(other.id for other in claims_by_id.values() if view.id in other.uses)
 
@@ -244,7 +258,7 @@ def _claim_view(result) -> ClaimView:
         equations=tuple(e for e in claim.equations if not _is_equation_number(e)),
         equation_numbers=tuple(e for e in claim.equations if _is_equation_number(e)),
         items=_derivation_items(proof, claim.id), reason=result.reason, seconds=result.seconds,
-        steps=len(proof.parts),
+        steps=len(proof.parts), declared_uses=claim.uses,
     )
 
 
@@ -400,5 +414,22 @@ def _part_item(part) -> Item:
     if part.witness is not None:
         witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
     return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
-                before=part.before, after=part.after, residual=part.residual, witness=witness,
-                shown=getattr(part, "shown", None))
+                before=part.before, after=part.after, residual=part.residual,
+                residual_decimal=_decimal(part.residual), witness=witness, shown=getattr(part, "shown", None))
+
+
+def _decimal(value) -> str:
+    """Four significant digits of a witness's residual such as ``-sin(1)``, for the reader (the verdict
+    rests on the prover's certified enclosure, not on this); empty for a rational, which is exact."""
+    if not isinstance(value, sp.Expr) or not value.is_number or value.is_Rational:
+        return ""
+    try:
+        shown = value.evalf(4, strict=True)
+    except (ValueError, TypeError, ArithmeticError):  # strict evalf raises when it cannot reach 4 digits
+        return ""
+    return _signed(shown) if shown.is_Float else ""
+
+
+def _signed(number) -> str:
+    text = f"{float(number):.4g}"
+    return text.replace("-", "\u2212")

@@ -113,9 +113,9 @@ def _is_operator(node) -> bool:
     return False
 
 
-# infix operators that never stretch (MathML Core operator dictionary): inside a row their spacing depends
+# infix operators that never stretch (MathML Core operator dictionary; U+2061 function application is one): inside a row their spacing depends
 # only on their form, and an operator neither first nor last in its row is infix wherever that row sits
-_INFIX = frozenset("+-\u2212=\u2260\u2248<>\u2264\u2265,\u22c5\u00b7\u00d7\u00b1")
+_INFIX = frozenset("+-\u2212=\u2260\u2248<>\u2264\u2265,\u22c5\u00b7\u00d7\u00b1\u2061")
 
 
 def _splices(row) -> bool:
@@ -234,8 +234,10 @@ def compact_html(page: str) -> str:
     """The same page in fewer bytes: every formula through :func:`compact_mathml`, characters without
     numeric entities (the page is UTF-8), quotes in text as themselves, and no indentation between lines
     (outside ``<pre>``, a run of white space containing a line break shows as one space, whatever its length)."""
+    page = _STYLE.sub(lambda match: match.group(1) + _minified_css(match.group(2)) + match.group(3), page)
     pieces = re.split(r"(<pre\b.*?</pre>)", page, flags=re.S)
-    page = "".join(piece if piece.startswith("<pre") else _BETWEEN_LINES.sub("\n", piece) for piece in pieces)
+    page = "".join(piece if piece.startswith("<pre") else _AFTER_BLOCK.sub(r"\1", _BETWEEN_LINES.sub("\n", piece))
+                   for piece in pieces)
     page = _MATH.sub(lambda match: compact_mathml(match.group(0)), page)
 
     def literal(match):
@@ -251,12 +253,39 @@ def compact_html(page: str) -> str:
 
 
 _TEXT = re.compile(r">[^<>]*<")
+_STYLE = re.compile(r"(<style>)(.*?)(</style>)", re.S)
+# a line break right after a block element's end tag and before the next tag is never shown: white space
+# at the start of a line collapses away (outside <pre>, which is left as it is)
+_AFTER_BLOCK = re.compile(r"(</(?:div|dd|dt|dl|li|ul|p|header|article|section|figure|figcaption|nav|table|thead|tbody"
+                          r"|tr|caption|h[1-6])>)\n(?=<)")
+
+
+def _minified_css(css: str) -> str:
+    """The stylesheet without its comments (they explain the template, not the page) and without the
+    white space around punctuation; never around ``:`` before a name, where a space is a combinator."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    css = re.sub(r"\s+", " ", css)
+    return re.sub(r"\s*([{};,>])\s*", r"\1", css).replace(": ", ":").strip()
+
+
+#: TeX a figure caption uses, as the characters a screen reader (or a broken image) should show
+_TEX_WORDS = {"omega": "\u03c9", "beta": "\u03b2", "theta": "\u03b8", "pi": "\u03c0", "alpha": "\u03b1",
+              "partial": "\u2202", "dots": "\u2026", "ldots": "\u2026", "cdots": "\u22ef", "sum": "\u03a3",
+              "times": "\u00d7", "approx": "\u2248", "le": "\u2264", "ge": "\u2265", "ne": "\u2260"}
+
+
+def alt_text(caption: str) -> str:
+    """A caption's TeX as plain text for ``alt``: ``\\partial s/\\partial\\omega`` reads ``∂s/∂ω``."""
+    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"\1/\2", caption.replace("$", ""))
+    text = re.sub(r"\\([A-Za-z]+)", lambda m: _TEX_WORDS.get(m.group(1), m.group(1)), text)
+    text = re.sub(r"\\[,;:! ]", " ", text).replace("^T", "\u1d40").replace("{", "").replace("}", "")
+    return re.sub(r" {2,}", " ", text)
 
 
 def render_html(document) -> str:
     env = environment("html")
     claim_ids = frozenset(c.id for c in document.claims)
-    env.filters.update(math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
+    env.filters.update(alt=alt_text, math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
                        inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
     env.globals["relation"] = lambda lhs, symbol, rhs: Markup(mathml_relation(lhs, symbol, rhs))
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(

@@ -35,6 +35,10 @@ __all__ = [
 ]
 
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
+#: the minus sign (U+2212): an ASCII hyphen renders as a short dash in Chromium's MathML
+MINUS = "\u2212"
+#: U+2061 FUNCTION APPLICATION: sets ``sin x`` tight, as the hand-written statements are
+FUNCTION_APPLICATION = "\u2061"
 
 #: a sum with more terms than this keeps HEAD_TERMS first and TAIL_TERMS last terms
 MAX_TERMS = 8
@@ -122,8 +126,13 @@ class ReportLatexPrinter(LatexPrinter):
 
     def __init__(self, settings=None, *, budget: int | None = None):
         # a long numerator over a short denominator prints as (1/2)(...): a fraction cannot be broken
-        super().__init__({"long_frac_ratio": 3, **(settings or {})})
+        super().__init__({"long_frac_ratio": 3, "fold_func_brackets": True, **(settings or {})})
         self._budget = budget
+
+    def _needs_function_brackets(self, expr):
+        # fold_func_brackets: \sin\theta for an atomic argument, as the statements write it, and
+        # \sin\left(\frac{m}{10}\right) otherwise (SymPy's own rule folds fractions and products)
+        return not _atomic_argument(expr)
 
     def _print(self, expr, **kwargs):
         text = super()._print(expr, **kwargs)
@@ -230,7 +239,7 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         negative, factors = _matmul_factors(expr)
         row = self._element("mrow")
         if negative:
-            row.appendChild(self._element("mo", "-"))
+            row.appendChild(self._element("mo", MINUS))
         for k, factor in enumerate(factors):
             if k:
                 row.appendChild(self._element("mo", "\u2062"))  # invisible times
@@ -251,10 +260,40 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         return self._element("mo", char)
 
     def doprint(self, expr):
-        """SymPy's output with every ``<mrow>`` that holds one element replaced by that element."""
+        """SymPy's output with every ``<mrow>`` that holds one element replaced by that element,
+        and every ASCII hyphen used as an operator written as the minus sign."""
         node = self._print(expr)
         node = _unwrap_rows(node)
+        _minus_signs(node)
         return node.toxml().encode("ascii", "xmlcharrefreplace").decode()
+
+    def _print_Exp1(self, expr):
+        # U+2147 (double-struck e) is what SymPy writes; a textbook writes a plain e, as LaTeX's e
+        return self._element("mi", "e")
+
+    def _print_exp(self, expr):
+        return self._element("msup", None, self._print_Exp1(None), self._print(expr.args[0]))
+
+    def _print_Function(self, expr, exponent=None):
+        """``sin θ`` for an atomic argument, ``sin(a + b)`` otherwise, always with U+2061,
+        which is how the statements (written in LaTeX as ``\\sin\\theta``) print."""
+        name = self._element("mi", self.mathml_tag(expr))
+        if exponent is not None:
+            name = self._element("msup", None, name, exponent)
+        row = self._element("mrow", None, name, self._element("mo", FUNCTION_APPLICATION))
+        if len(expr.args) == 1 and _atomic_argument(expr.args[0]):
+            row.appendChild(self._print(expr.args[0]))
+        else:
+            row.appendChild(self._paren_comma_separated(*expr.args))
+        return row
+
+    def _print_Pow(self, expr):
+        # sin(x)**2 reads sin^2 x, as the chapter writes it (and never (sin x)^2)
+        base, exponent = expr.args
+        if (isinstance(base, sp.Function) and type(base).__name__ in _POWER_BEFORE_ARGUMENT
+                and exponent.is_Integer and exponent > 0):
+            return self._print_Function(base, exponent=self._print(exponent))
+        return super()._print_Pow(expr)
 
     def _print_KroneckerDelta(self, expr):
         indices = self._element("mrow")
@@ -310,7 +349,7 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         for k, term in enumerate(terms):
             negative = term.could_extract_minus_sign()
             if negative or not (first and k == 0):
-                row.appendChild(self._element("mo", "-" if negative else "+"))
+                row.appendChild(self._element("mo", MINUS if negative else "+"))
             shown = -term if negative else term
             printed = self._print(shown)
             if isinstance(shown, sp.Add):
@@ -335,6 +374,24 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         size = self._element("mrow", None, self._element("mn", str(rows)), self._element("mo", "\u00d7"),
                              self._element("mn", str(cols)))
         return self._element("msub", None, matrix, size)
+
+
+#: functions whose positive integer powers print before the argument (sin^2 x)
+_POWER_BEFORE_ARGUMENT = frozenset({"sin", "cos", "tan", "cot", "sec", "csc", "sinh", "cosh", "tanh"})
+
+
+def _atomic_argument(arg) -> bool:
+    """An argument set without parentheses: a symbol or a non-negative integer."""
+    return isinstance(arg, sp.Symbol) or (arg.is_Integer and arg >= 0)
+
+
+def _minus_signs(node):
+    if getattr(node, "tagName", None) == "mo":
+        for child in node.childNodes:
+            if child.nodeType == child.TEXT_NODE and child.data == "-":
+                child.data = MINUS
+    for child in node.childNodes:
+        _minus_signs(child)
 
 
 def _unwrap_rows(node):
@@ -486,10 +543,18 @@ def _wrap_math(inner: str, display: str) -> str:
 
 
 def latex_to_mathml(latex: str, *, display: str = "block") -> str:
-    """MathML for a LaTeX math string written by hand (a claim's statement)."""
+    """MathML for a LaTeX math string written by hand (a claim's statement).
+
+    latex2mathml sets ``\\sin\\theta`` and ``\\cos(m\\theta)`` without the function application
+    operator; it is added here, so a statement prints as the printer's own formulas do."""
     from latex2mathml.converter import convert
 
-    return convert(latex, display=display)
+    return _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(latex, display=display))
+
+
+#: a function name set by latex2mathml that is not already followed by U+2061
+_FUNCTION_NAME = re.compile(r"(<mi>(?:sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|exp|log|ln|arcsin|arccos|arctan)"
+                            r"</mi>)(?!<mo>&#x0?2061;</mo>)")
 
 
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")
@@ -502,6 +567,7 @@ def split_prose(text: str):
     labels use (``P^T P = I``, ``omega_r``, ``sqrt(d)``, ``p_(t+1)``) is recognised and turned
     into LaTeX (:func:`ascii_math_to_latex`), so that no formula reaches the reader as ASCII.
     """
+    text = _without_python(text)
     pieces, last = [], 0
     for match in _INLINE_MATH.finditer(text):
         if match.start() > last:
@@ -511,6 +577,24 @@ def split_prose(text: str):
     if last < len(text):
         pieces.extend(_ascii_math_pieces(text[last:]))
     return pieces
+
+
+#: Python notation that derivations' labels use, as a textbook writes it (applied outside $...$)
+_PYTHON_NOTATION = (
+    (re.compile(r"\s*==\s*"), " = "),                       # a comparison reads as an equation
+    (re.compile(r"\b(\d+)x(\d+)\b"), "$\\1\\times\\2$"),      # 2x2 -> 2 x 2
+    (re.compile(r"\*\*"), "^"),                              # 2**53 -> 2^53
+    (re.compile(r"(?<![\w.])([a-z])(\d)\b"), r"\1_\2"),     # z1 -> z_1 (not inside words or IDs)
+)
+
+
+def _without_python(text: str) -> str:
+    """``text`` with :data:`_PYTHON_NOTATION` rewritten outside its ``$...$`` math."""
+    parts = re.split(r"(\$[^$]+\$)", text)
+    for k in range(0, len(parts), 2):
+        for pattern, replacement in _PYTHON_NOTATION:
+            parts[k] = pattern.sub(replacement, parts[k])
+    return "".join(parts)
 
 
 _GREEK = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma tau upsilon "
@@ -632,7 +716,8 @@ def _ascii_math_pieces(text: str):
                         pieces.append(("text", trail))
                     k = end + 1
                     continue
-            pieces.append(("text", word))
+            # the token at k (leading operators may have been passed over above), never ``word`` again
+            pieces.append(("text", tokens[k][0]))
             k += 1
             continue
         pieces.append(("text", word))

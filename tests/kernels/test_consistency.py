@@ -26,7 +26,7 @@ def test_learned_lookup_reads_rows():
 
 @pytest.mark.parametrize("positions, error, words", [
     ([4], PositionOutOfRangeError, ["position 4", "past the last row 3", "Tmax = 4", "Tmax: 4"]),
-    ([0, 1, 9], PositionOutOfRangeError, ["position 9 at index (2,)", "Tmax = 4"]),
+    ([0, 1, 9], PositionOutOfRangeError, ["position 9 at index [2]", "Tmax = 4"]),
     ([-1], PositionOutOfRangeError, ["position -1", "negative", "Tmax = 4"]),
     ([2.5], InvalidInputError, ["positions must be integers", "2.5"]),
     ([np.nan], InvalidInputError, ["positions must be integers"]),

@@ -170,5 +170,36 @@ def test_the_contents_give_the_pages_the_sections_are_on(committed_build, tmp_pa
 @needs_pdflatex
 def test_assumptions_and_derivation_headings_stand_on_their_own_lines():
     tex = (REPO / "reports" / "chapter.tex").read_text("utf-8")
-    assert tex.count(r"\textbf{Derivation.}\par") == tex.count(r"\textbf{Derivation.}") > 0
+    assert tex.count(r"\textbf{Derivation.}\nopagebreak\par") == tex.count(r"\textbf{Derivation.}") > 0
     assert tex.count(r"\textbf{Assumptions.}\par") == tex.count(r"\textbf{Assumptions.}") > 0
+
+
+def _pdf_pages(build, tmp_path) -> list:
+    pdf = tmp_path / "chapter.pdf"
+    pdf.write_bytes(build.pdf)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, timeout=120).stdout
+    return text.split("\f")
+
+
+@pytest.mark.latex
+@needs_pdflatex
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) is not installed")
+def test_listings_copy_as_code_with_straight_quotes_and_line_numbers(committed_build, tmp_path):
+    text = "\n".join(_pdf_pages(committed_build, tmp_path))
+    assert "\u2019adjacent\u2019" not in text and "\u2018" not in text.split("symproof_rope.py")[-1]
+    assert re.search(r"^\s*\d+\s+PAIRING = 'adjacent'", text, re.M), "the Python listing's PAIRING line"
+
+
+@pytest.mark.latex
+@needs_pdflatex
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) is not installed")
+def test_no_page_ends_on_a_dangling_heading(committed_build, tmp_path):
+    """A page's last line (above its number) is never "Derivation." or a claim's title alone."""
+    dangling = []
+    for number, page in enumerate(_pdf_pages(committed_build, tmp_path), start=1):
+        lines = [line.strip() for line in page.splitlines() if line.strip()]
+        if len(lines) >= 2 and lines[-1].isdigit():
+            lines = lines[:-1]
+        if lines and (lines[-1] in ("Derivation.", "Statement.") or lines[-1].endswith("expression:")):
+            dangling.append((number, lines[-1]))
+    assert dangling == []

@@ -77,10 +77,12 @@ def test_the_non_monotone_score_shows_its_numbers_and_witness(chapter):
     _, _, page, tex = chapter
     article = _articles(page)["grad.score_not_monotone"]
     texts = [_math_text(m) for m in re.findall(r"<math\b.*?</math>", article, re.S)]
-    assert any(t.replace(" ", "") == "cos(3)<cos(0)" for t in texts), texts
-    assert any(t.replace(" ", "") == "cos(6)>cos(3)" for t in texts), texts
+    # as a reader sees it: cos 3 < cos 0 (function application U+2061 is invisible)
+    shown = [t.replace(" ", "").replace("\u2061", "") for t in texts]
+    assert "cos3<cos0" in shown, texts
+    assert "cos6>cos3" in shown, texts
     assert 'class="witnessbox"' in article
-    assert r"\cos{\left(3 \right)} < \cos{\left(0 \right)}" in tex
+    assert r"\cos {3} < \cos {0}" in tex
 
 
 def test_every_not_in_general_claim_has_a_witness_box(chapter):
@@ -141,9 +143,25 @@ def test_claims_link_the_claims_they_use(chapter):
     for claim in users:
         article = _articles(page)[claim.id]
         for used in claim.uses:
-            assert f'<a href="#{used}"><code>{used}</code></a>' in article
+            assert f'<a href="#{used}">{used}</a>' in article
+    articles = _articles(page)
+    assert 'id="contents"' in page
     for claim in document.claims:
-        assert f'class="permalink" href="#{claim.id}"' in page
+        # the ID in the heading is the permalink; every claim leads back to the contents
+        assert f'<h3><a href="#{claim.id}"><code>{claim.id}</code></a>' in articles[claim.id]
+        assert '<a class="up" href="#contents">contents</a>' in articles[claim.id]
+
+
+def test_most_claims_link_to_the_claims_they_use_or_are_used_by(chapter):
+    """Cross-links come from the derivations' own data (``@claim(uses=...)``), both ways."""
+    _, document, page, tex = chapter
+    linked = [c for c in document.claims if c.uses or c.used_by]
+    assert len(linked) >= 30, [c.id for c in document.claims if not (c.uses or c.used_by)]
+    by_id = {c.id: c for c in document.claims}
+    for c in document.claims:
+        for used in c.uses:
+            assert c.id in by_id[used].used_by
+    assert r"\textbf{Uses.}" in tex and r"\textbf{Used by.}" in tex
 
 
 def test_svg_ids_are_unique(chapter):
@@ -218,3 +236,68 @@ def test_compaction_keeps_every_formula_text(chapter, monkeypatch):
 def test_the_page_stays_within_its_budget(chapter):
     _, _, page, _ = chapter
     assert len(page.encode("utf-8")) <= PAGE_BUDGET
+
+
+# -- typography: what Chromium shows of the MathML ------------------------------------------------------------------
+
+#: (what a reader would see, how to find it in the page's MathML)
+TYPOGRAPHY_FAULTS = (
+    ("an ASCII hyphen as a minus sign (a short dash in MathML)", re.compile(r"<mo>-</mo>")),
+    ("U+2147 DOUBLE-STRUCK ITALIC SMALL E for e", re.compile("\u2147|&#x2147;|&ExponentialE;")),
+    ("a function name followed by a parenthesis without U+2061", re.compile(
+        r"<mi>(?:sin|cos|tan|exp|log)</mi>(?:<mrow>)?<mo(?: [^>]*)?>\(</mo>")),
+)
+
+
+@pytest.mark.parametrize("fault, pattern", TYPOGRAPHY_FAULTS, ids=[f[0] for f in TYPOGRAPHY_FAULTS])
+def test_page_typography(chapter, fault, pattern):
+    _, _, page, _ = chapter
+    maths = re.findall(r"<math\b.*?</math>", page, re.S)
+    offenders = [m[:120] for m in maths if pattern.search(m)]
+    assert offenders == [], f"{len(offenders)} formulas show {fault}"
+
+
+def test_a_measured_claim_wears_a_measured_badge_not_proved(chapter):
+    """sin.finite_precision is a table of measurements ("not a proof" in the chapter)."""
+    results, _, page, tex = chapter
+    measured = [r.id for r in results if r.claim.kind == "measured"]
+    assert measured, "the chapter has a measured claim"
+    articles = _articles(page)
+    for claim_id in measured:
+        assert '<span class="badge measured">measured</span>' in articles[claim_id]
+        assert "badge proved" not in articles[claim_id]
+    proved = [r.id for r in results if r.claim.kind != "measured"]
+    assert all('<span class="badge proved">proved</span>' in articles[c] for c in proved)
+    assert tex.count(r"\verdict{measured}") == len(measured)
+
+
+def test_figure_alt_texts_are_words_not_tex(chapter):
+    _, _, page, _ = chapter
+    alts = re.findall(r'<img [^>]*alt="([^"]*)"', page)
+    assert alts
+    for alt in alts:
+        assert "\\" not in alt and "$" not in alt and "partial" not in alt and "omega" not in alt, alt
+
+
+#: (prose as a derivation writes it, what a reader must never see of it)
+PYTHON_IN_PROSE = (
+    ("position 4 has no entry (Tmax == 4)", ["=="]),
+    ("multiply the 2x2 block by the pair", ["2x2"]),
+    ("t + 1 first rounds to t at 2**53", ["**"]),
+    ("the first output depends on z1", ["z1"]),
+    ("generic pair: A(Dw) == I", ["=="]),
+)
+
+
+@pytest.mark.parametrize("prose, never", PYTHON_IN_PROSE, ids=[p[0] for p in PYTHON_IN_PROSE])
+def test_prose_is_never_python(prose, never):
+    shown = "".join(piece for kind, piece in split_prose(prose) if kind == "text")
+    for fragment in never:
+        assert fragment not in shown
+    # the words around the notation survive, once each (the converter once repeated an operator)
+    assert shown.count("=") <= prose.count("==")
+
+
+def test_error_messages_name_an_index_as_a_reader_writes_it(chapter):
+    _, _, page, _ = chapter
+    assert "at index (0,)" not in page and "at index [0]" in page

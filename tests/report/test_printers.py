@@ -41,7 +41,7 @@ LATEX_CASES = [
      [r"\ldots", r"R\left(m\right)", r"R\left(\frac{\sqrt[8]{10} m}{10000}\right)"], []),
     ("a block that is not a rotation prints its entries",
      BlockDiagMatrix(ImmutableMatrix([[cos(x), sin(x)], [sin(x), cos(x)]]), ImmutableMatrix([[1, 0], [0, 1]])),
-     [r"\cos{\left(x \right)}", r"\sin{\left(x \right)}"], [r"R\left(", r"A\left("]),
+     [r"\cos {x}", r"\sin {x}"], [r"R\left(", r"A\left("]),
     ("a product of transposed rotations", sp.MatMul(sp.Transpose(rope_matrix(i, frequencies(4))),
                                                     rope_matrix(j, frequencies(4))),
      [r"\right)^{T} \operatorname{blockdiag}"], []),
@@ -49,7 +49,7 @@ LATEX_CASES = [
      [r"\cdots", "- 4 a - 3 b - 2 c", "+ 6 k + 7 l"], ["f"]),
     ("a short sum is SymPy's", y[0] - y[1], ["a - b"], [r"\cdots"]),
     ("a tall vector keeps its corners and its size", sinusoidal_vector(m, frequencies(16)),
-     [r"\vdots", r"_{16\times1}", r"\sin{\left(m \right)}"], []),
+     [r"\vdots", r"_{16\times1}", r"\sin {m}", r"\sin{\left(\frac{\sqrt{10} m}{10} \right)}"], []),
     ("a huge expression is a labelled placeholder",
      sp.Matrix(2, 2, lambda r, c: sp.Mul(*[sp.sin(sp.Symbol(f"z{r}{c}{k}")) for k in range(300)])),
      ["2$\\times$2 matrix, elided", str(MAX_FORMULA_CHARS)], ["z_{"]),
@@ -106,3 +106,33 @@ def test_a_product_of_many_blocks_prints_without_multiplying_out():
 def test_printed_digits_are_shown_as_written(printed):
     assert latex_relation(sp.sin(1), r"\approx", printed).endswith(printed)
     assert f"<mn>{printed}</mn>" in mathml_relation(sp.sin(1), "\u2248", printed)
+
+
+# -- MathML typography ------------------------------------------------------------------------------------------------
+
+_x, _y, _theta = sp.symbols("x y theta")
+
+#: expression, MathML fragments that must appear, fragments that must not
+MATHML_TYPOGRAPHY = (
+    (-_x, ["<mo>\u2212</mo>"], ["<mo>-</mo>"]),
+    (_x - _y, ["<mo>\u2212</mo>"], ["<mo>-</mo>"]),
+    (-2 * _x * _y, ["<mo>\u2212</mo>"], ["<mo>-</mo>"]),
+    (sp.Matrix([[-_x, 1]]), ["<mo>\u2212</mo>"], ["<mo>-</mo>"]),
+    (sp.exp(_x), ["<mi>e</mi>"], ["\u2147", "&#x2147;"]),
+    (sp.E, ["<mi>e</mi>"], ["\u2147", "&#x2147;"]),
+    # sin theta tight and without parentheses, as the statements write \sin\theta
+    (sp.sin(_theta), ["<mi>sin</mi><mo>\u2061</mo><mi>\u03b8</mi>"], ["<mo>(</mo>"]),
+    (sp.cos(_x - _y), ["<mi>cos</mi><mo>\u2061</mo><mrow><mo>(</mo>"], []),
+    (sp.sin(_x) ** 2, ["<msup><mi>sin</mi><mn>2</mn></msup><mo>\u2061</mo><mi>x</mi>"], ["<mo>(</mo>"]),
+)
+
+
+@pytest.mark.parametrize("expr, present, absent", MATHML_TYPOGRAPHY, ids=[str(c[0]) for c in MATHML_TYPOGRAPHY])
+def test_mathml_typography(expr, present, absent):
+    import html
+
+    text = html.unescape(to_mathml(expr))
+    for fragment in present:
+        assert fragment in text
+    for fragment in absent:
+        assert fragment not in text

@@ -34,6 +34,10 @@ def claims(monkeypatch):
     def false_claim(proof):
         proof.equal("not the absolute value", sp.sqrt(x**2), x)
 
+    @claim("zz_test.measured", section="99.3", title="a measured test claim", statement="", kind="measured")
+    def measured_claim(proof):
+        proof.check("a measurement within its bound", True, "max error 0")
+
     return registry
 
 
@@ -67,8 +71,17 @@ def test_verify_table(claims, capsys):
     assert main(["verify", "zz_test.*"]) == NOT_ALL_PROVED
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["claim", "verdict", "seconds", "method"]
-    assert out[-1].startswith("2 claims: 1 proved, 1 refuted, 0 unknown in ")
+    assert out[-1].startswith("3 claims: 1 proved, 1 measured, 1 refuted, 0 unknown in ")
     assert any(line.strip() == "-> step 'not the absolute value' is false" for line in out)
+
+
+def test_a_measured_claim_is_shown_as_measured_not_proved(claims, capsys):
+    """A table of measurements that passed is not a proof: the verdict column and the summary say so,
+    and the exit code treats it as passing (nothing in it failed)."""
+    assert main(["verify", "zz_test.measured"]) == ALL_PROVED
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:2] == ["zz_test.measured", "measured"]
+    assert out[-1].startswith("1 claim: 0 proved, 1 measured, 0 refuted, 0 unknown in ")
 
 
 def test_verify_unknown_pattern_is_an_error(claims, capsys):
