@@ -156,9 +156,13 @@ VARIATIONS = {
     "gemma-default-head_dim": {"model_type": "gemma", "rope_theta": 10000.0},
     # GemmaConfig's head_dim defaults to 256 whatever hidden_size // num_attention_heads is
     "gemma-head_dim-not-derived": {"model_type": "gemma", "hidden_size": 3072, "num_attention_heads": 16},
-    # GPT-NeoX reads rotary_emb_base, never a top-level rope_theta
-    "neox-top-level-rope_theta-ignored": {"model_type": "gpt_neox", "hidden_size": 512, "num_attention_heads": 4,
-                                          "rope_theta": 123456.0},
+    # Llama 4 Scout's published scaling: equal band factors, no smoothed band (computed, as HF does)
+    "llama3-equal-band-factors": {**LLAMA, "rope_scaling": {
+        "rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192}, "max_position_embeddings": 10485760, "rope_theta": 500000.0},
+    "llama3-low-above-high": {**LLAMA, "rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 512}},
     "qwen2-yarn-legacy-type": {"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
                                "max_position_embeddings": 32768, "rope_theta": 1e6,
                                "rope_scaling": {"type": "yarn", "factor": 4.0,
@@ -179,8 +183,11 @@ def test_key_variations_read_like_hf(hf, name, seq_len):
 
 
 REFUSED = [
-    ({"model_type": "bloom", "hidden_size": 64}, "model_type", "supported: llama, mistral"),
-    ({"model_type": ["llama"], "hidden_size": 64}, "model_type", "supported: llama, mistral"),
+    ({"model_type": "bloom", "hidden_size": 64}, "model_type", "supported: cohere, cohere2"),
+    ({"model_type": ["llama"], "hidden_size": 64}, "model_type", "supported: cohere, cohere2"),
+    # GPT-NeoX reads rotary_emb_base, never a top-level rope_theta: refused, not ignored
+    ({"model_type": "gpt_neox", "hidden_size": 512, "num_attention_heads": 4, "rope_theta": 123456.0},
+     "rope_theta", "refused rather than ignored"),
     ({**LLAMA, "rope_scaling": {"type": {"nested": 1}}}, "rope_scaling", "per-layer"),
     ({**LLAMA, "rope_scaling": {"rope_type": ["linear"], "factor": 2.0}}, "rope_scaling.rope_type",
      "expected a rope type name"),
@@ -213,8 +220,8 @@ REFUSED = [
       "rope_scaling": {"type": "longrope", "original_max_position_embeddings": 4096, "short_factor": [1.0] * 32,
                        "long_factor": [10**400] + [1.0] * 31}}, "rope_scaling.long_factor[0]", "positive number"),
     ({**LLAMA, "rope_scaling": {**YARN, "truncate": "yes"}}, "rope_scaling.truncate", "true or false"),
-    ({**LLAMA, "rope_scaling": {"type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 1.0}},
-     "rope_scaling.high_freq_factor", "expected > low_freq_factor"),
+    ({**LLAMA, "rope_scaling": {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                "beta_fast": 3.0}}, "rope_scaling.beta_fast", "refused rather than ignored"),
     ({**LLAMA, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}, "max_position_embeddings": None},
      "rope_scaling.original_max_position_embeddings", "is required"),
     ({**LLAMA, "rope_parameters": {"full_attention": {"rope_type": "default"}}}, "rope_parameters", "per-layer"),
