@@ -44,7 +44,7 @@ __all__ = ["TARGETS", "FAMILIES", "SUFFIXES", "Kernel", "kernel_files", "write_k
 
 TARGETS = ("numpy", "c", "torch")
 #: body generator of each family: a module of this package with ``bodies(payload, module, target)``
-FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length"}
+FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length", "model": "_model"}
 #: the file of each target (plain RoPE's C target also writes ``{module}.h``)
 SUFFIXES = {"numpy": ".py", "torch": "_torch.py", "c": ".c"}
 

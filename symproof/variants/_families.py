@@ -134,7 +134,11 @@ FAMILIES: dict = {
                         default_head_dim=128, layers="no_rope",
                         reads=frozenset({"no_rope_layers", "no_rope_layer_interval", "layer_types",
                                          "attention_chunk_size", "attn_temperature_tuning", "floor_scale",
-                                         "attn_scale"})),
+                                         "attn_scale"}),
+                        notes=("llama4_text: with attn_temperature_tuning, HF's NoPE layers multiply the query "
+                               "(only) by log1p(floor((m + 1) / floor_scale)) * attn_scale + 1: a per-position "
+                               "scale, not a rotation, and not part of apply; rotary layers rotate, then L2-norm "
+                               "q and k (use_qk_norm), which keeps the rotation",)),
     "smollm3": _row("SmolLM3RotaryEmbedding", default_theta=2e6, layers="no_rope",
                     reads=_WINDOWS | {"no_rope_layers", "no_rope_layer_interval"}),
     "gpt_neox": _row("GPTNeoXRotaryEmbedding", theta=("rotary_emb_base",), partial="rotary_pct",
