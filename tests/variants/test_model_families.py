@@ -184,7 +184,9 @@ def _reads(model_type):
 
 
 def test_the_key_list_covers_every_rope_key_a_row_reads():
+    # the rope tables themselves are read by every row (GPT-J: refused unless default)
     read = {k for family in FAMILIES.values() for k in _reads_of(family) if ROPE_LIKE.search(k)}
+    read -= {"rope_scaling", "rope_parameters"}
     assert read <= set(ROPE_KEYS), sorted(read - set(ROPE_KEYS))
     assert all(ROPE_LIKE.search(k) for k in ROPE_KEYS)
 
