@@ -15,16 +15,23 @@ import types
 import numpy as np
 import pytest
 
-ROTARY_CLASSES = {"llama": "LlamaRotaryEmbedding", "mistral": "MistralRotaryEmbedding",
-                  "qwen2": "Qwen2RotaryEmbedding", "gemma": "GemmaRotaryEmbedding",
-                  "gpt_neox": "GPTNeoXRotaryEmbedding", "phi": "PhiRotaryEmbedding", "phi3": "Phi3RotaryEmbedding",
-                  "gptj": "GPTJRotaryEmbedding"}
+def _rotary_classes():
+    from symproof.variants._families import FAMILIES
+
+    return {model_type: family.rotary for model_type, family in FAMILIES.items()}
+
+
+ROTARY_CLASSES = _rotary_classes()
 
 
 def hf_module(model_type: str):
     import transformers  # noqa: F401  (imported by the fixture first)
 
-    return importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    from symproof.variants._families import FAMILIES
+
+    family = FAMILIES.get(model_type)
+    name = (family.module if family is not None and family.module else model_type)
+    return importlib.import_module(f"transformers.models.{name}.modeling_{name}")
 
 
 def hf_config(config: dict, largest_position: int = 0):
@@ -47,6 +54,8 @@ def hf_rotate(config: dict, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
     import torch
 
     model_type = config["model_type"]
+    if model_type != "gptj":
+        return hf_model_rotate(config, x, positions, 0)
     module = hf_module(model_type)
     xt = torch.tensor(x, dtype=torch.float32)
     ids = torch.tensor(positions, dtype=torch.int64)
