@@ -82,7 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(func=_cmd_export)
 
     check = sub.add_parser("check", help="check which of the chapter's properties a variant keeps")
-    check.add_argument("file", help="a variant description (TOML) or a model config (config.json)")
+    check.add_argument("file", nargs="+",
+                       help="a variant description (TOML) or a model config (config.json); several configs or a "
+                            "folder (a checkpoint, or a cache of them) scan every config.json, one line each")
+    check.add_argument("--jobs", type=int, default=1, metavar="N",
+                       help="worker processes of a scan of several configs (default 1)")
     check.add_argument("--json", action="store_true")
     check.add_argument("--report", default=None, metavar="DIR")
     check.add_argument("--export", default=None, metavar="DIR")

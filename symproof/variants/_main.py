@@ -13,6 +13,7 @@ Exit codes:
 from __future__ import annotations
 
 import json
+import os
 import time
 from importlib import resources
 
@@ -106,6 +107,10 @@ def main_check(args) -> int:
     budget = getattr(args, "budget", None)
     if budget is not None and not 0 < budget <= MAX_BUDGET:
         raise InvalidInputError(f"--budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget}")
+    files = [args.file] if isinstance(args.file, str) else list(args.file)
+    if len(files) > 1 or any(os.path.isdir(f) for f in files):
+        return _main_scan(args, files, budget)
+    args.file = files[0]
     if is_model_config(args.file):
         return _main_model(args, start, budget)
     try:
@@ -139,6 +144,18 @@ def main_check(args) -> int:
     if report_dir is not None:
         _write_report(variant, results, report_dir)
     return exit_code(results)
+
+
+def _main_scan(args, files, budget) -> int:
+    """Several configs or a folder: the zoo scan (:mod:`._scan`)."""
+    from ._scan import scan
+
+    for option in ("export", "report"):
+        if getattr(args, option, None) is not None:
+            raise InvalidInputError(f"--{option} takes one file; a scan of several configs writes nothing",
+                                    option=f"--{option}")
+    jobs = getattr(args, "jobs", None)
+    return scan(files, jobs=1 if jobs is None else jobs, budget=budget, as_json=getattr(args, "json", False))
 
 
 def _main_model(args, start, budget) -> int:

@@ -280,3 +280,32 @@ def test_the_check_reports_each_regime(tmp_path):
     assert doc["regimes"][1]["layers"] == [5, 11, 17, 23]
     for regime in doc["regimes"]:
         assert {p["property"]: p["verdict"] for p in regime["properties"]}["relative"] == "proved"
+
+
+# -- the zoo scan -----------------------------------------------------------------------------------------
+
+
+def test_a_scan_prints_one_line_per_config_and_a_summary(tmp_path):
+    cache = tmp_path / "hub"
+    for k, name in enumerate(["gemma-3-1b", "aya-23-8b"]):
+        snapshot = cache / f"models--org--m{k}" / "snapshots" / "abc"
+        snapshot.mkdir(parents=True)
+        (snapshot / "config.json").write_text(json.dumps(_json(name)), encoding="utf-8")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**_json("smollm3-3b"), "model_type": "llama"}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "symproof", "check", str(cache), str(bad), "--jobs", "2"],
+                          capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 4, done.stdout + done.stderr
+    assert "gemma3_text, 2 regime(s): sliding_attention: loses -; full_attention: loses -" in lines[0]
+    assert "[0] cohere, 1 regime(s)" in lines[1]
+    assert "[2] refused:" in lines[2] and "no_rope_layer" in lines[2]
+    assert lines[3].startswith("3 config(s): 2 checked, 0 with a property unknown or a kernel mismatch, 1 refused")
+
+
+def test_a_scan_refuses_export_and_bad_jobs(tmp_path):
+    for extra, words in ((["--export", str(tmp_path / "out")], "--export takes one file"),
+                         (["--jobs", "0"], "--jobs: expected 1 to 256")):
+        done = subprocess.run([sys.executable, "-m", "symproof", "check", shipped()["aya-23-8b"],
+                               shipped()["olmo-7b"], *extra], capture_output=True, text=True)
+        assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1
