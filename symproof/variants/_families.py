@@ -152,7 +152,9 @@ FAMILIES: dict = {
                     notes=("gpt_oss: sliding and full layers alternate but share one rotary map",)),
     "modernbert": _row("ModernBertRotaryEmbedding", theta=(), head="derived", layers="modernbert",
                        reads=_WINDOWS | {"global_rope_theta", "local_rope_theta", "global_attn_every_n_layers",
-                                         "local_attention"}),
+                                         "local_attention", "position_embedding_type"},
+                       notes=("modernbert: HF's ModernBERT rotates in every layer; it does not read "
+                              "position_embedding_type (published configs say 'absolute')",)),
     "qwen2_vl_text": _row("Qwen2VLRotaryEmbedding", module="qwen2_vl", default_theta=1e6, reads=_WINDOWS),
     "qwen2_5_vl_text": _row("Qwen2_5_VLRotaryEmbedding", module="qwen2_5_vl", default_theta=1e6, reads=_WINDOWS),
 }
