@@ -73,6 +73,7 @@ class Family:
     head: str = "explicit"
     default_head_dim: int | None = None
     scaling: bool = True  # whether the family reads rope scaling at all
+    refused_types: str = ""  # why rope types other than default are refused ("" = none are)
     layers: str | None = None
     rope_interleave: bool | None = None  # reads rope_interleave (this default): adjacent in, [even | odd] out
     reads: frozenset = field(default_factory=frozenset)
@@ -121,7 +122,10 @@ FAMILIES: dict = {
                         reads=frozenset({"v_head_dim", "rope_interleave"})),
     "phi": _row("PhiRotaryEmbedding", partial="partial_rotary_factor", default_partial=0.5),
     "phi3": _row("Phi3RotaryEmbedding", partial="partial_rotary_factor", reads=_WINDOWS),
-    "phimoe": _row("PhimoeRotaryEmbedding", default_theta=1e6, reads=_WINDOWS),
+    "phimoe": _row("PhimoeRotaryEmbedding", default_theta=1e6, reads=_WINDOWS,
+                   refused_types="HF's phimoe recomputes its frequencies from the short factors on every call and "
+                                 "switches the attention scaling between short_mscale and long_mscale with the call "
+                                 "length; symproof's rotary definitions cannot state that switch"),
     "stablelm": _row("StableLmRotaryEmbedding", partial="partial_rotary_factor", default_partial=0.25),
     "falcon": _row("FalconRotaryEmbedding", head="derived", reads=frozenset({"alibi"})),
     "starcoder2": _row("Starcoder2RotaryEmbedding", reads=_WINDOWS),
@@ -196,3 +200,63 @@ LAYER_THETA = {
 #: the layer-pattern default of each rule: (key, default, which layer types it yields)
 LAYER_PATTERN = {"gemma3": ("sliding_window_pattern", 6), "cohere2": ("sliding_window_pattern", 4),
                  "modernbert": ("global_attn_every_n_layers", 3)}
+
+
+def _width_rule(family: Family) -> str:
+    if family.head == "mla":
+        return "qk_rope_head_dim (default 64), after qk_nope_head_dim (default 128)"
+    if family.head == "gptj":
+        return "n_embd // n_head"
+    if family.head == "derived":
+        return "hidden_size // num_attention_heads (always)"
+    if family.default_head_dim:
+        return f"head_dim (default {family.default_head_dim})"
+    return "head_dim, else hidden_size // num_attention_heads"
+
+
+def _pairing_rule(family: Family) -> str:
+    if family.rope_interleave is not None:
+        return "rope_interleave (default true): adjacent pairs in, evens then odds out; false: half"
+    return family.pairing
+
+
+def _theta_rule(family: Family) -> str:
+    if family.layers in LAYER_THETA:
+        return "; ".join(f"{t.split('_')[0]}: {' / '.join(keys)} (default {default:g})"
+                         for t, (keys, default, _) in LAYER_THETA[family.layers].items())
+    if not family.theta:
+        return "10000 (fixed)"
+    return f"{' / '.join(family.theta)} (default {family.default_theta:g})"
+
+
+def _partial_rule(family: Family) -> str:
+    if family.partial is None:
+        return "whole head"
+    if family.partial == "rotary_dim":
+        return "rotary_dim (default 64)"
+    return f"{family.partial} (default {family.default_partial:g})"
+
+
+def family_table() -> str:
+    """The README's table of supported model types, generated from :data:`FAMILIES`."""
+    wrappers = {}
+    for outer, (inner, _) in TEXT_CONFIGS.items():
+        wrappers.setdefault(inner, []).append(outer)
+    rows = ["| model_type | theta (rope_theta in the rope table first) | partial rotation | head width | pairing "
+            "| rotated part | rope scaling | layers |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name in sorted(FAMILIES):
+        family = FAMILIES[name]
+        shown = f"`{name}`" + "".join(f" (and `{w}`'s text_config)" for w in wrappers.get(name, []))
+        if name in MROPE:
+            shown += ", M-RoPE mrope_section (default 16, 24, 24)"
+        layers = "one map" if family.layers is None else LAYER_RULES[family.layers].split(";")[0]
+        rows.append(f"| {shown} | {_theta_rule(family)} | {_partial_rule(family)} | {_width_rule(family)} "
+                    f"| {_pairing_rule(family)} | {'end of the head' if family.place == 'end' else 'start'} "
+                    f"| {'default only (' + family.refused_types.split(';')[0] + ')' if family.refused_types else 'yes' if family.scaling else 'no'} "
+                    f"| {layers} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(family_table())

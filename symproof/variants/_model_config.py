@@ -538,11 +538,9 @@ class _Reader:
         if not family.scaling and rope_type != "default":
             raise cfg.fail(type_key, f"HF's {model_type} reads no rope scaling; expected no {where} "
                                      f"(got rope type {rope_type!r})")
-        if model_type == "phimoe" and rope_type != "default":
-            raise cfg.fail(type_key, "HF's phimoe recomputes its frequencies from the short factors on every call "
-                                     "and switches the attention scaling between short_mscale and long_mscale with "
-                                     "the call length; symproof's rotary definitions cannot state that switch, so "
-                                     "the config is refused rather than read wrong")
+        if family.refused_types and rope_type != "default":
+            raise cfg.fail(type_key, f"{family.refused_types}, so rope_type {rope_type!r} is refused rather than "
+                                     "read wrong")
         allowed = TABLE_KEYS["default"] | TABLE_KEYS.get(rope_type, set())
         if model_type in MROPE:
             allowed = allowed | {"mrope_section"}
