@@ -241,10 +241,20 @@ def _text_config(cfg: _Config, model_type: str):
     inner = text.get("model_type", text_type)
     # HF reads the text model's keys from text_config; a rope key also set at top level must say the same
     for key, value in data.items():
-        if key != "text_config" and ROPE_LIKE.search(key) and key in text and text[key] != value:
+        if key != "text_config" and ROPE_LIKE.search(key) and key in text and _same(text[key]) != _same(value):
             raise cfg.fail(key, f"differs from text_config.{key}; HF reads text_config's ({str(text[key])[:60]}), "
                                 "expected the same value or no top-level key")
     return text, inner, "text_config."
+
+
+def _same(value):
+    """A rope table as HF resolves it (``type`` or ``rope_type``, Qwen2-VL's ``mrope`` = ``default``), for
+    comparing a top-level copy with ``text_config``'s; other values as they are."""
+    if not isinstance(value, Mapping):
+        return value
+    kind = value.get("rope_type", value.get("type", "default"))
+    return {**{k: v for k, v in value.items() if k not in ("type", "rope_type")},
+            "rope_type": "default" if kind == "mrope" else kind}
 
 
 def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:

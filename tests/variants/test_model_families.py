@@ -319,3 +319,27 @@ def test_the_readme_table_is_the_family_table():
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     table = text.split("<!-- families:start -->\n", 1)[1].split("\n<!-- families:end -->", 1)[0]
     assert table == family_table()
+
+
+def _with_text_config(name, **changes):
+    config = _json(name)
+    text = {k: v for k, v in config.items() if k not in ("vision_config", "architectures", "model_type")}
+    text.update(model_type=config["model_type"] + "_text",
+                rope_scaling={"type": "default", "rope_type": "default", "mrope_section": [16, 24, 24]})
+    return {**config, "text_config": text, **changes}
+
+
+def test_a_multimodal_config_is_read_through_its_text_config():
+    # the top-level copy says "mrope", text_config "default": the same table as HF resolves it
+    model = load_model(_with_text_config("qwen2.5-vl-7b"))
+    assert model.model_type == "qwen2_5_vl_text" and model.mrope_section == (16, 24, 24)
+    with pytest.raises(VariantFileError, match=r"key 'rope_theta': differs from text_config.rope_theta"):
+        load_model(_with_text_config("qwen2.5-vl-7b", rope_theta=5.0))
+    with pytest.raises(VariantFileError, match=r"key 'text_config.rope_scaling.beta_fast'"):
+        config = _json("gemma-3-4b")
+        load_model({**config, "text_config": {**config["text_config"],
+                                              "rope_scaling": {"rope_type": "linear", "factor": 8.0,
+                                                               "beta_fast": 2}}})
+    with pytest.raises(VariantFileError, match=r"key 'text_config' .*is required for model_type 'gemma3'|"
+                                               r"key 'text_config': is required"):
+        load_model({"model_type": "gemma3"})
