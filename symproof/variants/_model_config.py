@@ -355,7 +355,9 @@ class _Reader:
             order = tuple(range(0, head, 2)) + tuple(range(1, head, 2))
         if mrope is not None:
             notes.append(f"mrope_section {list(mrope)}: " + "; ".join(
-                f"pairs {lo}..{hi - 1} follow the {axis} position" for axis, lo, hi in _bands(mrope)))
+                f"pairs {lo}..{hi - 1} follow the {axis} position" for axis, lo, hi in _bands(mrope))
+                + " (coordinates r and r + d/2 of pair r); text positions (t = h = w) give every pair the same "
+                  "position, so on text the map is the regime's plain RoPE, which is what is checked")
         if len(self.layer_names):
             notes.append("layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
         return ModelRope(self.model_type, cfg.source, self.stem, head_width, offset, order, mrope, tuple(regimes),

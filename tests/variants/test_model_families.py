@@ -343,3 +343,98 @@ def test_a_multimodal_config_is_read_through_its_text_config():
     with pytest.raises(VariantFileError, match=r"key 'text_config' .*is required for model_type 'gemma3'|"
                                                r"key 'text_config': is required"):
         load_model({"model_type": "gemma3"})
+
+
+# -- every key a row reads changes the map as it does in HF -------------------------------------------------
+
+KEY_VARIATIONS = {
+    "mistral-head_dim": ("mistral-nemo-12b", {"head_dim": 64}),
+    "mixtral-default-theta": ("mixtral-8x7b", {"rope_theta": None}),
+    "cohere-theta-and-yarn": ("aya-23-8b", {"rope_theta": 12345.0, "rope_scaling": {
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}}),
+    "glm-partial": ("glm-4-9b-chat-hf", {"partial_rotary_factor": 0.25}),
+    "glm-partial-default": ("glm-4-9b-0414", {"partial_rotary_factor": None}),
+    "persimmon-partial-default": ("persimmon-8b", {"partial_rotary_factor": None}),
+    "stablelm-partial-in-table": ("stablelm-2-1.6b", {"partial_rotary_factor": None, "rope_parameters": {
+        "rope_type": "default", "rope_theta": 20000.0, "partial_rotary_factor": 0.5}}),
+    "nemotron-linear": ("minitron-8b", {"rope_scaling": {"rope_type": "linear", "factor": 2.0}}),
+    "deepseek_v3-not-interleaved": ("deepseek-v3", {"rope_interleave": False}),
+    "deepseek_v3-widths": ("deepseek-v3", {"qk_rope_head_dim": 32, "qk_nope_head_dim": 64}),
+    "deepseek_v2-mscale": ("deepseek-v2-lite", {"rope_scaling": {
+        "type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 0.5, "beta_fast": 32, "beta_slow": 1,
+        "original_max_position_embeddings": 4096}}),
+    "gemma3-pattern": ("gemma-3-1b", {"sliding_window_pattern": 3, "rope_local_base_freq": 5000.0}),
+    "gemma3-layer_types": ("gemma-3-1b", {"sliding_window_pattern": None,
+                                          "layer_types": ["full_attention", "sliding_attention"] * 13}),
+    "gemma3-defaults": ("gemma-3-1b", {"rope_theta": None, "rope_local_base_freq": None,
+                                       "sliding_window_pattern": None}),
+    "gemma3-nested-rope_parameters": ("gemma-3-1b", {
+        "rope_theta": None, "rope_local_base_freq": None, "rope_scaling": None,
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 20000.0},
+                            "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 500000.0}}}),
+    "modernbert-every-2": ("modernbert-base", {"global_attn_every_n_layers": 2, "local_rope_theta": 30000.0}),
+    "modernbert-scaling-both": ("modernbert-base", {"rope_scaling": {"rope_type": "linear", "factor": 2.0}}),
+    "cohere2-pattern": ("command-r7b", {"sliding_window_pattern": 3}),
+    "smollm3-interval": ("smollm3-3b", {"no_rope_layers": None, "no_rope_layer_interval": 3}),
+    "llama4-empty-no_rope_layers": ("llama-4-scout-17b-16e", {"no_rope_layers": [], "no_rope_layer_interval": 5}),
+    "gpt_oss-truncated-yarn": ("gpt-oss-20b", {"rope_scaling": {
+        "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": True,
+        "original_max_position_embeddings": 4096}}),
+    "qwen2_vl-section": ("qwen2-vl-2b", {"rope_scaling": {"type": "mrope", "mrope_section": [32, 16, 16]}}),
+    "falcon-theta": ("falcon-7b", {"rope_theta": 50000.0}),
+    "neox-rotary_emb_base": ("pythia-1.4b", {"rotary_emb_base": 12345.0, "rotary_pct": 0.5}),
+}
+
+
+def _vary(name, changes):
+    config = _json(name)
+    target = config.get("text_config", config)
+    for key, value in changes.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value
+    return config
+
+
+@pytest.mark.parametrize("case", sorted(KEY_VARIATIONS))
+def test_read_keys_change_the_map_as_in_hf(hf_model, tmp_path, case):
+    name, changes = KEY_VARIATIONS[case]
+    config = _vary(name, changes)
+    model = load_model(config)
+    (path,) = export_model(model, tmp_path, "numpy")
+    spec = importlib.util.spec_from_file_location(f"varied_{case.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rng = np.random.default_rng(3)
+    first = {}
+    for layer, regime in enumerate(module.LAYER_REGIMES):
+        first.setdefault(regime, layer)
+    for layer in range(len(module.LAYER_REGIMES)):
+        _compare(hf_model, config, model, module, layer, SHORT, rng)
+    for layer in first.values():
+        _compare(hf_model, config, model, module, layer, LONG, rng)
+    base = load_model(_json(name))
+    assert model != base  # the key was read: the map (or the layer pattern) moved
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "gemma-3-1b", "qwen2.5-vl-7b", "smollm3-3b"])
+def test_the_torch_module_agrees_with_the_numpy_module(exported, tmp_path, name):
+    torch = pytest.importorskip("torch")
+    model, numpy_module = exported(name)
+    (path,) = export_model(model, tmp_path, "torch")
+    spec = importlib.util.spec_from_file_location(f"torch_{name.replace('-', '_').replace('.', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.random.default_rng(2).standard_normal((2, 5, module.HEAD_WIDTH))
+    positions = np.array([[0, 1, 2, 300, 40000], [7, 1, 2, 3, 4]])
+    for regime in module.REGIMES:
+        ours = module.apply(torch.tensor(x), torch.tensor(positions), regime=regime).numpy()
+        np.testing.assert_allclose(ours, numpy_module.apply(x, positions, regime=regime), rtol=0, atol=1e-12)
+
+
+def test_the_c_target_refuses_a_model_with_regimes(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "symproof", "check", shipped()["gemma-3-1b"], "--export",
+                           str(tmp_path / "out"), "--target", "c"], capture_output=True, text=True)
+    assert done.returncode == 2 and "use --target numpy or torch" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
