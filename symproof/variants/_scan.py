@@ -52,7 +52,9 @@ def scan_paths(paths) -> list:
         else:
             found.append(name)
     if not found:
-        raise InvalidInputError("no config.json found in " + ", ".join(os.fspath(p) for p in paths)[:200])
+        raise InvalidInputError(", ".join(os.fspath(p) for p in paths)[:200] + ": is a folder with no model "
+                                "config in it (no config.json below it, no *.json file in it); expected a "
+                                "checkpoint folder, a cache of them, or config files")
     return found
 
 
