@@ -456,19 +456,21 @@ class _Reader:
             names = [n for n in ("rope", "nope") if n in self.layer_names]
             return names, {}, {"rope": "rope", "nope": "nope"}
         key, default = LAYER_PATTERN[rule]
-        types = self.layer_type_list(count, ("sliding_attention", "full_attention"))
-        if types is None:
-            n = cfg.count(data, key, "", 100000)
-            n = default if n is None else n
-            if n < 1:
-                raise cfg.fail(key, f"expected an integer >= 1, got {n}")
-            if rule == "modernbert":
-                types = ["sliding_attention" if i % n else "full_attention" for i in range(count)]
-            else:
-                types = ["sliding_attention" if (i + 1) % n else "full_attention" for i in range(count)]
-        elif key in data:
-            raise cfg.fail(key, "is set together with layer_types; HF then follows layer_types only: expected one "
-                                "of the two")
+        given = self.layer_type_list(count, ("sliding_attention", "full_attention"))
+        n = cfg.count(data, key, "", 100000)
+        n = default if n is None else n
+        if n < 1:
+            raise cfg.fail(key, f"expected an integer >= 1, got {n}")
+        if rule == "modernbert":
+            types = ["sliding_attention" if i % n else "full_attention" for i in range(count)]
+        else:
+            types = ["sliding_attention" if (i + 1) % n else "full_attention" for i in range(count)]
+        if given is not None:
+            # HF follows layer_types and ignores the pattern; saved configs carry both: they must agree
+            if key in data and given != types:
+                raise cfg.fail(key, f"gives another layer pattern than layer_types, which HF follows; expected "
+                                    f"the two to agree or one of them")
+            types = given
         self.layer_names = list(types)
         names = [t for t in ("sliding_attention", "full_attention") if t in types]
         kinds = {t: "rope" for t in names}

@@ -438,3 +438,11 @@ def test_the_c_target_refuses_a_model_with_regimes(tmp_path):
                            str(tmp_path / "out"), "--target", "c"], capture_output=True, text=True)
     assert done.returncode == 2 and "use --target numpy or torch" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_layer_types_saved_with_the_pattern_must_agree():
+    config = _json("gemma-3-1b")
+    pattern = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(26)]
+    assert load_model({**config, "layer_types": pattern}).regime("full_attention").layers == (5, 11, 17, 23)
+    with pytest.raises(VariantFileError, match=r"key 'sliding_window_pattern': gives another layer pattern"):
+        load_model({**config, "layer_types": pattern[1:] + pattern[:1]})
