@@ -32,7 +32,8 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["Family", "FAMILIES", "ROPE_LIKE", "COMMON_READS", "LAYER_RULES", "TEXT_CONFIGS", "TABLE_KEYS", "HEAD_KEYS",
-           "LAYER_THETA", "LAYER_PATTERN", "MROPE", "MROPE_DEFAULT"]
+           "LAYER_THETA", "LAYER_PATTERN", "MROPE", "MROPE_DEFAULT", "CLASS_DEFAULTS",
+           "CLASS_DEFAULT_KEYS", "family_table"]
 
 #: a top-level key whose name says it may change the rotary map in some HF family
 ROPE_LIKE = re.compile(r"rope|rotary|nope|theta|partial|layer_types|sliding_window_pattern|position|base_freq|"
@@ -201,6 +202,49 @@ LAYER_THETA = {
 LAYER_PATTERN = {"gemma3": ("sliding_window_pattern", 6), "cohere2": ("sliding_window_pattern", 4),
                  "modernbert": ("global_attn_every_n_layers", 3)}
 
+
+#: HF's config class defaults of the sizes the reader needs, used when a config leaves a key out
+#: (``<Family>Config()`` of transformers 5.24: hidden_size, num_attention_heads, num_hidden_layers,
+#: max_position_embeddings)
+CLASS_DEFAULTS = {
+    'llama': (4096, 32, 32, 2048),
+    'mistral': (4096, 32, 32, 131072),
+    'mixtral': (4096, 32, 32, 131072),
+    'qwen2': (4096, 32, 32, 32768),
+    'qwen2_moe': (2048, 16, 24, 32768),
+    'qwen3': (4096, 32, 32, 32768),
+    'qwen3_moe': (2048, 32, 24, 32768),
+    'gemma': (3072, 16, 28, 8192),
+    'gemma2': (2304, 8, 26, 8192),
+    'gemma3_text': (2304, 8, 26, 131072),
+    'cohere': (8192, 64, 40, 8192),
+    'cohere2': (8192, 64, 40, 8192),
+    'glm': (4096, 32, 40, 131072),
+    'glm4': (4096, 32, 40, 131072),
+    'deepseek_v2': (4096, 32, 32, 2048),
+    'deepseek_v3': (7168, 128, 61, 4096),
+    'phi': (2048, 32, 24, 2048),
+    'phi3': (3072, 32, 32, 4096),
+    'phimoe': (4096, 32, 32, 131072),
+    'stablelm': (2560, 32, 32, 4096),
+    'falcon': (4544, 71, 32, 2048),
+    'starcoder2': (3072, 24, 30, 4096),
+    'olmo': (4096, 32, 32, 2048),
+    'olmo2': (4096, 32, 32, 2048),
+    'granite': (4096, 32, 32, 2048),
+    'granitemoe': (4096, 32, 32, 2048),
+    'llama4_text': (5120, 40, 48, 131072),
+    'smollm3': (2048, 16, 36, 32768),
+    'gpt_neox': (6144, 64, 44, 2048),
+    'gptj': (4096, 16, 28, 2048),
+    'persimmon': (4096, 64, 36, 16384),
+    'nemotron': (6144, 48, 32, 4096),
+    'gpt_oss': (2880, 64, 36, 131072),
+    'modernbert': (768, 12, 22, 8192),
+    'qwen2_vl_text': (8192, 64, 80, 32768),
+    'qwen2_5_vl_text': (8192, 64, 80, 32768),
+}
+CLASS_DEFAULT_KEYS = ("hidden_size", "num_attention_heads", "num_hidden_layers", "max_position_embeddings")
 
 def _width_rule(family: Family) -> str:
     if family.head == "mla":

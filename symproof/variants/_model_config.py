@@ -37,7 +37,7 @@ import sympy as sp
 
 from .._errors import VariantFileError
 from .._io import read_input_file
-from ._families import (COMMON_READS, FAMILIES, HEAD_KEYS, LAYER_PATTERN, LAYER_THETA, MROPE, MROPE_DEFAULT,
+from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, LAYER_PATTERN, LAYER_THETA, MROPE, MROPE_DEFAULT,
                         ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._formula import parse_formula
 from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
@@ -273,7 +273,22 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
                                      f"{', '.join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))}")
     family = FAMILIES[model_type]
     _refuse_unread_keys(cfg, family, model_type)
-    return _Reader(cfg, family, model_type).model()
+    # a size the config leaves out is the config class's default, as in HF
+    aliases = _GPTJ_ALIASES if family.head == "gptj" else {}
+    absent = {k: v for k, v in zip(CLASS_DEFAULT_KEYS, CLASS_DEFAULTS[model_type])
+              if k not in cfg.data and aliases.get(k) not in cfg.data}
+    reader = _Reader(_Config({**absent, **cfg.data}, cfg.source, cfg.prefix), family, model_type)
+    model = reader.model()
+    if absent:
+        note = (f"absent from the config, HF's {model_type} config class defaults: "
+                + ", ".join(f"{k} {v}" for k, v in absent.items()))
+        model = dataclasses.replace(model, notes=(note,) + model.notes)
+    return model
+
+
+#: GPT-J's config names for the sizes (its attribute_map)
+_GPTJ_ALIASES = {"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer",
+                 "max_position_embeddings": "n_positions"}
 
 
 def _reads(family: Family) -> frozenset:

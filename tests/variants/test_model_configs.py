@@ -187,6 +187,10 @@ VARIATIONS = {
     "gemma-default-head_dim": {"model_type": "gemma", "rope_theta": 10000.0},
     # GemmaConfig's head_dim defaults to 256 whatever hidden_size // num_attention_heads is
     "gemma-head_dim-not-derived": {"model_type": "gemma", "hidden_size": 3072, "num_attention_heads": 16},
+    # sizes a config leaves out are the config class's defaults, as in HF
+    "llama-class-defaults": {"model_type": "llama"},
+    "gemma2-class-defaults": {"model_type": "gemma2", "rope_theta": 10000.0},
+    "falcon-class-defaults": {"model_type": "falcon"},
     # Llama 4 Scout's published scaling: equal band factors, no smoothed band (computed, as HF does)
     "llama3-equal-band-factors": {**LLAMA, "rope_scaling": {
         "rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
@@ -236,7 +240,8 @@ REFUSED = [
     ({**LLAMA, "hidden_size": 10**30}, "hidden_size", "<= "),
     ({**LLAMA, "hidden_size": 10**400}, "hidden_size", "<= "),
     ({**LLAMA, "rope_theta": -(10**400)}, "rope_theta", "expected a number >"),
-    ({"model_type": "llama", "max_position_embeddings": 10}, "head_dim", "hidden_size and num_attention_heads"),
+    ({"model_type": "llama", "max_position_embeddings": 10, "hidden_size": None}, "head_dim",
+     "hidden_size and num_attention_heads"),
     ({"model_type": "phi", "hidden_size": 80, "num_attention_heads": 1, "partial_rotary_factor": 0.01},
      "partial_rotary_factor", "even width >= 2"),
     ({"model_type": "gptj", "n_embd": 64, "n_head": 2, "rotary_dim": None}, "rotary_dim", "is null"),
