@@ -446,3 +446,20 @@ def test_layer_types_saved_with_the_pattern_must_agree():
     assert load_model({**config, "layer_types": pattern}).regime("full_attention").layers == (5, 11, 17, 23)
     with pytest.raises(VariantFileError, match=r"key 'sliding_window_pattern': gives another layer pattern"):
         load_model({**config, "layer_types": pattern[1:] + pattern[:1]})
+
+
+def test_phimoe_reads_default_rope_and_refuses_its_mscale_switch(hf_model, tmp_path):
+    config = {"model_type": "phimoe", "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 2,
+              "max_position_embeddings": 4096}
+    model = load_model(config)
+    (path,) = export_model(model, tmp_path, "numpy")
+    spec = importlib.util.spec_from_file_location("phimoe_default", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _compare(hf_model, config, model, module, 0, SHORT, np.random.default_rng(4))
+    assert any("base 1e+06 (HF's phimoe default_theta)" in note for note in model.regimes[0].variant.notes)
+    scaled = {**config, "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 32, "long_factor": [2.0] * 32,
+                                         "short_mscale": 1.0, "long_mscale": 1.2,
+                                         "original_max_position_embeddings": 2048}}
+    with pytest.raises(VariantFileError, match=r"key 'rope_scaling.type': HF's phimoe .* refused rather than read"):
+        load_model(scaled)
