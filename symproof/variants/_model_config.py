@@ -1,26 +1,34 @@
-"""A checkpoint's ``config.json``, read the way HF transformers reads it, as a :class:`Variant`.
+"""A checkpoint's ``config.json``, read the way HF transformers 5.24 reads it: its rotary regimes.
 
 Users do not start from a description file: they have the config published
 with a checkpoint, and the bugs they hit are convention bugs (rotate-half
 against interleaved pairs, the partial width in the exponent, misread YaRN or
-Llama-3 factors, dynamic NTK caches, LongRoPE's short/long switch).  This
-module turns such a config into the same :class:`Variant` a description file
-gives, following HF transformers 5.x key by key:
+Llama-3 factors, dynamic NTK caches, LongRoPE's short/long switch, layers that
+rotate differently).  What differs between families is one row of data each
+(:mod:`._families`); this reader follows a row key by key:
 
 - ``rope_parameters`` (new) or ``rope_scaling`` (legacy; it wins when both are
-  set, as in HF), with ``rope_type`` or the legacy ``type``;
-- ``rope_theta`` inside the rope parameters, else at top level (GPT-NeoX:
-  ``rotary_emb_base``; GPT-J: always 10000);
-- the rotated width ``int(head_dim * partial_rotary_factor)`` (GPT-NeoX:
-  ``rotary_pct``; GPT-J: ``rotary_dim``), ``head_dim`` else
-  ``hidden_size // num_attention_heads`` (GPT-J: ``n_embd // n_head``);
+  set, as in HF), with ``rope_type`` or the legacy ``type``; Gemma 3 and
+  ModernBERT: one table per layer type (legacy ``rope_scaling`` updates the
+  full layers' table, ModernBERT's both);
+- ``rope_theta`` inside the rope parameters, else the row's top-level keys,
+  else the config class's ``default_theta``;
+- the rotated width ``int(head_dim * partial_rotary_factor)`` with the row's
+  key and default, the head width by the row's rule, the rotated block at the
+  start of the head or (DeepSeek) after ``qk_nope_head_dim`` copied coordinates;
 - ``original_max_position_embeddings`` at top level first (HF gives it
-  priority), else inside the scaling, else ``max_position_embeddings``.
+  priority), else inside the scaling, else ``max_position_embeddings``;
+- the layer pattern (``layer_types``, ``sliding_window_pattern``,
+  ``global_attn_every_n_layers``, ``no_rope_layers``, ``no_rope_layer_interval``)
+  as each config class derives it: layers sharing one rotary map are one regime.
 
-The config is turned into the description-file document and validated by
-:func:`parse_variant`, so a config and a TOML file go through one definition.
-Every choice the family makes (pairing, rotated width, fixed base) is kept in
-``Variant.notes`` and printed with the verdicts.
+A key that looks like it changes the rotary map and that the row does not read
+is refused (one line naming it), never ignored; so is a key of a rope table
+that HF does not read for its rope type.  Each regime's map is turned into the
+description-file document and validated by :func:`parse_variant`, so a config
+and a TOML file go through one definition.  Every choice (pairing, rotated
+width, base, defaults taken) is kept in ``Variant.notes`` / ``ModelRope.notes``
+and printed with the verdicts.
 """
 
 from __future__ import annotations
