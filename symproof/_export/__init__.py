@@ -54,7 +54,8 @@ class Kernel:
     """What one exported kernel is generated from.
 
     ``family``: which body generator prints it (a key of :data:`FAMILIES`); ``payload``: what the
-    body is printed from (a ``RopeSpec`` for ``rope``, a ``Variant`` otherwise); ``module``: the
+    body is printed from (a ``RopeSpec`` for ``rope``, a model config's ``ModelRope`` for ``model``, a
+    ``Variant`` otherwise); ``module``: the
     stem of the file names (an identifier); ``provenance``: the header lines, as
     :mod:`symproof._provenance` assembles them (text only: escaped when printed)."""
 
