@@ -91,6 +91,9 @@ def _row(rotary, **kwargs) -> Family:
 
 
 _LLAMA_LIKE = dict(reads=_WINDOWS)
+_MLA_SOFTMAX = ("deepseek: with rope scaling and mscale_all_dim, HF also multiplies the softmax scale by "
+                "(0.1 * mscale_all_dim * ln(factor) + 1)^2 (yarn_apply_mscale): one constant for every position, "
+                "not part of apply")
 
 FAMILIES: dict = {
     "llama": _row("LlamaRotaryEmbedding"),
@@ -118,9 +121,9 @@ FAMILIES: dict = {
                  partial="partial_rotary_factor", default_partial=0.5, default_head_dim=128),
     "deepseek_v2": _row("DeepseekV2RotaryEmbedding", pairing="adjacent",
                         how="complex multiplication of view_as_complex pairs, " + _ADJ, head="mla",
-                        reads=frozenset({"v_head_dim"})),
+                        reads=frozenset({"v_head_dim"}), notes=(_MLA_SOFTMAX,)),
     "deepseek_v3": _row("DeepseekV3RotaryEmbedding", head="mla", rope_interleave=True,
-                        reads=frozenset({"v_head_dim", "rope_interleave"})),
+                        reads=frozenset({"v_head_dim", "rope_interleave"}), notes=(_MLA_SOFTMAX,)),
     "phi": _row("PhiRotaryEmbedding", partial="partial_rotary_factor", default_partial=0.5),
     "phi3": _row("Phi3RotaryEmbedding", partial="partial_rotary_factor", reads=_WINDOWS),
     "phimoe": _row("PhimoeRotaryEmbedding", default_theta=1e6, reads=_WINDOWS,
