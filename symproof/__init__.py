@@ -27,7 +27,7 @@ from .prover import Step, Verdict, find_witness, prove_equal
 # Loaded on first use (PEP 562): `symproof verify` and `symproof report` need neither the variant
 # reader nor the auditor, and importing them is about a tenth of a cold command's start.
 _LAZY = {
-    "Variant": "variants", "check_variant": "variants", "load_model_config": "variants",
+    "Variant": "variants", "check_variant": "variants", "load_model_config": "variants", "load_model": "variants",
     "load_variant": "variants", "AuditResult": "_audit", "audit": "_audit",
 }
 
@@ -55,6 +55,6 @@ __all__ = [
     "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",
     "frequency", "pairing_permutation", "relayout_pairing",
     "RopeConfig", "save_config", "load_config", "rope_apply", "sinusoidal_table", "export_kernel",
-    "Variant", "load_variant", "check_variant", "load_model_config",
+    "Variant", "load_variant", "check_variant", "load_model_config", "load_model",
     "audit", "AuditResult",
 ]

@@ -136,7 +136,11 @@ COMMANDS = {
     ), "Every file starts with a header naming the definition, the configuration and the claims verified "
        "for it; the export refuses if one of those claims is not proved."),
     "check": Command(_cmd_check, "check which of the chapter's properties a variant keeps", (
-        (("file",), dict(metavar="FILE_OR_EXAMPLE", help=_EXAMPLE_FILE)),
+        (("file",), dict(nargs="+", metavar="FILE_OR_EXAMPLE",
+                         help=_EXAMPLE_FILE + "; several configs, or a folder (a checkpoint, or a cache of them), "
+                              "scan every config.json, one line each")),
+        (("--jobs",), dict(type=int, default=1, metavar="N",
+                           help="worker processes of a scan of several configs (default: 1)")),
         (("--json",), dict(action="store_true", help="print the verdicts as one JSON object instead of a table")),
         (("--report",), dict(default=None, metavar="DIR",
                              help="also write an HTML and LaTeX report of the check to DIR (and its PDF where "

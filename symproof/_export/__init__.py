@@ -44,9 +44,10 @@ __all__ = ["TARGETS", "FAMILIES", "FAMILY_TARGETS", "SUFFIXES", "Kernel", "kerne
 
 TARGETS = ("numpy", "c", "torch", "triton")
 #: body generator of each family: a module of this package with ``bodies(payload, module, target)``
-FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length"}
+FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length", "model": "_model"}
 #: the targets a family's generator prints (Triton: plain RoPE only)
-FAMILY_TARGETS = {"rope": TARGETS, "variant": ("numpy", "c", "torch"), "call-length": ("numpy", "c", "torch")}
+FAMILY_TARGETS = {"rope": TARGETS, "variant": ("numpy", "c", "torch"), "call-length": ("numpy", "c", "torch"),
+                  "model": ("numpy", "c", "torch")}
 #: the file of each target (plain RoPE's C target also writes ``{module}.h``)
 SUFFIXES = {"numpy": ".py", "torch": "_torch.py", "c": ".c", "triton": "_triton.py"}
 
@@ -56,7 +57,8 @@ class Kernel:
     """What one exported kernel is generated from.
 
     ``family``: which body generator prints it (a key of :data:`FAMILIES`); ``payload``: what the
-    body is printed from (a ``RopeSpec`` for ``rope``, a ``Variant`` otherwise); ``module``: the
+    body is printed from (a ``RopeSpec`` for ``rope``, a model config's ``ModelRope`` for ``model``, a
+    ``Variant`` otherwise); ``module``: the
     stem of the file names (an identifier); ``provenance``: the header lines, as
     :mod:`symproof._provenance` assembles them (text only: escaped when printed)."""
 

@@ -28,7 +28,7 @@ from ..variants._spec import Variant
 from . import file_name, floats
 from ._printers import CKernelPrinter, PythonKernelPrinter
 
-__all__ = ["bodies", "supports", "reads_length"]
+__all__ = ["bodies", "supports", "reads_length", "python_frequencies"]
 
 _DIGITS = 30
 _L = sp.Symbol("seq_len", integer=True, positive=True)
@@ -73,7 +73,9 @@ def _frequency_parts(variant: Variant):
     return base, short, long
 
 
-def _python_frequencies(variant: Variant) -> list:
+def python_frequencies(variant: Variant) -> list:
+    """The frequency tables and ``frequencies(seq_len)`` of ``variant`` (lines of Python; the model family
+    prints them once per regime)."""
     printer = PythonKernelPrinter(settings={"standard": "python3"})
     base, short, long = _frequency_parts(variant)
     lines = [f"THRESHOLD = {variant.length_threshold!r}",
@@ -100,7 +102,7 @@ def _python_source(variant: Variant, target: str) -> str:
              f"ATTENTION_SCALING = {float(sp.N(attention_scaling(variant), 20))!r}",
              f"FIRST = [{', '.join(str(p[0]) for p in pairs)}]",
              f"SECOND = [{', '.join(str(p[1]) for p in pairs)}]"]
-    lines += _python_frequencies(variant)
+    lines += python_frequencies(variant)
     lines += ["", "", "def apply(x, positions, seq_len=None):",
               '    """Rotate x (..., T, WIDTH) at integer positions (broadcast to x.shape[:-1]) as HF does, times',
               '    ATTENTION_SCALING on the rotated coordinates; seq_len defaults to max(positions) + 1."""']

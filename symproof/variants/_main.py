@@ -13,6 +13,7 @@ Exit codes:
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from .._budget import BudgetExhausted, cpu_budget
@@ -22,7 +23,7 @@ from .._io import check_owned_files, output_folder
 from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
-from ._model_config import is_model_config, load_model_config
+from ._model_config import is_model_config, load_model
 from ._spec import Variant, load_variant
 
 __all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
@@ -107,10 +108,16 @@ def main_check(args) -> int:
     budget = getattr(args, "budget", None)
     if budget is not None and not 0 < budget <= MAX_BUDGET:
         raise InvalidInputError(f"--budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget}")
-    path = resolve_example(args.file)  # an existing path, or a shipped example named by its stem
+    files = [args.file] if isinstance(args.file, str) else list(args.file)
+    if len(files) > 1 or any(os.path.isdir(f) for f in files):
+        return _main_scan(args, files, budget)
+    # an existing path, or a shipped example named by its stem
+    args.file = path = resolve_example(files[0])
+    if is_model_config(path):
+        return _main_model(args, start, budget)
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
-            variant = load_model_config(path) if is_model_config(path) else load_variant(path)
+            variant = load_variant(path)
     except BudgetExhausted:
         raise VariantFileError(f"{path}: loading the description takes more than {LOAD_BUDGET:g} s of CPU "
                                "time (the load budget): its formulas are too costly to evaluate "
@@ -149,6 +156,54 @@ def main_check(args) -> int:
     if report_dir is not None:
         _write_report(variant, results, report_dir, force=bool(getattr(args, "force", False)))
     return exit_code(results)
+
+
+def _main_scan(args, files, budget) -> int:
+    """Several configs or a folder: the zoo scan (:mod:`._scan`)."""
+    from ._scan import scan
+
+    for option in ("export", "report"):
+        if getattr(args, option, None) is not None:
+            raise InvalidInputError(f"--{option} takes one file; a scan of several configs writes nothing",
+                                    option=f"--{option}")
+    jobs = getattr(args, "jobs", None)
+    return scan(files, jobs=1 if jobs is None else jobs, budget=budget, as_json=getattr(args, "json", False))
+
+
+def _main_model(args, start, budget) -> int:
+    """``symproof check CONFIG.json``: every rotary regime of the model, each proved and reported."""
+    from ._model_check import check_model, check_model_target, export_model, format_model, model_as_dict, \
+        model_exit_code
+
+    try:
+        with cpu_budget(LOAD_BUDGET, "loading"):
+            model = load_model(args.file)
+    except BudgetExhausted:
+        raise VariantFileError(f"{args.file}: loading the config takes more than {LOAD_BUDGET:g} s of CPU time "
+                               "(the load budget)") from None
+    export_dir = getattr(args, "export", None)
+    target = getattr(args, "target", "numpy")
+    if export_dir is not None:
+        check_model_target(model, target)
+        export_dir = output_folder(export_dir, "--export")
+    report_dir = getattr(args, "report", None)
+    if report_dir is not None:
+        if not model.plain:
+            raise InvalidInputError(f"--report: {args.file} has several rotary regimes or a head layout the "
+                                    "report does not show; check it without --report", option="--report")
+        report_dir = output_folder(report_dir, "--report")
+    checked = check_model(model, budget=budget)
+    seconds = time.perf_counter() - start
+    if getattr(args, "json", False):
+        print(json.dumps(model_as_dict(model, checked, seconds), indent=2))
+    else:
+        print(format_model(model, checked, seconds))
+    if export_dir is not None:
+        path = export_model(model, export_dir, target)
+        print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
+    if report_dir is not None:
+        _write_report(model.regimes[0].variant, checked[0][1], report_dir)
+    return model_exit_code(checked)
 
 
 def _stderr():

@@ -1,26 +1,34 @@
-"""A checkpoint's ``config.json``, read the way HF transformers reads it, as a :class:`Variant`.
+"""A checkpoint's ``config.json``, read the way HF transformers 5.24 reads it: its rotary regimes.
 
 Users do not start from a description file: they have the config published
 with a checkpoint, and the bugs they hit are convention bugs (rotate-half
 against interleaved pairs, the partial width in the exponent, misread YaRN or
-Llama-3 factors, dynamic NTK caches, LongRoPE's short/long switch).  This
-module turns such a config into the same :class:`Variant` a description file
-gives, following HF transformers 5.x key by key:
+Llama-3 factors, dynamic NTK caches, LongRoPE's short/long switch, layers that
+rotate differently).  What differs between families is one row of data each
+(:mod:`._families`); this reader follows a row key by key:
 
 - ``rope_parameters`` (new) or ``rope_scaling`` (legacy; it wins when both are
-  set, as in HF), with ``rope_type`` or the legacy ``type``;
-- ``rope_theta`` inside the rope parameters, else at top level (GPT-NeoX:
-  ``rotary_emb_base``; GPT-J: always 10000);
-- the rotated width ``int(head_dim * partial_rotary_factor)`` (GPT-NeoX:
-  ``rotary_pct``; GPT-J: ``rotary_dim``), ``head_dim`` else
-  ``hidden_size // num_attention_heads`` (GPT-J: ``n_embd // n_head``);
+  set, as in HF), with ``rope_type`` or the legacy ``type``; Gemma 3 and
+  ModernBERT: one table per layer type (legacy ``rope_scaling`` updates the
+  full layers' table, ModernBERT's both);
+- ``rope_theta`` inside the rope parameters, else the row's top-level keys,
+  else the config class's ``default_theta``;
+- the rotated width ``int(head_dim * partial_rotary_factor)`` with the row's
+  key and default, the head width by the row's rule, the rotated block at the
+  start of the head or (DeepSeek) after ``qk_nope_head_dim`` copied coordinates;
 - ``original_max_position_embeddings`` at top level first (HF gives it
-  priority), else inside the scaling, else ``max_position_embeddings``.
+  priority), else inside the scaling, else ``max_position_embeddings``;
+- the layer pattern (``layer_types``, ``sliding_window_pattern``,
+  ``global_attn_every_n_layers``, ``no_rope_layers``, ``no_rope_layer_interval``)
+  as each config class derives it: layers sharing one rotary map are one regime.
 
-The config is turned into the description-file document and validated by
-:func:`parse_variant`, so a config and a TOML file go through one definition.
-Every choice the family makes (pairing, rotated width, fixed base) is kept in
-``Variant.notes`` and printed with the verdicts.
+A key that looks like it changes the rotary map and that the row does not read
+is refused (one line naming it), never ignored; so is a key of a rope table
+that HF does not read for its rope type.  Each regime's map is turned into the
+description-file document and validated by :func:`parse_variant`, so a config
+and a TOML file go through one definition.  Every choice (pairing, rotated
+width, base, defaults taken) is kept in ``Variant.notes`` / ``ModelRope.notes``
+and printed with the verdicts.
 """
 
 from __future__ import annotations
@@ -37,11 +45,13 @@ import sympy as sp
 
 from .._errors import VariantFileError
 from .._io import read_input_file
+from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, LAYER_PATTERN, LAYER_THETA, MROPE, MROPE_DEFAULT,
+                        ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._formula import parse_formula
 from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
 
-__all__ = ["load_model_config", "parse_model_config", "is_model_config", "FAMILIES", "ROPE_TYPES",
-           "MAX_CONFIG_BYTES", "attention_scaling", "scaling_note"]
+__all__ = ["load_model_config", "load_model", "parse_model_config", "parse_model", "is_model_config", "FAMILIES",
+           "ROPE_TYPES", "MAX_CONFIG_BYTES", "attention_scaling", "scaling_note", "ModelRope", "Regime"]
 
 #: largest config file read (published configs are a few kB; LongRoPE's factor lists add ~2 kB)
 MAX_CONFIG_BYTES = 1 << 20
@@ -50,30 +60,6 @@ ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 _MAX_NUMBER = 1e12
 _MAX_HEADS = 4096
 _MAX_HIDDEN = 1 << 20
-
-
-@dataclass(frozen=True)
-class Family:
-    """How one HF model family applies RoPE."""
-
-    pairing: str
-    how: str  # the HF code that decides the pairing
-    partial: str  # where the rotated width comes from: "none", "factor", "rotary_pct", "rotary_dim"
-    default_partial: float = 1.0
-    scaling: bool = True  # whether the family reads rope scaling at all
-
-
-_HALF = "rotate_half, half pairs (r, r + d/2)"
-FAMILIES = {
-    "llama": Family("half", _HALF, "none"),
-    "mistral": Family("half", _HALF, "none"),
-    "qwen2": Family("half", _HALF, "none"),
-    "gemma": Family("half", _HALF, "none"),
-    "gpt_neox": Family("half", _HALF, "rotary_pct", 0.25),
-    "phi": Family("half", _HALF, "factor", 0.5),
-    "phi3": Family("half", _HALF, "factor", 1.0),
-    "gptj": Family("adjacent", "rotate_every_two, adjacent pairs (2r, 2r+1)", "rotary_dim", scaling=False),
-}
 
 
 def is_model_config(path) -> bool:
@@ -110,12 +96,17 @@ def _read(source: str) -> Mapping:
     return data
 
 
-def load_model_config(path_or_dict) -> Variant:
-    """The :class:`Variant` of a model config: a ``config.json`` path or the parsed dict."""
+def load_model_config(path_or_dict, regime: str | None = None) -> Variant:
+    """The :class:`Variant` of a model config: a ``config.json`` path or the parsed dict.
+
+    A model whose layers use several rotary maps (Gemma 3, ModernBERT, SmolLM3, Llama 4, Cohere2) needs
+    ``regime=`` (a name of :func:`load_model`'s regimes); the variant of a DeepSeek config is its rotated
+    block (``qk_rope_head_dim``), the variant of a Qwen2-VL config its text positions.  :func:`load_model`
+    gives the whole model: every regime, the layers using each, the layout of a head."""
     if isinstance(path_or_dict, Mapping):
-        return parse_model_config(path_or_dict, "<config>")
+        return parse_model_config(path_or_dict, "<config>", regime)
     source = os.fspath(path_or_dict)
-    return parse_model_config(_read(source), source)
+    return parse_model_config(_read(source), source, regime)
 
 
 # -- typed access --------------------------------------------------------------------------------
@@ -124,11 +115,13 @@ def load_model_config(path_or_dict) -> Variant:
 class _Config:
     """Typed look-ups that name the file and key in every error."""
 
-    def __init__(self, data: Mapping, source: str):
-        self.data, self.source = data, source
+    def __init__(self, data: Mapping, source: str, prefix: str = ""):
+        # prefix: where ``data`` sits in the file ("text_config." for a multimodal config's text model)
+        self.data, self.source, self.prefix = data, source, prefix
 
     def fail(self, key: str, message: str) -> VariantFileError:
-        return VariantFileError(f"{self.source}: key '{key}': {message}")
+        full = key if key.startswith(self.prefix) else self.prefix + key
+        return VariantFileError(f"{self.source}: key '{full}': {message}")
 
     def number(self, table: Mapping, key: str, where: str, *, low=0.0, high=_MAX_NUMBER, strict_low=True,
                integer=False):
@@ -170,71 +163,525 @@ def _slug(text: str) -> str:
     return slug if slug and slug[0].isalnum() else "model-config"
 
 
-def _rope_table(cfg: _Config, family: Family):
-    """HF: ``rope_scaling or rope_parameters``; per-layer tables are not read."""
+@dataclass(frozen=True)
+class Regime:
+    """One rotary map of a model and the decoder layers that use it (``variant`` None: NoPE, the identity)."""
+
+    name: str
+    layers: tuple
+    variant: Variant | None
+    layer_type: str | None = None  # the HF layer_types value the regime was read for, if any
+
+
+@dataclass(frozen=True)
+class ModelRope:
+    """A model config read as HF transformers reads it: its rotary regimes and how a head is laid out.
+
+    ``head_width``: coordinates of a query/key head; the rotary block is ``[offset, offset + w)`` of it
+    (``w`` the regime variant's width; DeepSeek: after ``qk_nope_head_dim`` copied coordinates);
+    ``output_order``: HF's permutation of the rotated block after the rotation (DeepSeek-V3's
+    ``rope_interleave``: adjacent pairs in, ``[even | odd]`` out), else None; ``mrope_section``: the
+    t, h, w bands of pairs (Qwen2-VL), else None; ``layer_regimes``: one regime name per decoder layer."""
+
+    model_type: str
+    source: str
+    name: str
+    head_width: int
+    offset: int
+    output_order: tuple | None
+    mrope_section: tuple | None
+    regimes: tuple
+    layer_regimes: tuple
+    notes: tuple = ()
+
+    @property
+    def names(self) -> tuple:
+        return tuple(r.name for r in self.regimes)
+
+    def regime(self, name: str | None = None) -> Regime:
+        """The regime ``name``; ``None`` when there is only one."""
+        if name is None:
+            if len(self.regimes) != 1:
+                raise VariantFileError(f"{self.source}: the {self.model_type} config has {len(self.regimes)} rotary "
+                                       f"regimes ({', '.join(self.names)}); expected regime= one of them")
+            return self.regimes[0]
+        for r in self.regimes:
+            if r.name == name:
+                return r
+        raise VariantFileError(f"{self.source}: no regime {str(name)[:40]!r}; expected one of {', '.join(self.names)}")
+
+    @property
+    def plain(self) -> bool:
+        """Whether one regime's variant alone is the whole map (no offset, permutation, M-RoPE or NoPE)."""
+        return (len(self.regimes) == 1 and self.regimes[0].variant is not None and self.offset == 0
+                and self.output_order is None and self.mrope_section is None)
+
+
+def load_model(path_or_dict) -> ModelRope:
+    """Every rotary regime of a model config (a ``config.json`` path or the parsed dict)."""
+    if isinstance(path_or_dict, Mapping):
+        return parse_model(path_or_dict, "<config>")
+    source = os.fspath(path_or_dict)
+    return parse_model(_read(source), source)
+
+
+def parse_model_config(data: Mapping, source: str = "<config>", regime: str | None = None) -> Variant:
+    """The :class:`Variant` of one regime of a parsed config (see :func:`load_model_config`)."""
+    chosen = parse_model(data, source).regime(regime)
+    if chosen.variant is None:
+        raise VariantFileError(f"{source}: regime {chosen.name!r} has no positional encoding (NoPE layers): no "
+                               "rotary map to read")
+    return chosen.variant
+
+
+def _text_config(cfg: _Config, model_type: str):
+    """``(data, model_type, where)`` of the text model a wrapper config describes (Qwen2-VL, Gemma 3, Llama 4)."""
     data = cfg.data
-    key = "rope_scaling" if data.get("rope_scaling") else "rope_parameters"
-    table = data.get(key) or {}
-    if not isinstance(table, Mapping):
-        raise cfg.fail(key, f"expected an object of rope parameters, got {type(table).__name__}")
-    if any(isinstance(v, Mapping) for v in table.values()):
-        raise cfg.fail(key, "per-layer rope parameters (one table per layer type) are not supported; expected "
-                            "one table with rope_type and its parameters")
-    return key, table
+    text_type, top_level_ok = TEXT_CONFIGS[model_type]
+    text = data.get("text_config")
+    if text is None:
+        if not top_level_ok:
+            raise cfg.fail("text_config", f"is required for model_type {model_type!r} (HF builds its text model "
+                                          "from it, with defaults for everything it leaves out)")
+        return data, text_type, ""
+    if not isinstance(text, Mapping):
+        raise cfg.fail("text_config", f"expected an object of the text model's keys, got {type(text).__name__}")
+    inner = text.get("model_type", text_type)
+    # HF reads the text model's keys from text_config; a rope key also set at top level must say the same
+    for key, value in data.items():
+        if key != "text_config" and ROPE_LIKE.search(key) and key in text and _same(text[key]) != _same(value):
+            raise cfg.fail(key, f"differs from text_config.{key}; HF reads text_config's ({str(text[key])[:60]}), "
+                                "expected the same value or no top-level key")
+    return text, inner, "text_config."
 
 
-def parse_model_config(data: Mapping, source: str = "<config>") -> Variant:
-    """Validate a parsed config (HF ``config.json`` shape) into a rotary :class:`Variant`."""
+def _same(value):
+    """A rope table as HF resolves it (``type`` or ``rope_type``, Qwen2-VL's ``mrope`` = ``default``), for
+    comparing a top-level copy with ``text_config``'s; other values as they are."""
+    if not isinstance(value, Mapping):
+        return value
+    kind = value.get("rope_type", value.get("type", "default"))
+    return {**{k: v for k, v in value.items() if k not in ("type", "rope_type")},
+            "rope_type": "default" if kind == "mrope" else kind}
+
+
+def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
+    """Validate a parsed config (HF ``config.json`` shape) into its rotary regimes."""
     if not isinstance(data, Mapping):
         raise VariantFileError(f"{source}: expected a JSON object of config keys, got {type(data).__name__}")
     cfg = _Config(data, source)
     model_type = data.get("model_type")
+    where = ""
+    if isinstance(model_type, str) and model_type in TEXT_CONFIGS:
+        text, model_type, where = _text_config(cfg, model_type)
+        cfg = _Config(text, source, where)
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         shown = repr(model_type)[:60] if model_type is not None else "missing"
-        raise cfg.fail("model_type", f"{shown} is not a supported family; supported: {', '.join(FAMILIES)}")
+        raise cfg.fail("model_type", f"{shown} is not a supported family; supported: "
+                                     f"{', '.join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))}")
     family = FAMILIES[model_type]
-    where, rope = _rope_table(cfg, family)
-    prefix = f"{where}."
-    rope_type = rope.get("rope_type", rope.get("type", "default"))
-    type_key = prefix + ("rope_type" if "rope_type" in rope else "type")
-    if not isinstance(rope_type, str):
-        raise cfg.fail(type_key, f"expected a rope type name ({', '.join(ROPE_TYPES)}), got {type(rope_type).__name__}")
-    if model_type == "phi3" and rope_type in ("su", "yarn"):
-        rope_type = "longrope"  # HF's Phi3Config renames both
-    if rope_type not in ROPE_TYPES:
-        raise cfg.fail(type_key, f"rope type {str(rope_type)[:40]!r} is not supported; supported: "
-                                 f"{', '.join(ROPE_TYPES)}")
-    if not family.scaling and rope_type != "default":
-        raise cfg.fail(type_key, f"HF's {model_type} reads no rope scaling; expected no {where} "
-                                 f"(got rope type {rope_type!r})")
+    _refuse_unread_keys(cfg, family, model_type)
+    # a size the config leaves out is the config class's default, as in HF
+    aliases = _GPTJ_ALIASES if family.head == "gptj" else {}
+    absent = {k: v for k, v in zip(CLASS_DEFAULT_KEYS, CLASS_DEFAULTS[model_type])
+              if k not in cfg.data and aliases.get(k) not in cfg.data}
+    reader = _Reader(_Config({**absent, **cfg.data}, cfg.source, cfg.prefix), family, model_type)
+    model = reader.model()
+    if absent:
+        note = (f"absent from the config, HF's {model_type} config class defaults: "
+                + ", ".join(f"{k} {v}" for k, v in absent.items()))
+        model = dataclasses.replace(model, notes=(note,) + model.notes)
+    return model
 
-    notes = []
-    head_dim, hidden_note = _head_dim(cfg, model_type)
-    rotary_dim, width_note = _rotary_dim(cfg, family, model_type, rope, prefix, rope_type, head_dim)
-    if rotary_dim < 2 or rotary_dim % 2:
-        raise cfg.fail("partial_rotary_factor", f"gives a rotated width of {rotary_dim} of head_dim {head_dim}; "
-                                                "expected an even width >= 2")
-    theta, theta_note = _theta(cfg, model_type, rope, prefix)
-    notes.append(f"{model_type}: {family.how}; {width_note} ({hidden_note})")
-    notes.append(theta_note)
 
-    doc: dict = {"name": _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>"
-                               else model_type),
-                 "kind": "rotary", "width": head_dim, "rotated_width": rotary_dim, "pairing": family.pairing,
-                 "params": {"theta": theta}}
-    attention = _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim)
-    doc["title"] = (f"{model_type} config, rope_type {rope_type} (head_dim {head_dim}, rotated {rotary_dim}, "
-                    f"{family.pairing} pairs)")
-    if rotary_dim < head_dim and doc["frequencies"]["rule"] == "geometric":
-        doc["frequencies"]["denominator"] = rotary_dim  # HF: the exponent's width is the rotated width
-    if attention is not None:
-        doc["attention"] = {"factor": attention}
-    variant = parse_variant(doc, source)
-    notes.append(scaling_note(variant))
-    noted = dataclasses.replace(variant, notes=tuple(notes))
-    # the notes change no value: keep the tables computed while validating
-    noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
-    return noted
+#: GPT-J's config names for the sizes (its attribute_map)
+_GPTJ_ALIASES = {"hidden_size": "n_embd", "num_attention_heads": "n_head", "num_hidden_layers": "n_layer",
+                 "max_position_embeddings": "n_positions"}
+
+
+def _reads(family: Family) -> frozenset:
+    keys = COMMON_READS | set(family.theta) | HEAD_KEYS[family.head] | family.reads
+    return keys | ({family.partial} if family.partial else set())
+
+
+def _refuse_unread_keys(cfg: _Config, family: Family, model_type: str) -> None:
+    """A key that looks like it changes the rotary map and that this family's row does not read: exit 2."""
+    known = _reads(family)
+    for key in cfg.data:
+        if isinstance(key, str) and ROPE_LIKE.search(key) and key not in known:
+            raise cfg.fail(key, f"is a rope/position key HF's {model_type} reading here does not follow; refused "
+                                f"rather than ignored (this family reads: {', '.join(sorted(known))})")
+
+
+class _Reader:
+    """One config of one family, read key by key as HF does."""
+
+    def __init__(self, cfg: _Config, family: Family, model_type: str):
+        self.cfg, self.family, self.model_type = cfg, family, model_type
+        self.data = cfg.data
+
+    # -- the parts every regime shares ------------------------------------------------------------------
+
+    def model(self) -> ModelRope:
+        cfg, family, data = self.cfg, self.family, self.data
+        if "rotary" in family.reads and data.get("rotary", True) is not True:
+            raise cfg.fail("rotary", f"HF's {self.model_type} always rotates (it does not read this key); expected "
+                                     f"true or no key, got {data.get('rotary')!r}"[:200])
+        if "alibi" in family.reads and data.get("alibi"):
+            raise cfg.fail("alibi", f"is true: HF's {self.model_type} then adds ALiBi biases and applies no rotary "
+                                    "embedding; expected a rotary model (alibi false)")
+        notes = list(family.notes)
+        head, hidden_note = self.head_dim()
+        offset, head_width = 0, head
+        if family.head == "mla":
+            nope = self.cfg.count(data, "qk_nope_head_dim", "", MAX_WIDTH)
+            nope = 128 if nope is None else nope  # DeepseekV*Config's default
+            offset, head_width = nope, nope + head
+            notes.append(f"{self.model_type}: the query/key head is qk_nope_head_dim = {nope} copied coordinates, "
+                         f"then qk_rope_head_dim = {head} rotated ones (HF splits [nope | rope]); apply takes the "
+                         f"whole head of {head_width}")
+        pairing, how, order = family.pairing, family.how, None
+        if family.rope_interleave is not None:
+            interleave = data.get("rope_interleave", family.rope_interleave)
+            if not isinstance(interleave, bool):
+                raise cfg.fail("rope_interleave", f"expected true or false, got {interleave!r}"[:200])
+            if interleave:
+                pairing = "adjacent"
+                how = ("rope_interleave: adjacent pairs (2r, 2r+1) rotated, written out as [even | odd] "
+                       "(apply_rotary_pos_emb_interleave)")
+            else:
+                how = "rope_interleave false: " + _HALF_HOW
+        names, layer_types, kinds = self.layers()
+        mrope = self.mrope_section(head) if self.model_type in MROPE else None
+        regimes, seen = [], {}
+        for name in names:
+            layer_type = layer_types.get(name)
+            variant = None if kinds[name] == "nope" else self.variant(head, pairing, how, hidden_note, layer_type,
+                                                                       len(names) > 1 and name)
+            key = None if variant is None else json.dumps(
+                {k: v for k, v in variant.describe().items() if k not in ("name", "title", "source")},
+                sort_keys=True, default=str)
+            layers = tuple(i for i, n in enumerate(self.layer_names) if n == name)
+            if key in seen and variant is not None:  # layers of another type with the same map: one regime
+                index = seen[key]
+                merged = regimes[index]
+                regimes[index] = dataclasses.replace(merged, layers=tuple(sorted(merged.layers + layers)))
+                self.layer_names = [merged.name if n == name else n for n in self.layer_names]
+                continue
+            seen[key] = len(regimes)
+            regimes.append(Regime(name, layers, variant, layer_type))
+        if len(regimes) == 1 and regimes[0].variant is not None and regimes[0].name != "rope":
+            regimes[0] = dataclasses.replace(regimes[0], name="rope",
+                                             variant=dataclasses.replace(regimes[0].variant, name=self.stem))
+            self.layer_names = ["rope"] * len(self.layer_names)
+        if order is None and pairing == "adjacent" and family.rope_interleave:
+            order = tuple(range(0, head, 2)) + tuple(range(1, head, 2))
+        if mrope is not None:
+            notes.append(f"mrope_section {list(mrope)}: " + "; ".join(
+                f"pairs {lo}..{hi - 1} follow the {axis} position" for axis, lo, hi in _bands(mrope))
+                + " (coordinates r and r + d/2 of pair r); text positions (t = h = w) give every pair the same "
+                  "position, so on text the map is the regime's plain RoPE, which is what is checked")
+        if len(self.layer_names):
+            notes.append("layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
+        return ModelRope(self.model_type, cfg.source, self.stem, head_width, offset, order, mrope, tuple(regimes),
+                         tuple(self.layer_names), tuple(notes))
+
+    @property
+    def stem(self) -> str:
+        source = self.cfg.source
+        return _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else self.model_type)
+
+    def head_dim(self):
+        cfg, data, family = self.cfg, self.data, self.family
+        if family.head == "gptj":
+            hidden = cfg.count(data, "n_embd", "", _MAX_HIDDEN) or cfg.count(data, "hidden_size", "", _MAX_HIDDEN)
+            heads = cfg.count(data, "n_head", "", _MAX_HEADS) or cfg.count(data, "num_attention_heads", "",
+                                                                           _MAX_HEADS)
+            names = "n_embd // n_head"
+            if hidden is None or heads is None:
+                raise cfg.fail("n_embd", "n_embd and n_head are required (GPT-J's head_dim is n_embd // n_head)")
+        elif family.head == "mla":
+            rope = cfg.count(data, "qk_rope_head_dim", "", MAX_WIDTH)
+            rope = 64 if rope is None else rope  # DeepseekV*Config's default; HF sets head_dim to it
+            if rope < 2 or rope % 2:
+                raise cfg.fail("qk_rope_head_dim", f"expected an even width >= 2, got {rope}")
+            return rope, f"head_dim = qk_rope_head_dim = {rope}, as HF sets it"
+        else:
+            explicit = cfg.count(data, "head_dim", "", MAX_WIDTH)
+            if family.head == "explicit" and explicit:
+                return explicit, "head_dim"
+            if family.head == "explicit" and "head_dim" not in data and family.default_head_dim:
+                return family.default_head_dim, (f"{self.model_type} config class default head_dim "
+                                                 f"{family.default_head_dim}, not hidden_size // num_attention_heads")
+            hidden = cfg.count(data, "hidden_size", "", _MAX_HIDDEN)
+            heads = cfg.count(data, "num_attention_heads", "", _MAX_HEADS)
+            names = "hidden_size // num_attention_heads"
+            if hidden is None or heads is None:
+                raise cfg.fail("head_dim", "head_dim, or hidden_size and num_attention_heads, are required")
+            if family.head == "derived" and explicit and explicit != hidden // heads:
+                raise cfg.fail("head_dim", f"HF's {self.model_type} uses hidden_size // num_attention_heads = "
+                                           f"{hidden // heads} as the head width, not head_dim; expected "
+                                           f"{hidden // heads} or no head_dim, got {explicit}")
+        head_dim = hidden // heads
+        if not 2 <= head_dim <= MAX_WIDTH:
+            raise cfg.fail(names.split(" ")[0], f"gives head_dim {head_dim}; expected 2 to {MAX_WIDTH}")
+        return head_dim, f"head_dim = {names} = {hidden} // {heads}"
+
+    def layer_count(self, required: bool):
+        key = "n_layer" if self.family.head == "gptj" and "n_layer" in self.data else "num_hidden_layers"
+        count = self.cfg.count(self.data, key, "", 100000)
+        if count is None and required:
+            raise self.cfg.fail(key, f"is required: HF's {self.model_type} derives its per-layer rotary pattern "
+                                     "from the number of layers")
+        return count
+
+    def layer_type_list(self, count, allowed):
+        value = self.data.get("layer_types")
+        if value is None:
+            return None
+        if not isinstance(value, list) or any(not isinstance(v, str) for v in value):
+            raise self.cfg.fail("layer_types", "expected a list of layer type names, one per layer")
+        if count is not None and len(value) != count:
+            raise self.cfg.fail("layer_types", f"expected {count} entries (num_hidden_layers), got {len(value)}")
+        for v in value:
+            if allowed is not None and v not in allowed:
+                raise self.cfg.fail("layer_types", f"expected each of {', '.join(allowed)}, got {v[:40]!r}")
+        return value
+
+    def layers(self):
+        """``(regime names, {regime: layer type}, {regime: "rope" | "nope"})``; sets ``self.layer_names``."""
+        rule = self.family.layers
+        cfg, data = self.cfg, self.data
+        if rule is None or rule == "shared":
+            count = self.layer_count(False)
+            if rule == "shared" or "layer_types" in data:
+                types = self.layer_type_list(count, None)
+                count = len(types) if types is not None and count is None else count
+            self.layer_names = ["rope"] * (count or 0)
+            return ["rope"], {}, {"rope": "rope"}
+        count = self.layer_count(True)
+        if rule == "no_rope":
+            value = data.get("no_rope_layers")
+            interval = cfg.count(data, "no_rope_layer_interval", "", 100000)
+            interval = 4 if interval is None else interval
+            if value is None or (not value and self.model_type == "llama4_text"):  # Llama 4: `if no_rope_layers`
+                if interval < 1:
+                    raise cfg.fail("no_rope_layer_interval", f"expected an integer >= 1, got {interval}")
+                uses = [int((i + 1) % interval != 0) for i in range(count)]
+            else:
+                if not isinstance(value, list) or len(value) != count or any(
+                        isinstance(v, bool) or v not in (0, 1) for v in value):
+                    raise cfg.fail("no_rope_layers", f"expected {count} entries (one per layer) of 1 (rotary) or 0 "
+                                                     "(NoPE)")
+                uses = list(value)
+            self.layer_type_list(count, None)  # validated; the NoPE pattern decides the rotary regimes
+            self.layer_names = ["rope" if u else "nope" for u in uses]
+            names = [n for n in ("rope", "nope") if n in self.layer_names]
+            return names, {}, {"rope": "rope", "nope": "nope"}
+        key, default = LAYER_PATTERN[rule]
+        given = self.layer_type_list(count, ("sliding_attention", "full_attention"))
+        n = cfg.count(data, key, "", 100000)
+        n = default if n is None else n
+        if n < 1:
+            raise cfg.fail(key, f"expected an integer >= 1, got {n}")
+        if rule == "modernbert":
+            types = ["sliding_attention" if i % n else "full_attention" for i in range(count)]
+        else:
+            types = ["sliding_attention" if (i + 1) % n else "full_attention" for i in range(count)]
+        if given is not None:
+            # HF follows layer_types and ignores the pattern; saved configs carry both: they must agree
+            if key in data and given != types:
+                raise cfg.fail(key, f"gives another layer pattern than layer_types, which HF follows; expected "
+                                    f"the two to agree or one of them")
+            types = given
+        self.layer_names = list(types)
+        names = [t for t in ("sliding_attention", "full_attention") if t in types]
+        kinds = {t: "rope" for t in names}
+        if rule == "cohere2" and "full_attention" in kinds:
+            kinds["full_attention"] = "nope"  # Cohere2Attention rotates only when sliding_window is set
+        return names, {t: t for t in names}, kinds
+
+    def mrope_section(self, head):
+        table = self.flat_table()[1]
+        value = table.get("mrope_section")
+        if value is None:
+            value = list(MROPE_DEFAULT)
+        where = self.cfg.prefix + self.flat_table()[0] + ".mrope_section"
+        if not isinstance(value, list) or not value or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value):
+            raise VariantFileError(f"{self.cfg.source}: key '{where}': expected a list of non-negative integers")
+        if sum(value) != head // 2:
+            raise VariantFileError(f"{self.cfg.source}: key '{where}': expected sections summing to head_dim / 2 = "
+                                   f"{head // 2} (one per rotated pair), got {sum(value)}")
+        return tuple(value)
+
+    # -- the rope table of a regime ----------------------------------------------------------------------
+
+    def flat_table(self):
+        """HF: ``rope_scaling or rope_parameters`` (flat: one table for every layer)."""
+        cfg, data = self.cfg, self.data
+        key = "rope_scaling" if data.get("rope_scaling") else "rope_parameters"
+        table = data.get(key) or {}
+        if not isinstance(table, Mapping):
+            raise cfg.fail(key, f"expected an object of rope parameters, got {type(table).__name__}")
+        return key, table
+
+    def table(self, layer_type):
+        """``(where, table)`` of the regime of ``layer_type`` (None: the one flat table)."""
+        cfg, data = self.cfg, self.data
+        if layer_type is None or self.family.layers not in LAYER_THETA:
+            key, table = self.flat_table()
+            if any(isinstance(v, Mapping) for v in table.values()):
+                raise cfg.fail(key, f"per-layer rope parameters (one table per layer type) are not read by HF's "
+                                    f"{self.model_type}; expected one table with rope_type and its parameters")
+            return key, table
+        # Gemma 3 / ModernBERT: rope_parameters nested by layer type; legacy rope_scaling updates the full
+        # layers' table (ModernBERT: both)
+        nested = data.get("rope_parameters")
+        if nested is not None:
+            if not isinstance(nested, Mapping) or any(k not in ("sliding_attention", "full_attention")
+                                                      for k in nested):
+                raise cfg.fail("rope_parameters", f"HF's {self.model_type} reads rope_parameters nested by layer "
+                                                  "type (sliding_attention, full_attention); expected that shape")
+            table = nested.get(layer_type) or {}
+            if not isinstance(table, Mapping):
+                raise cfg.fail(f"rope_parameters.{layer_type}", "expected an object of rope parameters")
+            where = f"rope_parameters.{layer_type}"
+        else:
+            table, where = {}, "rope_parameters"
+        legacy = data.get("rope_scaling")
+        if legacy is not None and not isinstance(legacy, Mapping):
+            raise cfg.fail("rope_scaling", f"expected an object of rope parameters, got {type(legacy).__name__}")
+        if legacy and LAYER_THETA[self.family.layers][layer_type][2]:
+            table, where = {**table, **legacy}, "rope_scaling"
+        return where, table
+
+    def variant(self, head, pairing, how, hidden_note, layer_type, regime_name) -> Variant:
+        cfg, family, model_type = self.cfg, self.family, self.model_type
+        where, rope = self.table(layer_type)
+        prefix = cfg.prefix + where + "."
+        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        type_key = prefix + ("rope_type" if "rope_type" in rope else "type")
+        if not isinstance(rope_type, str):
+            raise cfg.fail(type_key, f"expected a rope type name ({', '.join(ROPE_TYPES)}), got "
+                                     f"{type(rope_type).__name__}")
+        if model_type == "phi3" and rope_type in ("su", "yarn"):
+            rope_type = "longrope"  # HF's Phi3Config renames both
+        if model_type in MROPE and rope_type == "mrope":
+            rope_type = "default"  # HF's Qwen2-VL text config: mrope is the default frequencies, by band
+        if rope_type not in ROPE_TYPES:
+            raise cfg.fail(type_key, f"rope type {str(rope_type)[:40]!r} is not supported; supported: "
+                                     f"{', '.join(ROPE_TYPES)}")
+        if not family.scaling and rope_type != "default":
+            raise cfg.fail(type_key, f"HF's {model_type} reads no rope scaling; expected no {where} "
+                                     f"(got rope type {rope_type!r})")
+        if family.refused_types and rope_type != "default":
+            raise cfg.fail(type_key, f"{family.refused_types}, so rope_type {rope_type!r} is refused rather than "
+                                     "read wrong")
+        allowed = TABLE_KEYS["default"] | TABLE_KEYS.get(rope_type, set())
+        if model_type in MROPE:
+            allowed = allowed | {"mrope_section"}
+        for key in rope:
+            if key not in allowed:
+                raise cfg.fail(prefix + str(key)[:60], f"is not a parameter HF reads for rope_type {rope_type!r}; "
+                                                       f"refused rather than ignored (expected some of "
+                                                       f"{', '.join(sorted(allowed))})")
+        notes = []
+        rotary_dim, width_note = self.rotary_dim(rope, prefix, head)
+        if rotary_dim < 2 or rotary_dim % 2:
+            raise cfg.fail(family.partial or "partial_rotary_factor",
+                           f"gives a rotated width of {rotary_dim} of head_dim {head}; expected an even width >= 2")
+        theta, theta_note = self.theta(rope, prefix, layer_type)
+        label = f"{model_type}" + (f" {regime_name}" if regime_name else "")
+        notes.append(f"{label}: {how}; {width_note} ({hidden_note})")
+        notes.append(theta_note)
+        stem = self.stem + (f"-{regime_name}" if regime_name else "")
+        doc: dict = {"name": _slug(stem), "kind": "rotary", "width": head, "rotated_width": rotary_dim,
+                     "pairing": pairing, "params": {"theta": theta}}
+        attention = _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim)
+        doc["title"] = (f"{model_type} config{' ' + regime_name if regime_name else ''}, rope_type {rope_type} "
+                        f"(head_dim {head}, rotated {rotary_dim}, {pairing} pairs)")
+        if rotary_dim < head and doc["frequencies"]["rule"] == "geometric":
+            doc["frequencies"]["denominator"] = rotary_dim  # HF: the exponent's width is the rotated width
+        if attention is not None:
+            doc["attention"] = {"factor": attention}
+        variant = parse_variant(doc, cfg.source)
+        notes.append(scaling_note(variant))
+        noted = dataclasses.replace(variant, notes=tuple(notes))
+        # the notes change no value: keep the tables computed while validating
+        noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
+        return noted
+
+    def rotary_dim(self, rope, prefix, head_dim):
+        cfg, data, family, model_type = self.cfg, self.data, self.family, self.model_type
+        if family.partial == "rotary_dim":
+            if "rotary_dim" in data and data["rotary_dim"] is None:
+                raise cfg.fail("rotary_dim", "is null; HF's GPT-J then rotates with the model width's frequencies "
+                                             "(not per head); expected the rotated width")
+            dim = cfg.count(data, "rotary_dim", "", MAX_WIDTH) or 64
+            if dim > head_dim:
+                raise cfg.fail("rotary_dim", f"expected at most head_dim {head_dim}, got {dim}")
+            return dim, f"first rotary_dim = {dim} of {head_dim} coordinates, exponent denominator {dim}"
+        factor_key = family.partial or "partial_rotary_factor"
+        value, key = None, None
+        for table, where, name in ((rope, prefix, "partial_rotary_factor"), (data, cfg.prefix, factor_key)):
+            value = cfg.number(table, name, where if table is rope else "", low=0.0, high=1.0)
+            if value is not None:
+                key = where + name
+                break
+        if family.partial is None:
+            if value is not None and value != 1:
+                raise VariantFileError(f"{cfg.source}: key '{key}': HF's {model_type} rotates the whole "
+                                       f"{'rotary block' if family.head == 'mla' else 'head'} (its "
+                                       f"apply_rotary_pos_emb has no pass-through part); expected 1, got {value}")
+            return head_dim, f"whole {'rotary block' if family.head == 'mla' else 'head'} ({head_dim} coordinates)"
+        shown = key
+        if value is None:
+            value, key, shown = family.default_partial, factor_key, f"{factor_key}, HF default"
+        dim = int(head_dim * value)  # HF's own float arithmetic and truncation
+        return dim, (f"first int(head_dim * {key.split('.')[-1]}) = int({head_dim} * {value}) = {dim} coordinates "
+                     f"({shown}), exponent denominator {dim}")
+
+    def theta(self, rope, prefix, layer_type):
+        cfg, data, family = self.cfg, self.data, self.family
+        if family.head == "gptj":
+            return 10000, "base 10000 (fixed in HF's GPT-J)"
+        keys, default = family.theta, family.default_theta
+        if layer_type is not None and family.layers in LAYER_THETA:
+            keys, default, _ = LAYER_THETA[family.layers][layer_type]
+        value = cfg.number(rope, "rope_theta", prefix, low=1.0)
+        if value is not None:
+            return value, f"base {value:g} ({prefix}rope_theta)"
+        for name in keys:
+            value = cfg.number(data, name, "", low=1.0)
+            if value is not None:
+                return value, f"base {value:g} ({cfg.prefix}{name})"
+        return default, f"base {default:g} (HF's {self.model_type} default_theta)"
+
+
+_HALF_HOW = "rotate_half, half pairs (r, r + d/2)"
+
+
+def _bands(section):
+    lo = 0
+    for k, size in enumerate(section):
+        yield "thw"[k % 3], lo, lo + size
+        lo += size
+
+
+def _ranges(layers) -> str:
+    """Layer indices as ``0-4, 6, 8-9``."""
+    if not layers:
+        return "none"
+    out, start, last = [], layers[0], layers[0]
+    for i in list(layers[1:]) + [None]:
+        if i is not None and i == last + 1:
+            last = i
+            continue
+        out.append(f"{start}" if start == last else f"{start}-{last}")
+        if i is not None:
+            start = last = i
+    return ", ".join(out)
 
 
 def attention_scaling(variant: Variant) -> sp.Expr:
@@ -250,72 +697,8 @@ def scaling_note(variant: Variant) -> str:
             "rotated coordinates by it")
 
 
-def _head_dim(cfg: _Config, model_type: str):
-    data = cfg.data
-    if model_type == "gptj":
-        hidden = cfg.count(data, "n_embd", "", _MAX_HIDDEN) or cfg.count(data, "hidden_size", "", _MAX_HIDDEN)
-        heads = cfg.count(data, "n_head", "", _MAX_HEADS) or cfg.count(data, "num_attention_heads", "", _MAX_HEADS)
-        names = "n_embd // n_head"
-        if hidden is None or heads is None:
-            raise cfg.fail("n_embd", "n_embd and n_head are required (GPT-J's head_dim is n_embd // n_head)")
-    else:
-        explicit = cfg.count(data, "head_dim", "", MAX_WIDTH)
-        if explicit:
-            return explicit, "head_dim"
-        if model_type == "gemma" and "head_dim" not in data:
-            return 256, "GemmaConfig's default head_dim 256, not hidden_size // num_attention_heads"
-        hidden = cfg.count(data, "hidden_size", "", _MAX_HIDDEN)
-        heads = cfg.count(data, "num_attention_heads", "", _MAX_HEADS)
-        names = "hidden_size // num_attention_heads"
-        if hidden is None or heads is None:
-            raise cfg.fail("head_dim", "head_dim, or hidden_size and num_attention_heads, are required")
-    head_dim = hidden // heads
-    if not 2 <= head_dim <= MAX_WIDTH:
-        raise cfg.fail(names.split(" ")[0], f"gives head_dim {head_dim}; expected 2 to {MAX_WIDTH}")
-    return head_dim, f"head_dim = {names} = {hidden} // {heads}"
-
-
-def _rotary_dim(cfg, family, model_type, rope, prefix, rope_type, head_dim):
-    data = cfg.data
-    if family.partial == "rotary_dim":
-        if "rotary_dim" in data and data["rotary_dim"] is None:
-            raise cfg.fail("rotary_dim", "is null; HF's GPT-J then rotates with the model width's frequencies "
-                                         "(not per head); expected the rotated width")
-        dim = cfg.count(data, "rotary_dim", "", MAX_WIDTH) or 64
-        if dim > head_dim:
-            raise cfg.fail("rotary_dim", f"expected at most head_dim {head_dim}, got {dim}")
-        return dim, f"first rotary_dim = {dim} of {head_dim} coordinates, exponent denominator {dim}"
-    factor_key = "rotary_pct" if family.partial == "rotary_pct" else "partial_rotary_factor"
-    value, key = None, None
-    for table, where, name in ((rope, prefix, "partial_rotary_factor"), (data, "", factor_key)):
-        value = cfg.number(table, name, where, low=0.0, high=1.0)
-        if value is not None:
-            key = where + name
-            break
-    if family.partial == "none":
-        if value is not None and value != 1:
-            raise cfg.fail(key, f"HF's {model_type} rotates the whole head (its apply_rotary_pos_emb has no "
-                                f"pass-through part); expected 1, got {value}")
-        return head_dim, f"whole head ({head_dim} coordinates)"
-    shown = key
-    if value is None:
-        value, key, shown = family.default_partial, factor_key, f"{factor_key}, HF default"
-    dim = int(head_dim * value)  # HF's own float arithmetic and truncation
-    return dim, (f"first int(head_dim * {key.split('.')[-1]}) = int({head_dim} * {value}) = {dim} coordinates "
-                 f"({shown}), exponent denominator {dim}")
-
-
-def _theta(cfg, model_type, rope, prefix):
-    data = cfg.data
-    if model_type == "gptj":
-        return 10000, "base 10000 (fixed in HF's GPT-J)"
-    order = [(rope, prefix, "rope_theta")]
-    order.append((data, "", "rotary_emb_base" if model_type == "gpt_neox" else "rope_theta"))
-    for table, where, name in order:
-        value = cfg.number(table, name, where, low=1.0)
-        if value is not None:
-            return value, f"base {value:g} ({where}{name})"
-    return 10000, "base 10000 (HF default_theta)"
+def cfg_number_text(value) -> str:
+    return "?" if value is None else f"{value:g}"
 
 
 def _positions(cfg: _Config, key: str) -> int | None:
@@ -371,13 +754,22 @@ def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim):
         for key, value in (("low_freq_factor", low), ("high_freq_factor", high)):
             if value is None:
                 raise cfg.fail(prefix + key, "is required for rope_type 'llama3'")
-        if not low < high:
-            raise cfg.fail(prefix + "high_freq_factor", f"expected > low_freq_factor {low:g}, got {high:g}")
         params.update(factor=factor, low_freq_factor=low, high_freq_factor=high)
+        if low < high:
+            smooth = "ramp(L0 / wavelength, low_freq_factor, high_freq_factor)"
+            band = ""
+        else:
+            # HF's torch.where chain with no medium band (low_freq_factor >= high_freq_factor): a pair is
+            # divided by factor when its wavelength exceeds L0 / low_freq_factor, else kept; never smoothed
+            # (equality would need 2 pi / omega rational)
+            smooth = "ceiling(clip(L0 / wavelength - low_freq_factor, 0, 1))"
+            band = (f"; low_freq_factor >= high_freq_factor: no smoothed band, as HF computes it (pairs with "
+                    f"wavelength > {cfg_number_text(params.get('L0'))} / {low:g} divided by factor, the others kept)")
         doc["frequencies"] = {"rule": "formula", "formula": "omega * ((1 - smooth) / factor + smooth)",
                               "let": {"omega": "theta**(-2*r/d)", "wavelength": "2 * pi / omega",
-                                      "smooth": "ramp(L0 / wavelength, low_freq_factor, high_freq_factor)"}}
-        notes.append(f"rope_type llama3: factor {factor:g}, low_freq_factor {low:g}, high_freq_factor {high:g}")
+                                      "smooth": smooth}}
+        notes.append(f"rope_type llama3: factor {factor:g}, low_freq_factor {low:g}, high_freq_factor {high:g}"
+                     + band)
         return None
     if factor is None:
         if max_pos is None:

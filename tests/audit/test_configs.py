@@ -348,7 +348,7 @@ INVALID_CONFIGS = [
     ("nan-theta", "config.json", json.dumps({**_config("mistral-7b")}).replace("10000.0", "NaN"),
      ["config.json", "non-finite"]),
     ("negative-theta", "config.json", json.dumps({**_config("mistral-7b"), "rope_theta": -1}), ["rope_theta"]),
-    ("no-head-width", "config.json", json.dumps({"model_type": "llama"}), ["head_dim", "required"]),
+    ("no-head-width", "config.json", json.dumps({"model_type": "llama", "hidden_size": None}), ["head_dim", "required"]),
     ("gptj-with-scaling", "config.json",
      json.dumps({**_config("gpt-j-6b"), "rope_scaling": {"type": "linear", "factor": 2}}), ["reads no rope scaling"]),
     ("missing-file", None, None, ["no such file"]),

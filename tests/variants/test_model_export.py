@@ -16,6 +16,7 @@ positions)`` is compared with HF's own rotary module and
 """
 
 import ctypes
+import functools
 import importlib.util
 import json
 import shutil
@@ -35,9 +36,22 @@ SHORT = np.array([[0, 1, 2, 3, 7, 100], [5, 1, 0, 7, 64, 2000]])
 LONG = np.array([[0, 1, 4095, 4096, 4097, 8191, 16384, 32767, 40000], [1, 2, 3, 30000, 31000, 9, 10, 11, 12]])
 
 
+@functools.lru_cache(maxsize=None)
 def _configs():
+    """The shipped configs whose model is one rotary map over the start of the head (the variant path; the
+    others, with regimes, offsets or M-RoPE, are compared in test_model_families.py)."""
+    from symproof.variants._model_config import load_model
+
     folder = resources.files("symproof._derivations") / "configs"
-    return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")}
+    return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")
+            and load_model(str(p)).plain and (p.name[:-5] in _FIRST or p.name[:-5] in _CONVENTIONS)}
+
+
+#: the configs shipped before the family table, and one per convention it added (adjacent pairs over the
+#: whole head, adjacent pairs over a partial head, GPT-OSS's halves with YaRN untruncated, a 1/4 partial head)
+_FIRST = {"gemma-7b", "gpt-j-6b", "llama-2-7b-dynamic-ntk", "llama-2-7b", "llama-3.1-8b", "longchat-7b-16k-linear",
+          "mistral-7b", "phi-2", "phi-3-mini-128k", "pythia-1.4b", "qwen2-7b-yarn"}
+_CONVENTIONS = {"aya-23-8b", "glm-4-9b-chat-hf", "gpt-oss-20b", "stablelm-2-1.6b"}
 
 
 def _load(path):
