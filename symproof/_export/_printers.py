@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import sympy as sp
+
 from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
@@ -31,8 +33,40 @@ class _Named:
         return name if name is not None else super()._print_Symbol(expr)
 
 
+def _nested(printer, function, args) -> str:
+    """``function(a, function(b, c))``: a binary elementwise function over any number of arguments."""
+    printed = [printer._print(a) for a in args]
+    out = printed[-1]
+    for text in reversed(printed[:-1]):
+        out = f"{function}({text}, {out})"
+    return out
+
+
 class NumPyKernelPrinter(_Named, NumPyPrinter):
-    """NumPy target."""
+    """NumPy target.
+
+    ``Min``/``Max`` are nested ``numpy.minimum``/``numpy.maximum`` (SymPy prints
+    ``functools.reduce(...)``, a name the generated file does not import), and ``Piecewise`` is
+    nested ``numpy.where`` (SymPy's ``numpy.select`` needs every condition to be an array)."""
+
+    def _print_Min(self, expr):
+        return _nested(self, "numpy.minimum", expr.args)
+
+    def _print_Max(self, expr):
+        return _nested(self, "numpy.maximum", expr.args)
+
+    def _print_Piecewise(self, expr):
+        return _piecewise(self, expr, "numpy.where({}, {}, {})")
+
+
+def _piecewise(printer, expr, template: str) -> str:
+    *cases, (last, last_condition) = expr.args
+    if last_condition is not sp.true:
+        raise ValueError(f"internal: a Piecewise without a default branch cannot be printed: {expr}")
+    out = printer._print(last)
+    for value, condition in reversed(cases):
+        out = template.format(printer._print(condition), printer._print(value), out)
+    return out
 
 
 class PythonKernelPrinter(_Named, PythonCodePrinter):
@@ -48,7 +82,26 @@ def _torch_class():
     # imported here: sympy.printing.pytorch imports torch (seconds), which numpy and C exports need not pay
     from sympy.printing.pytorch import TorchPrinter
 
-    return type("TorchKernelPrinter", (_Named, TorchPrinter), {"__doc__": "PyTorch target."})
+    def tensor(printer, arg):
+        return f"torch.as_tensor({printer._print(arg)}, dtype=torch.float64)"
+
+    def minimum(self, expr, function="torch.minimum"):
+        # torch.minimum/maximum take two tensors: SymPy prints torch.min(512, x), which raises
+        out = tensor(self, expr.args[-1])
+        for arg in reversed(expr.args[:-1]):
+            out = f"{function}({tensor(self, arg)}, {out})"
+        return out
+
+    def maximum(self, expr):
+        return minimum(self, expr, "torch.maximum")
+
+    def piecewise(self, expr):
+        return _piecewise(self, expr, "torch.where(torch.as_tensor({}), " + "torch.as_tensor({}, dtype=torch.float64), "
+                                      "torch.as_tensor({}, dtype=torch.float64))")
+
+    return type("TorchKernelPrinter", (_Named, TorchPrinter),
+                {"__doc__": "PyTorch target: Min/Max/Piecewise with every operand a float64 tensor.",
+                 "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise})
 
 
 def torch_printer(names=None, settings=None):

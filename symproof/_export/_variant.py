@@ -46,13 +46,18 @@ def _python_source(variant, target: str) -> str:
     else:
         lines.append(f"FREQUENCIES = torch.tensor([{floats(freqs)}], dtype=torch.float64)")
     if variant.kind == "bias":
-        lines += ["", "", "def bias(n_queries, n_keys):",
-                  '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
-                  f"    i = {lib}.arange(n_queries, dtype={lib}.float64)[None, :, None]",
-                  f"    j = {lib}.arange(n_keys, dtype={lib}.float64)[None, None, :]",
+        as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
+        lines += ["", "", "def bias_at(query_positions, key_positions):",
+                  '    """b[h, a, b] for the query at query_positions[a] and the key at key_positions[b]."""',
+                  f"    i = {as_array}(query_positions, dtype={lib}.float64)[None, :, None]",
+                  f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
                   "    slope = FREQUENCIES[:, None, None]",
                   f"    value = {code(variant.bias_at(_i, _j, _slope))}",
-                  f"    return value + {lib}.zeros((len(FREQUENCIES), n_queries, n_keys), dtype={lib}.float64)"]
+                  f"    return value + {lib}.zeros((len(FREQUENCIES), i.shape[1], j.shape[2]), dtype={lib}.float64)",
+                  "", "", "def bias(n_queries, n_keys):",
+                  '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
+                  f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
+                  f"{lib}.arange(n_keys, dtype={lib}.float64))"]
         return "\n".join(lines) + "\n"
     lines += ["", "", "def transform(m):", f"    return {code(variant.angle_position(_m))}"]
     if variant.kind == "additive":
@@ -97,7 +102,8 @@ def _python_source(variant, target: str) -> str:
     lines += ["    for r, (a, b) in enumerate(PAIRS):",
               "        coord = pos[..., AXIS[r]]",
               "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]",
-              "        s = scale(side, coord, r)",
+              "        s = scale(side, coord, r)" if target == "numpy" else
+              "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
               "        b00, b01, b10, b11 = block(angle)",
               "        za, zb = x[..., a], x[..., b]",
               "        out[..., a] = s * (b00 * za + b01 * zb)",

@@ -23,7 +23,7 @@ from ..encodings import pair_indices
 from ..kernels import rope_apply, sinusoidal_table
 from ._spec import Variant, sample_indices
 
-__all__ = ["VariantKernel", "build_kernel", "check_kernel", "linear_position_factor", "plain_rope_factor",
+__all__ = ["VariantKernel", "build_kernel", "check_kernel", "check_in_process_kernel", "linear_position_factor", "plain_rope_factor",
            "TOLERANCE"]
 
 #: relative agreement demanded of float64 kernels against the exact values
@@ -286,7 +286,16 @@ def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
 
 
 def check_kernel(variant: Variant, proof) -> None:
-    """Generate the variant's float64 kernel and compare it with the exact definition."""
+    """The ``kernel`` property: the files ``--export`` writes (every target this machine can run)
+    against the exact definition (:mod:`._kernel_file`)."""
+    from ._kernel_file import check_written_kernel
+
+    check_written_kernel(variant, proof)
+
+
+def check_in_process_kernel(variant: Variant, proof) -> None:
+    """Generate the variant's in-process float64 kernel (:func:`build_kernel`) and compare it with the
+    exact definition."""
     kernel = build_kernel(variant)
     checks = {"rotary": _check_rotary, "additive": _check_additive, "bias": _check_bias}
     # overflow is judged by the check (an infinite difference fails it), not printed by NumPy

@@ -132,8 +132,15 @@ def main_check(args) -> int:
     if export_dir is not None:
         from ._export import export_variant
 
-        path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
-        print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
+        kernel = next((r for r in results if _property_key(r) == "kernel"), None)
+        if kernel is not None and kernel.status != PROVED:
+            # the kernel property is decided on the very files --export would write: never write
+            # files that do not import, do not run or disagree with the definition
+            print(one_line(f"symproof check: --export: nothing written: the kernel property is {kernel.status} "
+                           f"({kernel.reason or 'see above'})"), file=_stderr())
+        else:
+            path = export_variant(variant, export_dir, getattr(args, "target", "numpy"))
+            print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
     if report_dir is not None:
         _write_report(variant, results, report_dir)
     return exit_code(results)

@@ -78,6 +78,9 @@ __all__ = ["Variant", "load_variant", "parse_variant", "sample_indices", "KINDS"
            "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH"]
 
 KINDS = ("additive", "rotary", "bias")
+#: what ``positions = ...`` may say: every integer (the default) or the integers >= 0
+POSITION_DOMAINS = {"integers": "every integer, negative ones included (the default)",
+                    "nonnegative": "the integers >= 0 (a scheme defined from position 0 on)"}
 RULES = ("geometric", "formula", "list")
 #: what each rotary pairing means, for the error of a file that leaves it out
 PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta's complex view",
@@ -103,7 +106,8 @@ RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", 
 
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
-        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict}
+        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
+        "positions": str}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list},
@@ -161,6 +165,7 @@ class Variant:
     long_factors: tuple = ()  # divisors used instead of frequency_factors when seq_len > length_threshold
     equivalent_bias: Formula | None = None  # bias variants: the form to equal under a causal softmax
     notes: tuple = ()  # where the definition came from (a model config: family, pairing, width)
+    positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<dict>") -> "Variant":
@@ -334,6 +339,10 @@ class Variant:
                 except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
                     raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for {what}={k} "
                                            f"({type(err).__name__})") from None
+                # a constant formula ("0", "1", "h - h", 1.0) is lambdified to a Python int, which
+                # is a finite real number as much as an mpf is
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    value = mpmath.mpf(value)
                 if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
                     raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
                                            f"{what}={k}; expected a finite real number")
@@ -534,6 +543,10 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     fields: dict = {"name": name, "kind": kind, "title": data.get("title", name),
                     "description": data.get("description", ""), "source": source}
+    if "positions" in data:
+        if data["positions"] not in POSITION_DOMAINS:
+            raise reader.fail("positions", f"expected one of {list(POSITION_DOMAINS)}, got {data['positions']!r}")
+        fields["positions"] = data["positions"]
     for table in _TABLES:
         if table in data and table not in _KIND_TABLES[kind]:
             raise reader.fail(table, f"does not apply to kind = {kind!r} (it applies to "
