@@ -42,6 +42,17 @@ def _nested(printer, function, args) -> str:
     return out
 
 
+def _integer_part(printer, expr, function: str) -> str:
+    """``floor``/``ceiling`` of ``n / q`` printed as one division of ``n`` by ``q``: SymPy distributes
+    ``(j - i)/3`` into ``-i/3 + j/3``, whose two roundings put ``ceil`` on the wrong side of an integer
+    (``-5/3 + 2/3 = -0.9999999999999999``); ``n`` of integer positions is exact in float64, and a
+    correctly rounded quotient that is an integer is exact."""
+    numerator, denominator = sp.fraction(sp.together(expr.args[0]))
+    if denominator == 1 or not denominator.is_number:
+        return f"{function}({printer._print(expr.args[0])})"
+    return f"{function}(({printer._print(numerator)}) / {float(denominator)!r})"
+
+
 class NumPyKernelPrinter(_Named, NumPyPrinter):
     """NumPy target.
 
@@ -57,6 +68,12 @@ class NumPyKernelPrinter(_Named, NumPyPrinter):
 
     def _print_Piecewise(self, expr):
         return _piecewise(self, expr, "numpy.where({}, {}, {})")
+
+    def _print_floor(self, expr):
+        return _integer_part(self, expr, "numpy.floor")
+
+    def _print_ceiling(self, expr):
+        return _integer_part(self, expr, "numpy.ceil")
 
 
 def _piecewise(printer, expr, template: str) -> str:
@@ -75,6 +92,12 @@ class PythonKernelPrinter(_Named, PythonCodePrinter):
 
 class CKernelPrinter(_Named, C99CodePrinter):
     """C99 target; integer index expressions stay integer arithmetic."""
+
+    def _print_floor(self, expr):
+        return _integer_part(self, expr, "floor")
+
+    def _print_ceiling(self, expr):
+        return _integer_part(self, expr, "ceil")
 
 
 @lru_cache(maxsize=None)
@@ -101,7 +124,9 @@ def _torch_class():
 
     return type("TorchKernelPrinter", (_Named, TorchPrinter),
                 {"__doc__": "PyTorch target: Min/Max/Piecewise with every operand a float64 tensor.",
-                 "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise})
+                 "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise,
+                 "_print_floor": lambda self, expr: _integer_part(self, expr, "torch.floor"),
+                 "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil")})
 
 
 def torch_printer(names=None, settings=None):

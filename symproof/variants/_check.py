@@ -318,9 +318,43 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             if part.status == PROVED:
                 return
             proof.parts.pop()
+        if _same_at_every_instance(variant, proof, lhs, rhs):
+            return
         proof.undecided("differ", "a witness of different scores", "no witness found among simple exact points",
                         method="witness")
     return derive
+
+
+#: most distinct instances :func:`_same_at_every_instance` proves one by one
+MAX_IDENTICAL_INSTANCES = 16
+
+
+def _same_at_every_instance(variant: Variant, proof: Proof, lhs, rhs) -> bool:
+    """Refute a sensitivity when the two sides are proved identical at every concrete value (all-zero
+    frequencies, a zero slope): the sign of the offset is invisible in every pair of the scheme.
+    Values are deduplicated when the sides do not read the index; ``False`` when some value is not
+    proved identical or there are too many to try."""
+    _, idx = _generic(variant)
+    reads_index = idx is not None and (lhs.has(idx) or rhs.has(idx))
+    indices = _instances(variant)
+    if reads_index:
+        cases = indices
+    else:
+        digits = variant.frequencies_digits()
+        cases = list({sp.sstr(digits[k]): k for k in indices}.values())
+    if len(cases) > MAX_IDENTICAL_INSTANCES:
+        return False
+    kept = len(proof.parts)
+    for value, index in _valued(variant, cases):
+        lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+        if proof.equal(f"{_name(variant)} = {index}: the two offsets give the same value", lhs_c, rhs_c).status \
+                != PROVED:
+            del proof.parts[kept:]
+            return False
+    proof.check("the sign of the offset is visible", False,
+                f"both offsets give the same value at every one of the {len(indices)} concrete values "
+                f"({len(cases)} distinct checked), so the direction is invisible")
+    return True
 
 
 def _reads_length(variant: Variant) -> bool:

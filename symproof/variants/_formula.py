@@ -10,10 +10,14 @@ and ``parse_expr`` call ``eval``; this module does not.  The text is parsed by
 - names from the context's whitelist (``r``, ``m``, parameters...) and the
   constants ``pi`` and ``E``;
 - ``+ - * / **`` and unary ``-``/``+``;
-- calls of whitelisted functions by name, positional arguments only.
+- calls of whitelisted functions by name, positional arguments only;
+- one comparison (``< <= > >= == !=``) as the first argument of ``where`` and
+  nowhere else; ``sum(expr, k, a, b)`` binds the new name ``k`` inside ``expr``
+  for the integers ``a..b`` (bounds that evaluate to integers, at most
+  :data:`MAX_SUM_TERMS` terms).
 
 Anything else (attribute access, subscripts, lambdas, comprehensions,
-keyword arguments, comparisons, ``^``...) is refused with an error that
+keyword arguments, comparisons outside ``where``, ``^``...) is refused with an error that
 names the offending construct.  Exhausting memory is refused too: the text
 length, the number of nodes, literal sizes and every power (``base**exp``
 with numeric operands, checked with the *actual* values each time the
@@ -33,7 +37,8 @@ import sympy as sp
 from .._errors import VariantFileError
 
 __all__ = [
-    "Formula", "parse_formula", "FUNCTIONS", "CONSTANTS", "clip", "ramp",
+    "Formula", "parse_formula", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
+    "MAX_SUM_TERMS",
     "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS", "MAX_EXP_ARGUMENT",
     "MAX_VALUE_NODES",
 ]
@@ -119,6 +124,26 @@ def _bounded_exp(x):
     return sp.exp(x)
 
 
+def _where(condition, if_true, if_false):
+    """``if_true`` where ``condition`` holds, else ``if_false`` (a step function, T5's and Shaw's clipping)."""
+    if condition is sp.true:
+        return if_true
+    if condition is sp.false:
+        return if_false
+    return sp.Piecewise((if_true, condition), (if_false, True))
+
+
+def _sum(*_):  # built by _Builder itself: its second argument is a bound name, not a value
+    raise AssertionError("unreachable")
+
+
+#: most terms of one ``sum(expr, k, a, b)``
+MAX_SUM_TERMS = 256
+
+#: the comparisons ``where``'s condition may use (and nothing else may)
+COMPARISONS = {ast.Lt: (sp.Lt, "<"), ast.LtE: (sp.Le, "<="), ast.Gt: (sp.Gt, ">"), ast.GtE: (sp.Ge, ">="),
+               ast.Eq: (sp.Eq, "=="), ast.NotEq: (sp.Ne, "!=")}
+
 #: name -> (SymPy builder, smallest and largest number of arguments)
 FUNCTIONS: dict = {
     "sin": (sp.sin, 1, 1), "cos": (sp.cos, 1, 1), "tan": (sp.tan, 1, 1),
@@ -127,6 +152,19 @@ FUNCTIONS: dict = {
     "ceiling": (_bounded_integer_part(sp.ceiling), 1, 1), "abs": (sp.Abs, 1, 1),
     "Min": (sp.Min, 2, 8), "Max": (sp.Max, 2, 8), "min": (sp.Min, 2, 8), "max": (sp.Max, 2, 8),
     "clip": (clip, 3, 3), "ramp": (ramp, 3, 3),
+    "where": (_where, 3, 3), "sum": (_sum, 4, 4),
+}
+
+#: what each function computes, for the README's table and error messages (a test keeps the two in step)
+FUNCTION_MEANINGS: dict = {
+    "sin": "sine", "cos": "cosine", "tan": "tangent", "exp": f"exponential (|argument| <= {MAX_EXP_ARGUMENT})",
+    "log": "natural logarithm; log(x, b) to base b", "sqrt": "square root", "floor": "largest integer <= x",
+    "ceiling": "smallest integer >= x", "abs": "absolute value",
+    "Min": "smallest of 2 to 8 arguments", "Max": "largest of 2 to 8 arguments", "min": "same as Min",
+    "max": "same as Max", "clip": "clip(x, low, high) = Min(Max(x, low), high)",
+    "ramp": "ramp(x, low, high): 0 below low, 1 above high, linear between",
+    "where": "where(a < b, x, y): x where the comparison holds, else y (< <= > >= == !=)",
+    "sum": f"sum(expr, k, a, b): expr summed over the integers k = a..b (at most {MAX_SUM_TERMS} terms)",
 }
 
 CONSTANTS: dict = {"pi": sp.pi, "E": sp.E}
@@ -304,11 +342,53 @@ class _Checker:
             if not low <= len(node.args) <= high:
                 count = str(low) if low == high else f"{low} to {high}"
                 raise _Refused(f"calls {name!r} with {len(node.args)} argument(s); it takes {count}")
-            for arg in node.args:
-                self._visit(arg, depth + 1)
+            if name == "where":
+                self._condition(node.args[0], depth + 1)
+                for arg in node.args[1:]:
+                    self._visit(arg, depth + 1)
+            elif name == "sum":
+                self._sum(node, depth + 1)
+            else:
+                for arg in node.args:
+                    self._visit(arg, depth + 1)
+        elif isinstance(node, ast.Compare):
+            raise _Refused("compares outside where(...): a comparison is allowed only as where's first "
+                           "argument, as in where(m < 4, m, 4)")
         else:
             raise _Refused(f"contains an expression of type {type(node).__name__}, which is not allowed "
                            "(only numbers, names, + - * / **, and calls of allowed functions)")
+
+
+    def _condition(self, node, depth):
+        if not isinstance(node, ast.Compare):
+            raise _Refused("calls 'where' with a first argument that is not a comparison "
+                           "(write where(a < b, x, y); allowed: < <= > >= == !=)")
+        if len(node.ops) != 1:
+            raise _Refused("chains comparisons in where(...): compare two values, as in where(a < b, x, y)")
+        if type(node.ops[0]) not in COMPARISONS:
+            raise _Refused(f"compares with {type(node.ops[0]).__name__} in where(...); allowed: < <= > >= == !=")
+        self.count += 1
+        self._visit(node.left, depth + 1)
+        self._visit(node.comparators[0], depth + 1)
+
+    def _sum(self, node, depth):
+        expr, index, first, last = node.args
+        if not isinstance(index, ast.Name):
+            raise _Refused("calls 'sum' with a second argument that is not a new name: "
+                           "write sum(expr, k, a, b) for expr summed over k = a..b")
+        taken = self.allowed | set(CONSTANTS) | set(FUNCTIONS)
+        if index.id in taken:
+            raise _Refused(f"sums over {index.id!r}, which already has a meaning here; choose a new index name")
+        self._visit(first, depth)
+        self._visit(last, depth)
+        outer = self.allowed
+        self.allowed = outer | {index.id}
+        try:
+            self._visit(expr, depth)
+        finally:
+            self.allowed = outer
+        self.used.discard(index.id)
+        self.count += 1
 
 
 def _bits(value) -> float:
@@ -381,6 +461,32 @@ class _Builder:
                 raise _Refused("raises 0 to a negative power")
             return sp.Pow(left, right)
         if isinstance(node, ast.Call):
+            if node.func.id == "sum":
+                return self._sum(*node.args)
+            if node.func.id == "where":
+                return _where(self._condition(node.args[0]), *[self.visit(a) for a in node.args[1:]])
             func: Callable = FUNCTIONS[node.func.id][0]
             return func(*[self.visit(a) for a in node.args])
         raise _Refused(f"contains a {type(node).__name__} expression")  # unreachable after _Checker
+
+    def _condition(self, node):
+        relation = COMPARISONS[type(node.ops[0])][0]
+        return relation(self.visit(node.left), self.visit(node.comparators[0]))
+
+    def _sum(self, expr, index, first, last):
+        bounds = [self.visit(first), self.visit(last)]
+        if not all(b.is_Integer for b in bounds):
+            raise _Refused(f"sums from {bounds[0]} to {bounds[1]}; the bounds must be integers "
+                           "(they may use names that have integer values, not positions)")
+        low, high = (int(b) for b in bounds)
+        if high - low + 1 > MAX_SUM_TERMS:
+            raise _Refused(f"sums {high - low + 1} terms; at most {MAX_SUM_TERMS} are accepted")
+        outer = self.env
+        total = sp.Integer(0)
+        try:
+            for k in range(low, high + 1):
+                self.env = {**outer, index.id: sp.Integer(k)}
+                total += self.visit(expr)
+        finally:
+            self.env = outer
+        return total
