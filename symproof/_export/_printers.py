@@ -53,6 +53,10 @@ def _integer_part(printer, expr, function: str) -> str:
     return f"{function}(({printer._print(numerator)}) / {float(denominator)!r})"
 
 
+def _table_values(expr) -> str:
+    return ", ".join(repr(float(v)) for v in type(expr).values)
+
+
 class NumPyKernelPrinter(_Named, NumPyPrinter):
     """NumPy target.
 
@@ -68,6 +72,10 @@ class NumPyKernelPrinter(_Named, NumPyPrinter):
 
     def _print_Piecewise(self, expr):
         return _piecewise(self, expr, "numpy.where({}, {}, {})")
+
+    def _print_LookupBase(self, expr):
+        return (f"numpy.array([{_table_values(expr)}])"
+                f"[numpy.asarray({self._print(expr.args[0])}, dtype=numpy.float64).astype(numpy.int64)]")
 
     def _print_floor(self, expr):
         return _integer_part(self, expr, "numpy.floor")
@@ -92,6 +100,9 @@ class PythonKernelPrinter(_Named, PythonCodePrinter):
 
 class CKernelPrinter(_Named, C99CodePrinter):
     """C99 target; integer index expressions stay integer arithmetic."""
+
+    def _print_LookupBase(self, expr):
+        return f"((const double[]){{{_table_values(expr)}}})[(long)({self._print(expr.args[0])})]"
 
     def _print_floor(self, expr):
         return _integer_part(self, expr, "floor")
@@ -125,6 +136,9 @@ def _torch_class():
     return type("TorchKernelPrinter", (_Named, TorchPrinter),
                 {"__doc__": "PyTorch target: Min/Max/Piecewise with every operand a float64 tensor.",
                  "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise,
+                 "_print_LookupBase": lambda self, expr: (
+                     f"torch.tensor([{_table_values(expr)}], dtype=torch.float64)"
+                     f"[torch.as_tensor({self._print(expr.args[0])}).long()]"),
                  "_print_floor": lambda self, expr: _integer_part(self, expr, "torch.floor"),
                  "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil")})
 

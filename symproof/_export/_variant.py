@@ -22,6 +22,7 @@ _m = sp.Symbol("m", real=True)
 _r = sp.Symbol("r", integer=True, nonnegative=True)
 _x = sp.Symbol("x", real=True)
 _i, _j, _slope = sp.symbols("i j slope", real=True)
+_h = sp.Symbol("h", integer=True, nonnegative=True)
 
 
 def bodies(variant, module: str, target: str) -> dict:
@@ -52,7 +53,8 @@ def _python_source(variant, target: str) -> str:
                   f"    i = {as_array}(query_positions, dtype={lib}.float64)[None, :, None]",
                   f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
                   "    slope = FREQUENCIES[:, None, None]",
-                  f"    value = {code(variant.bias_at(_i, _j, _slope))}",
+                  f"    h = {lib}.arange(len(FREQUENCIES), dtype={lib}.float64)[:, None, None]",
+                  f"    value = {code(variant.bias_at(_i, _j, _slope, _h))}",
                   f"    return value + {lib}.zeros((len(FREQUENCIES), i.shape[1], j.shape[2]), dtype={lib}.float64)",
                   "", "", "def bias(n_queries, n_keys):",
                   '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
@@ -74,14 +76,14 @@ def _python_source(variant, target: str) -> str:
             lines.append(f"    return {lib}.stack([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)"
                          ".reshape(angle.shape[0], -1)")
         return "\n".join(lines) + "\n"
-    block = variant.block_at(_x)
+    block = variant.block_at(_x, _r)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines += [
         "", "", "def scale(side, m, r):",
         f"    if side == 'query':\n        return {code(variant.scale('query', _m, _r))} + 0 * m",
         f"    return {code(variant.scale('key', _m, _r))} + 0 * m",
-        "", "", "def block(x):",
+        "", "", "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
         "", "", f"AXIS = {axes}", f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
         "", "",
@@ -104,7 +106,8 @@ def _python_source(variant, target: str) -> str:
               "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]",
               "        s = scale(side, coord, r)" if target == "numpy" else
               "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
-              "        b00, b01, b10, b11 = block(angle)",
+              "        b00, b01, b10, b11 = block(angle, r)" if target == "numpy" else
+              "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64))",
               "        za, zb = x[..., a], x[..., b]",
               "        out[..., a] = s * (b00 * za + b01 * zb)",
               "        out[..., b] = s * (b10 * za + b11 * zb)",
@@ -117,7 +120,7 @@ def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
     half = variant.rotated_width // 2
     freqs = variant.frequencies_digits(30)
-    block = [printer.doprint(e) for e in variant.block_at(_x)]
+    block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
     body = ["", "#include <math.h>", "#include <string.h>", "",
              f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};",
              f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};", "",

@@ -42,6 +42,8 @@ m = sp.Symbol("m", integer=True)
 omega = sp.Symbol("omega", real=True)
 r_sym = sp.Symbol("r", integer=True, nonnegative=True)
 slope_sym = sp.Symbol("slope", real=True)
+#: the head index of a bias formula that reads it (KERPLE's per-head second parameter)
+h_sym = sp.Symbol("h", integer=True, nonnegative=True)
 #: causal rows: key position j >= 0, query position j + back (back >= 0 steps later)
 j_causal = sp.Symbol("j", integer=True, nonnegative=True)
 back = sp.Symbol("t", integer=True, nonnegative=True)
@@ -88,7 +90,7 @@ class Property:
 def _pair_map(variant: Variant, side: str, position, w, r):
     """The 2x2 map applied to a query (or key) pair at ``position``."""
     angle = variant.angle_position(position) * w
-    return variant.scale(side, position, r) * variant.block_at(angle)
+    return variant.scale(side, position, r) * variant.block_at(angle, r)
 
 
 def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
@@ -163,7 +165,7 @@ def _additive_properties(variant: Variant) -> list:
 
 def _bias_properties(variant: Variant) -> list:
     def bias(a, b):
-        return variant.bias_at(a, b, slope_sym)
+        return variant.bias_at(a, b, slope_sym, h_sym)
 
     props = [
         Property("relative", "b(i, j) = b(0, j - i): the bias depends only on the offset", "identity",
@@ -184,7 +186,7 @@ def _bias_properties(variant: Variant) -> list:
     ]
     if variant.equivalent_bias is not None:
         def difference(a, b):
-            return variant.bias_at(a, b, slope_sym) - variant.equivalent_bias_at(a, b, slope_sym)
+            return variant.bias_at(a, b, slope_sym, h_sym) - variant.equivalent_bias_at(a, b, slope_sym, h_sym)
 
         props.append(Property(
             "equivalence", f"b - b' is constant along every causal row (b' = {variant.equivalent_name}): "
@@ -217,7 +219,7 @@ def _valued(variant: Variant, indices) -> list:
 
 
 def _generic(variant: Variant):
-    return (slope_sym, None) if variant.kind == "bias" else (omega, r_sym)
+    return (slope_sym, h_sym) if variant.kind == "bias" else (omega, r_sym)
 
 
 def _name(variant: Variant) -> str:
@@ -412,9 +414,9 @@ def _cache_consistency(variant: Variant, proof: Proof) -> None:
         old, new = variant.frequency_at(r, short_len), variant.frequency_at(r, long_len)
         if not is_certainly_nonzero(old - new):
             continue
-        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new) * q
-        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old) * k)[0]
-        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new) * k)[0]
+        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new, r) * q
+        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old, r) * k)[0]
+        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new, r) * k)[0]
         residual = evaluate_at(stale, witness) - evaluate_at(fresh, witness)
         if is_certainly_nonzero(residual):
             verdict = Verdict(REFUTED, "witness", stale, fresh, witness=witness, residual=residual,
@@ -435,7 +437,7 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
     proof.note(f"Every pair of the variant against R(m omega'_r), omega' the frequencies of "
                f"{variant.equivalent_name}.")
     lhs = BlockDiagMatrix(*[_pair_map(variant, "query", m, w, r) for r, w in enumerate(ours)])
-    rhs = BlockDiagMatrix(*[variant.block_at(m * w) for w in target])
+    rhs = BlockDiagMatrix(*[variant.block_at(m * w, r) for r, w in enumerate(target)])
     proof.equal("queries: every block", lhs, rhs)
     lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", m, w, r) for r, w in enumerate(ours)])
     proof.equal("keys: every block", lhs_k, rhs)

@@ -38,7 +38,7 @@ from .._errors import VariantFileError
 
 __all__ = [
     "Formula", "parse_formula", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
-    "MAX_SUM_TERMS",
+    "MAX_SUM_TERMS", "MAX_TABLE_VALUES", "LookupBase", "lookup_table",
     "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS", "MAX_EXP_ARGUMENT",
     "MAX_VALUE_NODES",
 ]
@@ -169,6 +169,41 @@ FUNCTION_MEANINGS: dict = {
 
 CONSTANTS: dict = {"pi": sp.pi, "E": sp.E}
 
+#: most values of one lookup table (``[params] name = [v0, v1, ...]``)
+MAX_TABLE_VALUES = 4096
+
+
+class LookupBase(sp.Function):
+    """``name(index)``: entry ``index`` (an integer 0..len-1) of a table of exact numbers written in the
+    file (T5's buckets, Shaw's clipped offsets, learned values).  Unevaluated at a symbolic index, so
+    ``T(j - i)`` on both sides of an identity is the same expression; a concrete index outside the
+    table, or not an integer, is an error naming the table.  (The name ends in ``Base`` so that SymPy's
+    printers dispatch every table's class to ``_print_LookupBase``.)"""
+
+    values: tuple = ()
+    table_name: str = ""
+
+    @classmethod
+    def eval(cls, index):
+        if index.is_number:
+            if not index.is_Integer:
+                try:
+                    rounded = sp.Integer(round(float(sp.N(index, 30))))
+                except (TypeError, ValueError, OverflowError):
+                    raise ValueError(f"table {cls.table_name!r} indexed by {index}, which is not an integer") from None
+                if not sp.simplify(index - rounded) == 0:
+                    raise ValueError(f"table {cls.table_name!r} indexed by {index}, which is not an integer")
+                index = rounded
+            if not 0 <= int(index) < len(cls.values):
+                raise ValueError(f"table {cls.table_name!r} indexed by {index}, outside 0..{len(cls.values) - 1}")
+            return cls.values[int(index)]
+        return None
+
+
+def lookup_table(name: str, values) -> type:
+    """The :class:`LookupBase` function of the table ``name`` (a class, as SymPy functions are)."""
+    return type(f"table_{name}", (LookupBase,), {"values": tuple(sp.sympify(v) for v in values), "table_name": name})
+
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _HINTS = {
     ast.BitXor: "uses '^', which is not a power here: write '**'",
@@ -232,12 +267,13 @@ def _error(where: str, text: str, why: str) -> VariantFileError:
     return VariantFileError(f"{place}formula {text!r} {why}")
 
 
-def parse_formula(text, *, names, where: str = "") -> Formula:
+def parse_formula(text, *, names, where: str = "", tables=()) -> Formula:
     """Parse ``text`` into a :class:`Formula` that may use only ``names`` (plus ``pi``, ``E``).
 
     ``where`` locates the formula for error messages (``file.toml: key
     'position.transform'``).  Raises :class:`VariantFileError` for anything
-    outside the whitelist described in the module docstring.
+    outside the whitelist described in the module docstring.  ``tables``: the names of lookup
+    tables (called with one index, ``T(k)``; their :class:`LookupBase` is bound by the environment).
     """
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise _error(where, repr(text), "must be a string or a number")
@@ -265,7 +301,7 @@ def parse_formula(text, *, names, where: str = "") -> Formula:
         raise _error(where, text, f"is not a formula ({type(err).__name__})") from None
     allowed = frozenset(names)
     try:
-        used = _Checker(allowed, text.strip()).check(tree.body)
+        used = _Checker(allowed, text.strip(), frozenset(tables)).check(tree.body)
     except _Refused as why:
         raise _error(where, text, str(why)) from None
     return Formula(text=text, names=frozenset(used), _tree=tree.body, where=where)
@@ -290,8 +326,8 @@ def _literal(value) -> sp.Rational:
 class _Checker:
     """Walk the tree once, refusing every construct outside the whitelist."""
 
-    def __init__(self, allowed, text):
-        self.allowed, self.text = allowed, text
+    def __init__(self, allowed, text, tables=frozenset()):
+        self.allowed, self.text, self.tables = allowed, text, tables
         self.used: set = set()
         self.count = 0
 
@@ -314,6 +350,8 @@ class _Checker:
                 return
             if node.id in FUNCTIONS:
                 raise _Refused(f"uses the function {node.id!r} without calling it")
+            if node.id in self.tables:
+                raise _Refused(f"uses the table {node.id!r} without an index: write {node.id}(k)")
             if node.id not in self.allowed:
                 known = sorted(self.allowed | set(CONSTANTS))
                 raise _Refused(f"uses the unknown name {node.id!r}; the names allowed here are {known}")
@@ -333,6 +371,13 @@ class _Checker:
                 raise _Refused("calls something that is not a plain function name "
                                f"(allowed functions: {sorted(FUNCTIONS)})")
             name = node.func.id
+            if name in self.tables:
+                if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+                    raise _Refused(f"indexes the table {name!r} with {len(node.args)} argument(s); "
+                                   f"write {name}(k) with one index")
+                self.used.add(name)
+                self._visit(node.args[0], depth + 1)
+                return
             if name not in FUNCTIONS:
                 raise _Refused(f"calls {name!r}, which is not an allowed function "
                                f"(allowed: {sorted(FUNCTIONS)})")
@@ -461,10 +506,17 @@ class _Builder:
                 raise _Refused("raises 0 to a negative power")
             return sp.Pow(left, right)
         if isinstance(node, ast.Call):
+            if node.func.id not in FUNCTIONS:  # a lookup table (the checker allowed only those)
+                return self.env[node.func.id](self.visit(node.args[0]))
             if node.func.id == "sum":
                 return self._sum(*node.args)
             if node.func.id == "where":
-                return _where(self._condition(node.args[0]), *[self.visit(a) for a in node.args[1:]])
+                # only the branch taken is built at a decided condition: where(n < 8, n, log(n / 8))
+                # at n = 0 must not build log(0)
+                condition = self._condition(node.args[0])
+                if condition is sp.true or condition is sp.false:
+                    return self.visit(node.args[1] if condition is sp.true else node.args[2])
+                return _where(condition, *[self.visit(a) for a in node.args[1:]])
             func: Callable = FUNCTIONS[node.func.id][0]
             return func(*[self.visit(a) for a in node.args])
         raise _Refused(f"contains a {type(node).__name__} expression")  # unreachable after _Checker

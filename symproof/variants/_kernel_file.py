@@ -279,7 +279,7 @@ class _Reference:
             a, b = pairs[r]
             coord = position[v.axis_of(r)]
             scale = sp.N(v.scale(side, coord, r), 40)
-            block = v.block_at(sp.N(v.angle_position(coord) * freqs[r], 40)).evalf(40)
+            block = v.block_at(sp.N(v.angle_position(coord) * freqs[r], 40), r).evalf(40)
             pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
             out[a], out[b] = _finite(pair[0]), _finite(pair[1])
         if any(value is None for value in out.values()):
@@ -297,7 +297,7 @@ class _Reference:
         return None if any(value is None for value in out.values()) else out
 
     def bias(self, head, i, j):
-        return _finite(self.variant.bias_at(i, j, self._freqs[head]))
+        return _finite(self.variant.bias_at(i, j, self._freqs[head], head))
 
 
 def variant_digits(variant: Variant, seq_len):

@@ -67,7 +67,7 @@ import sympy as sp
 from .._errors import VariantFileError
 from .._io import read_input_file
 from ..encodings import rotation
-from ._formula import CONSTANTS, FUNCTIONS, Formula, parse_formula
+from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_table, parse_formula
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,6 +78,9 @@ __all__ = ["Variant", "load_variant", "parse_variant", "sample_indices", "KINDS"
            "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH"]
 
 KINDS = ("additive", "rotary", "bias")
+#: the symbolic pair index and head a block or bias formula is built with when none is given
+_R = sp.Symbol("r", integer=True, nonnegative=True)
+_H = sp.Symbol("h", integer=True, nonnegative=True)
 #: what ``positions = ...`` may say: every integer (the default) or the integers >= 0
 POSITION_DOMAINS = {"integers": "every integer, negative ones included (the default)",
                     "nonnegative": "the integers >= 0 (a scheme defined from position 0 on)"}
@@ -359,6 +362,8 @@ class Variant:
             return list(self.frequency_values)
 
         def lift(value):
+            if not isinstance(value, sp.Basic):  # a lookup table
+                return value
             return sp.Float(sp.N(value, precision), precision) if value.is_number else value
 
         base_env = {k: lift(v) for k, v in self.width_env().items()}
@@ -407,11 +412,12 @@ class Variant:
             value = value * self.factor.build(self.width_env())
         return value
 
-    def block_at(self, x) -> sp.ImmutableMatrix:
-        """The 2x2 block at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise)."""
+    def block_at(self, x, r=None) -> sp.ImmutableMatrix:
+        """The 2x2 block of pair ``r`` at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise;
+        ``r`` defaults to the symbolic pair index)."""
         if self.block is None:
             return rotation(x)
-        env = {"x": sp.sympify(x), **self.params}
+        env = {**self.width_env(), "x": sp.sympify(x), "r": _R if r is None else sp.sympify(r)}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
     def slope_at(self, h) -> sp.Expr:
@@ -422,12 +428,17 @@ class Variant:
         """The exact bias slope of every head."""
         return [self.exact_value(h) for h in range(self.heads)]
 
-    def bias_at(self, i, j, slope) -> sp.Expr:
-        return self.bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": slope})
+    def _bias_env(self, i, j, slope, h) -> dict:
+        return {**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": sp.sympify(slope),
+                "h": _H if h is None else sp.sympify(h), "heads": sp.Integer(self.heads)}
 
-    def equivalent_bias_at(self, i, j, slope) -> sp.Expr:
-        return self.equivalent_bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j),
-                                           "slope": slope})
+    def bias_at(self, i, j, slope, h=None) -> sp.Expr:
+        """The bias of the query at ``i`` and the key at ``j`` in head ``h`` (default: the symbolic head)
+        of slope ``slope``."""
+        return self.bias.build(self._bias_env(i, j, slope, h))
+
+    def equivalent_bias_at(self, i, j, slope, h=None) -> sp.Expr:
+        return self.equivalent_bias.build(self._bias_env(i, j, slope, h))
 
     def equivalent_frequency_at(self, r) -> sp.Expr:
         return self.equivalent_frequencies.build({**self.width_env(), "r": sp.sympify(r)})
@@ -452,7 +463,8 @@ class Variant:
             if value is not None:
                 out[key] = value.text
         if self.params:
-            out["params"] = {k: str(v) for k, v in self.params.items()}
+            out["params"] = {k: [str(x) for x in v.values] if isinstance(v, type) else str(v)
+                             for k, v in self.params.items()}
         if self.frequency_factors:
             out["factors"] = [str(f) for f in self.frequency_factors]
         if self.length_dependent:
@@ -490,6 +502,7 @@ class _Reader:
 
     def __init__(self, source: str):
         self.source = source
+        self.tables: set = set()  # the lookup tables of [params], callable in every later formula
 
     def fail(self, key: str, message: str) -> VariantFileError:
         return VariantFileError(f"{self.source}: key '{key}': {message}")
@@ -506,7 +519,8 @@ class _Reader:
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
     def formula(self, value, key: str, names) -> Formula:
-        return parse_formula(value, names=names, where=f"{self.source}: key '{key}'")
+        return parse_formula(value, names=set(names) - self.tables, where=f"{self.source}: key '{key}'",
+                             tables=self.tables)
 
 
 def _toml_type(value) -> str:
@@ -618,13 +632,33 @@ def _parse_params(reader: _Reader, table: Mapping) -> dict:
             raise reader.fail(full, "a parameter name must be a letter followed by letters, digits or '_'")
         if key in RESERVED:
             raise reader.fail(full, f"{key!r} has a fixed meaning in formulas; choose another parameter name")
+        if isinstance(value, list):
+            params[key] = _lookup(reader, full, key, value, params)
+            reader.tables.add(key)
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise reader.fail(full, f"expected a number or a formula string, got {_toml_type(value)}")
+            raise reader.fail(full, f"expected a number, a formula string or an array of numbers (a lookup "
+                                    f"table), got {_toml_type(value)}")
         formula = reader.formula(value, full, set(params))
         params[key] = formula.build(params)
         if not params[key].is_number:
             raise reader.fail(full, f"expected a number, got {params[key]}")
     return params
+
+
+def _lookup(reader: _Reader, full: str, key: str, values: list, params: dict):
+    """A ``[params]`` array: a lookup table of exact numbers, ``key(k)`` in formulas."""
+    if not 1 <= len(values) <= MAX_TABLE_VALUES:
+        raise reader.fail(full, f"a lookup table needs 1 to {MAX_TABLE_VALUES} values, got {len(values)}")
+    exact = []
+    for k, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise reader.fail(f"{full}[{k}]", f"expected a number or a formula string, got {_toml_type(value)}")
+        number = reader.formula(value, f"{full}[{k}]", set(params)).build(params)
+        if number.is_extended_real is not True or not number.is_finite:
+            raise reader.fail(f"{full}[{k}]", f"expected a finite real number, got {number}")
+        exact.append(number)
+    return lookup_table(key, exact)
 
 
 def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
@@ -760,7 +794,7 @@ def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
             raise reader.fail("rotation.block", "expected a 2x2 array of formulas in x, "
                                                 "e.g. [[\"cos(x)\", \"-sin(x)\"], [\"sin(x)\", \"cos(x)\"]]")
         fields["block"] = tuple(
-            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", {"x"} | set(params))
+            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", {"x", "r"} | _width_names(params))
                   for b, entry in enumerate(row))
             for a, row in enumerate(block))
 
@@ -776,7 +810,8 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     if not 1 <= heads <= MAX_HEADS:
         raise reader.fail("bias.heads", f"expected a head count between 1 and {MAX_HEADS}, got {heads}")
     params = set(fields["params"])
-    fields["bias"] = reader.formula(table["formula"], "bias.formula", {"i", "j", "slope"} | params)
+    bias_names = {"i", "j", "slope", "h", "heads"} | params
+    fields["bias"] = reader.formula(table["formula"], "bias.formula", bias_names)
     fields["heads"] = heads
     fields["slope"] = reader.formula(table["slope"], "bias.slope", {"h", "heads"} | params)
     equivalent = data.get("equivalent", {})
@@ -788,7 +823,7 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
             raise reader.fail("equivalent.bias", "is required (the bias formula in i, j, slope to equal under a "
                                                  "causal softmax)")
         fields["equivalent_name"] = equivalent.get("name", "the stated bias")
-        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias", {"i", "j", "slope"} | params)
+        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias", bias_names)
     variant = Variant(**fields)
     variant.frequencies_digits()  # every head, numerically: a non-real slope fails here, naming its head
     for h in sample_indices(heads):
