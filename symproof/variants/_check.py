@@ -107,6 +107,21 @@ def _additive_product(variant: Variant, a, b, w):
     return (_sin_pair(variant, a, w).T * _sin_pair(variant, b, w))[0]
 
 
+def _mirror(variant: Variant) -> tuple:
+    """The positions of the mirrored offset: (0, -D), or (D, 0) when positions are non-negative (the
+    same offset -D, with the key before the query)."""
+    return (D, 0) if variant.positions == "nonnegative" else (0, -D)
+
+
+def _direction(letter: str, variant: Variant) -> tuple:
+    if letter == "p":
+        left, right = ("p_0^T p_D", "p_D^T p_0") if variant.positions == "nonnegative" else ("p_0^T p_D", "p_0^T p_{-D}")
+    else:
+        left = f"{letter}(0, D)"
+        right = f"{letter}(D, 0)" if variant.positions == "nonnegative" else f"{letter}(0, -D)"
+    return f"{left} != {right} in general: the sign of the offset is visible", "sensitivity"
+
+
 def _rotary_properties(variant: Variant) -> list:
     qn2 = q0**2 + q1**2
     kn2 = k0**2 + k1**2
@@ -124,8 +139,8 @@ def _rotary_properties(variant: Variant) -> list:
                  lambda w, r: (_rotary_score(variant, i, j, w, r), _rotary_score(variant, 0, j - i, w, r))),
         Property("shift", "s(i + c, j + c) = s(i, j) for every common shift c", "identity",
                  lambda w, r: (_rotary_score(variant, i + c, j + c, w, r), _rotary_score(variant, i, j, w, r))),
-        Property("direction", "s(0, D) != s(0, -D) in general: the sign of the offset is visible", "sensitivity",
-                 lambda w, r: (_rotary_score(variant, 0, D, w, r), _rotary_score(variant, 0, -D, w, r))),
+        Property("direction", *_direction("s", variant),
+                 lambda w, r: (_rotary_score(variant, 0, D, w, r), _rotary_score(variant, *_mirror(variant), w, r))),
         Property("plain_at_zero", "s(i, i) = q^T k: at offset 0 the score is the plain product", "identity",
                  lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
     ]
@@ -153,9 +168,8 @@ def _additive_properties(variant: Variant) -> list:
                  lambda w, r: (_additive_product(variant, i, j, w), _additive_product(variant, 0, j - i, w))),
         Property("shift", "p_{i+c}^T p_{j+c} = p_i^T p_j for every common shift c", "identity",
                  lambda w, r: (_additive_product(variant, i + c, j + c, w), _additive_product(variant, i, j, w))),
-        Property("direction", "p_0^T p_D != p_0^T p_{-D} in general: the sign of the offset is visible",
-                 "sensitivity",
-                 lambda w, r: (_additive_product(variant, 0, D, w), _additive_product(variant, 0, -D, w))),
+        Property("direction", *_direction("p", variant),
+                 lambda w, r: (_additive_product(variant, 0, D, w), _additive_product(variant, *_mirror(variant), w))),
     ]
     if variant.equivalent_frequencies is not None:
         props.append(Property("equivalence", f"p_t equals the table of {variant.equivalent_name}",
@@ -172,8 +186,7 @@ def _bias_properties(variant: Variant) -> list:
                  lambda w, r: (bias(i, j), bias(0, j - i))),
         Property("shift", "b(i + c, j + c) = b(i, j) for every common shift c", "identity",
                  lambda w, r: (bias(i + c, j + c), bias(i, j))),
-        Property("direction", "b(0, D) != b(0, -D) in general: the sign of the offset is visible", "sensitivity",
-                 lambda w, r: (bias(0, D), bias(0, -D))),
+        Property("direction", *_direction("b", variant), lambda w, r: (bias(0, D), bias(*_mirror(variant)))),
         Property("plain_at_zero", "b(i, i) = 0: at offset 0 the score is the plain content product", "identity",
                  lambda w, r: (bias(i, i), sp.Integer(0))),
         # softmax(z + c) = softmax(z) for a per-row constant c, and a causal row i sees keys j <= i only:
@@ -488,10 +501,44 @@ def check_variant(variant: Variant, only=None, budget: float | None = None) -> l
         try:
             # each property has the whole budget: one costly property leaves the others theirs
             with cpu_budget(budget, f"property {prop.key}"):
-                results.append(run_claim(claim))
+                results.append(_within_domain(variant, run_claim(claim)))
         except BudgetExhausted:
             results.append(_out_of_budget(claim, budget, time.perf_counter() - start))
     return results
+
+
+#: the symbols of the generic statements that are positions (or offsets that become positions)
+_POSITION_NAMES = frozenset({"i", "j", "m", "t", "c", "D"})
+
+
+def _negative_position(witness, offset_is_position: bool) -> str:
+    """The first position of ``witness`` that is negative (with ``offset_is_position``, as in
+    ``s(0, j - i)``, also ``j - i``), or ''."""
+    values = {str(k): v for k, v in dict(witness or {}).items()}
+    for name in sorted(_POSITION_NAMES & set(values)):
+        if sp.sympify(values[name]).is_negative:
+            return f"{name} = {values[name]}"
+    if offset_is_position and "i" in values and "j" in values \
+            and (sp.sympify(values["j"]) - sp.sympify(values["i"])).is_negative:
+        return f"j - i = {sp.sympify(values['j']) - sp.sympify(values['i'])}"
+    return ""
+
+
+def _within_domain(variant: Variant, result: ClaimResult) -> ClaimResult:
+    """A file that says ``positions = "nonnegative"`` is not refuted (nor shown sensitive) by a witness
+    at a negative position: such a verdict becomes unknown, naming the position."""
+    if variant.positions != "nonnegative" or result.status == UNKNOWN or result.claim.name == "kernel":
+        return result
+    decided_by_witness = result.status == REFUTED or result.claim.kind == "not-in-general"
+    if not decided_by_witness:
+        return result
+    for part in result.proof.parts:
+        where = _negative_position(part.witness, result.claim.name == "relative")
+        if where:
+            reason = (f"the witness needs the position {where}, outside the file's positions = \"nonnegative\"; "
+                      "no witness at non-negative positions was certified")
+            return ClaimResult(result.claim, UNKNOWN, result.seconds, result.proof, reason, result.methods, [])
+    return result
 
 
 def _out_of_budget(claim: Claim, budget: float, seconds: float):

@@ -213,6 +213,12 @@ _HINTS = {
 }
 
 
+#: names a file reaching for the content of queries and keys (CoPE's gates) would use
+CONTENT_NAMES = frozenset({"q", "k", "query", "key", "gate", "gates", "content", "sigmoid"})
+CONTENT_HINT = (" (positions that depend on the content of queries and keys, as in CoPE, cannot be described: "
+                "formulas are functions of integer positions only)")
+
+
 class _Refused(Exception):
     """Internal: why a formula is refused (turned into a VariantFileError at the boundary)."""
 
@@ -354,7 +360,8 @@ class _Checker:
                 raise _Refused(f"uses the table {node.id!r} without an index: write {node.id}(k)")
             if node.id not in self.allowed:
                 known = sorted(self.allowed | set(CONSTANTS))
-                raise _Refused(f"uses the unknown name {node.id!r}; the names allowed here are {known}")
+                hint = CONTENT_HINT if node.id in CONTENT_NAMES else ""
+                raise _Refused(f"uses the unknown name {node.id!r}; the names allowed here are {known}{hint}")
             self.used.add(node.id)
         elif isinstance(node, ast.BinOp):
             if type(node.op) not in _BINARY:

@@ -84,6 +84,12 @@ _H = sp.Symbol("h", integer=True, nonnegative=True)
 #: what ``positions = ...`` may say: every integer (the default) or the integers >= 0
 POSITION_DOMAINS = {"integers": "every integer, negative ones included (the default)",
                     "nonnegative": "the integers >= 0 (a scheme defined from position 0 on)"}
+#: what a file may write to ask for positions computed from the content (CoPE), refused in one line
+CONTENT_POSITIONS = ("content", "contextual", "gated", "cope")
+CONTENT_REFUSAL = ("content-dependent positions (CoPE: positions summed from gates computed from the queries and "
+                   "keys) cannot be described here: every formula is a function of integer positions, and the "
+                   "properties of such a scheme depend on the content; expected one of "
+                   + str(list(POSITION_DOMAINS)))
 RULES = ("geometric", "formula", "list")
 #: what each rotary pairing means, for the error of a file that leaves it out
 PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta's complex view",
@@ -558,6 +564,8 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     fields: dict = {"name": name, "kind": kind, "title": data.get("title", name),
                     "description": data.get("description", ""), "source": source}
     if "positions" in data:
+        if data["positions"] in CONTENT_POSITIONS:
+            raise reader.fail("positions", CONTENT_REFUSAL)
         if data["positions"] not in POSITION_DOMAINS:
             raise reader.fail("positions", f"expected one of {list(POSITION_DOMAINS)}, got {data['positions']!r}")
         fields["positions"] = data["positions"]
