@@ -32,13 +32,24 @@ def bodies(variant, module: str, target: str) -> dict:
     return {file_name(module, target): _python_source(variant, target)}
 
 
+def _numbers_as_floats(expr):
+    """Every numeric subexpression of ``expr`` (``10000**(-k/64)``, ``log(2)``) as one float: torch's
+    functions refuse two Python numbers (``torch.pow(10000, -0.03125)`` raises), and ``sp.N`` leaves
+    such powers unevaluated inside a product with symbols."""
+    if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Number:
+        return sp.Float(sp.N(expr, 20), 20)
+    if not expr.args:
+        return sp.N(expr, 20) if isinstance(expr, sp.Rational) and not expr.is_Integer else expr
+    return expr.func(*[_numbers_as_floats(a) for a in expr.args])
+
+
 def _python_source(variant, target: str) -> str:
     printer = NumPyKernelPrinter() if target == "numpy" else torch_printer()
     lib = "numpy" if target == "numpy" else "torch"
 
     def code(expr):
         # torch functions take tensors, not Python numbers: constants go in as floats
-        return printer.doprint(sp.N(expr, 20) if target == "torch" else expr)
+        return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
 
     freqs = variant.frequencies_digits(30)
     lines = ["", "import math", f"import {lib}", ""]

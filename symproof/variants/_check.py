@@ -288,8 +288,17 @@ def _derive_identity(variant: Variant, prop: Property):
         tried = _valued(variant, _spread(instances))
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
-            part = proof.equal(f"{_name(variant)} = {index} ({sym} = {value})",
-                               lhs_c, rhs_c)
+            rule = f"{_name(variant)} = {index} ({sym} = {value})"
+            part = proof.equal(rule, lhs_c, rhs_c)
+            if part.status == UNKNOWN:
+                far = _far_witness(variant, lhs_c, rhs_c)
+                if far is not None:
+                    proof.parts.pop()
+                    witness, residual = far
+                    proof.record(f"{rule}, at a large position or one near a threshold of the formula",
+                                 Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
+                                         reason="the two sides differ at the witness (certified)"))
+                return
             if part.status != PROVED:
                 return
         if len(tried) < len(instances):
@@ -297,6 +306,67 @@ def _derive_identity(variant: Variant, prop: Property):
                             f"the generic statement is not proved and only {len(tried)} concrete values "
                             "were checked", method="not tried")
     return derive
+
+
+#: powers of two the far witness search tries for each position (past the small points of the prover)
+FAR_POWERS = tuple(2**k for k in range(3, 21))
+#: most candidate points the far search evaluates for one statement
+MAX_FAR_POINTS = 240
+_VECTORS = ({q0: 1, q1: 0, k0: 1, k1: 0}, {q0: 1, q1: 0, k0: 0, k1: 1}, {q0: 0, q1: 1, k0: 1, k1: 0})
+
+
+def _thresholds(expr) -> list:
+    """Positions near the numbers a formula names (``Min(n, 512)``, ``log(m) / log(2048)``): each
+    number's integer neighbours, then the powers of two."""
+    near = []
+    for atom in sp.sympify(expr).atoms(sp.Number):
+        if 2 <= abs(atom) <= 2**20:
+            base = int(sp.floor(abs(atom)))
+            near += [base - 1, base, base + 1, base + 2]
+    return list(dict.fromkeys(near + list(FAR_POWERS)))
+
+
+def _far_witness(variant: Variant, lhs, rhs):
+    """A certified point where ``lhs != rhs`` at a large position or one near a threshold (the
+    prover's own search tries small values only); ``(witness, residual)`` or ``None``."""
+    pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
+    free = set().union(*(sp.sympify(e).free_symbols for e in pair))
+    positions = sorted((s for s in free if s.name in _POSITION_NAMES), key=lambda s: s.name)
+    if not positions:
+        return None
+    values = _thresholds(sp.Tuple(*pair))
+    if variant.positions != "nonnegative":
+        values += [-v for v in values]
+    vectors = [v for v in _VECTORS if set(v) & free] or [{}]
+    tried = 0
+    for value in values:
+        for moved in positions:
+            for rest in (0, 1):
+                point = {s: sp.Integer(value if s == moved else rest) for s in positions}
+                for vector in vectors:
+                    tried += 1
+                    if tried > MAX_FAR_POINTS:
+                        return None
+                    witness = {**point, **{s: sp.Integer(v) for s, v in vector.items() if s in free}}
+                    residual = _residual_at(pair, witness)
+                    if residual is not None:
+                        return witness, residual
+    return None
+
+
+def _residual_at(pair, witness):
+    lhs, rhs = pair
+    try:
+        if isinstance(lhs, sp.MatrixBase):
+            for a, b in zip(lhs, rhs):
+                residual = evaluate_at(a, witness) - evaluate_at(b, witness)
+                if is_certainly_nonzero(residual):
+                    return residual
+            return None
+        residual = evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+        return None
+    return residual if is_certainly_nonzero(residual) else None
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
@@ -333,6 +403,11 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             if part.status == PROVED:
                 return
             proof.parts.pop()
+            far = _far_witness(variant, lhs_c, rhs_c)
+            if far is not None:
+                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a large "
+                             "offset or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
+                return
         if _same_at_every_instance(variant, proof, lhs, rhs):
             return
         proof.undecided("differ", "a witness of different scores", "no witness found among simple exact points",

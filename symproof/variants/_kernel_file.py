@@ -297,7 +297,30 @@ class _Reference:
         return None if any(value is None for value in out.values()) else out
 
     def bias(self, head, i, j):
+        fast = self._fast_bias(head)
+        if fast is not None:
+            import mpmath
+
+            with mpmath.workdps(40):
+                value = fast(mpmath.mpf(i), mpmath.mpf(j))
+            return _finite(sp.Float(value, 40)) if isinstance(value, (mpmath.mpf, int, float)) else None
         return _finite(self.variant.bias_at(i, j, self._freqs[head], head))
+
+    def _fast_bias(self, head):
+        """The head's bias as a 40-digit mpmath function of (i, j), built once: a sum of 64 cosines
+        (Sandwich) built exactly at each of hundreds of points costs seconds.  Only for continuous
+        formulas: at a jump (floor, where, a table index) 40 digits may fall on the wrong side, and
+        those are built exactly at each point."""
+        cache = self.__dict__.setdefault("_fast", {})
+        if head not in cache:
+            from ._formula import LookupBase
+
+            si, sj = sp.symbols("i j", integer=True)
+            expr = self.variant.bias_at(si, sj, self._freqs[head], head)
+            jumps = expr.has(sp.floor, sp.ceiling, sp.Piecewise) or any(
+                isinstance(f, LookupBase) for f in expr.atoms(sp.Function))
+            cache[head] = None if jumps else sp.lambdify((si, sj), expr, modules="mpmath")
+        return cache[head]
 
 
 def variant_digits(variant: Variant, seq_len):

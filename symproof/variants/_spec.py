@@ -46,6 +46,10 @@ A file states what a scheme *is*, never how to prove anything about it::
     frequencies = "10000**(-2*r/d) / s"
     # bias variants: bias = "-slope * (i - j)", equal under a causal softmax (row-constant shifts)
 
+``positions = "nonnegative"`` (top level) restricts the positions every property ranges over to
+``m >= 0`` (default: every integer).  A ``[params]`` array is a lookup table ``T(k)``.  The names
+each formula key may use are :data:`FORMULA_NAMES`; the functions, ``FUNCTIONS`` of :mod:`._formula`.
+
 Every formula is parsed by :mod:`._formula` (data, never code).  Names
 available in frequency formulas: ``r`` (pair index), ``d`` (the denominator
 width), ``n`` (number of frequency pairs), ``width``, ``rotated_width``, the
@@ -75,7 +79,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["Variant", "load_variant", "parse_variant", "sample_indices", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS",
-           "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH"]
+           "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH", "FORMULA_NAMES", "WIDTH_NAMES", "POSITION_DOMAINS"]
 
 KINDS = ("additive", "rotary", "bias")
 #: the symbolic pair index and head a block or bias formula is built with when none is given
@@ -620,14 +624,42 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
                                                  "'$', '\\', '{', '}' or control characters")
         fields["equivalent_name"] = eq_name
         fields["equivalent_frequencies"] = reader.formula(
-            eq["frequencies"], "equivalent.frequencies", _width_names(params) | {"r"})
+            eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
     _validate_values(reader, variant)
     return variant
 
 
+#: the widths every formula but the position transform, the bias and the slope may use
+WIDTH_NAMES = ("d", "n", "width", "rotated_width")
+#: key -> (the names it may use besides its [params] and their tables, whether the widths are among them)
+#: and what the names mean; the README's table is tested against it
+FORMULA_NAMES: dict = {
+    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]"),
+    "frequencies.formula": (("r",), True, "as frequencies.base"),
+    "frequencies.let.NAME": (("r",), True, "as frequencies.base; every earlier let"),
+    "frequencies.values[k]": ((), True, "one number per pair"),
+    "position.transform": (("m",), False, "m = the position (one coordinate of it with several axes)"),
+    "position.axis": (("r",), True, "r = pair index; gives the axis index 0..len(axes)-1 pair r rotates with"),
+    "scale.query / scale.key": (("m", "r"), True, "m = position of the query / of the key, r = pair index"),
+    "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
+    "rotation.block[a][b]": (("x", "r"), True, "x = the angle (transform(m) * frequency), r = pair index"),
+    "bias.formula": (("i", "j", "slope", "h", "heads"), False,
+                     "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
+    "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
+    "equivalent.frequencies": (("r",), True, "r = pair index"),
+    "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
+}
+
+
+def _names(key: str, params) -> set:
+    """The names ``key``'s formula may use (:data:`FORMULA_NAMES`), with the params."""
+    fixed, widths, _ = FORMULA_NAMES[key]
+    return set(fixed) | set(params) | (set(WIDTH_NAMES) if widths else set())
+
+
 def _width_names(params) -> set:
-    return {"d", "n", "width", "rotated_width"} | set(params)
+    return set(WIDTH_NAMES) | set(params)
 
 
 def _parse_params(reader: _Reader, table: Mapping) -> dict:
@@ -769,7 +801,7 @@ def _parse_length(reader: _Reader, table: Mapping, fields: dict) -> None:
 def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
     params = fields["params"]
     if "transform" in table:
-        fields["transform"] = reader.formula(table["transform"], "position.transform", {"m"} | set(params))
+        fields["transform"] = reader.formula(table["transform"], "position.transform", _names("position.transform", params))
     axes = table.get("axes", ["m"])
     if not axes or len(axes) > MAX_AXES or not all(isinstance(a, str) and _IDENT.match(a) for a in axes):
         raise reader.fail("position.axes", f"expected 1 to {MAX_AXES} coordinate names, got {axes!r}")
@@ -780,7 +812,7 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
         if "axis" not in table:
             raise reader.fail("position.axis", "is required with several axes: a formula in r and n giving "
                                                "the coordinate each pair rotates with")
-        fields["axis"] = reader.formula(table["axis"], "position.axis", {"r"} | _width_names(params))
+        fields["axis"] = reader.formula(table["axis"], "position.axis", _names("position.axis", params))
     elif "axis" in table:
         raise reader.fail("position.axis", "applies only when position.axes has several names")
 
@@ -788,13 +820,13 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
 def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
     params = fields["params"]
     scale = data.get("scale", {})
-    names = {"m", "r"} | _width_names(params)
+    names = _names("scale.query / scale.key", params)
     if "query" in scale:
         fields["query_scale"] = reader.formula(scale["query"], "scale.query", names)
     if "key" in scale:
         fields["key_scale"] = reader.formula(scale["key"], "scale.key", names)
     if "factor" in data.get("attention", {}):
-        fields["factor"] = reader.formula(data["attention"]["factor"], "attention.factor", _width_names(params))
+        fields["factor"] = reader.formula(data["attention"]["factor"], "attention.factor", _names("attention.factor", params))
     if "rotation" in data:
         block = data["rotation"].get("block")
         if (not isinstance(block, list) or len(block) != 2
@@ -802,7 +834,7 @@ def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
             raise reader.fail("rotation.block", "expected a 2x2 array of formulas in x, "
                                                 "e.g. [[\"cos(x)\", \"-sin(x)\"], [\"sin(x)\", \"cos(x)\"]]")
         fields["block"] = tuple(
-            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", {"x", "r"} | _width_names(params))
+            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", _names("rotation.block[a][b]", params))
                   for b, entry in enumerate(row))
             for a, row in enumerate(block))
 
@@ -818,10 +850,10 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     if not 1 <= heads <= MAX_HEADS:
         raise reader.fail("bias.heads", f"expected a head count between 1 and {MAX_HEADS}, got {heads}")
     params = set(fields["params"])
-    bias_names = {"i", "j", "slope", "h", "heads"} | params
+    bias_names = _names("bias.formula", params)
     fields["bias"] = reader.formula(table["formula"], "bias.formula", bias_names)
     fields["heads"] = heads
-    fields["slope"] = reader.formula(table["slope"], "bias.slope", {"h", "heads"} | params)
+    fields["slope"] = reader.formula(table["slope"], "bias.slope", _names("bias.slope", params))
     equivalent = data.get("equivalent", {})
     if "frequencies" in equivalent:
         raise reader.fail("equivalent.frequencies", "applies to rotary and additive kinds; a bias variant "
@@ -831,13 +863,21 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
             raise reader.fail("equivalent.bias", "is required (the bias formula in i, j, slope to equal under a "
                                                  "causal softmax)")
         fields["equivalent_name"] = equivalent.get("name", "the stated bias")
-        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias", bias_names)
+        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias",
+                                                   _names("equivalent.bias", params))
     variant = Variant(**fields)
     variant.frequencies_digits()  # every head, numerically: a non-real slope fails here, naming its head
     for h in sample_indices(heads):
         value = variant.exact_value(h)
         if value.is_extended_real is not True:
             raise reader.fail("bias.slope", f"gives {value} for head h={h}; expected a real number")
+    # build the bias once symbolically and once at a concrete point: a formula refused there (a table
+    # indexed outside its values, a value too large) fails at load time, with its key
+    i, j = sp.symbols("i j", integer=True)
+    for point in ((i, j), (sp.Integer(1), sp.Integer(0))):
+        variant.bias_at(*point, variant.exact_value(0), 0)
+        if variant.equivalent_bias is not None:
+            variant.equivalent_bias_at(*point, variant.exact_value(0), 0)
 
 
 def sample_indices(count: int) -> list:
