@@ -42,12 +42,22 @@ def _nested(printer, function, args) -> str:
     return out
 
 
+def split_fraction(arg) -> tuple:
+    """``(n, q)`` with ``arg = n / q``, ``q`` a positive integer when ``arg``'s rational coefficients
+    have one (``-i/3 + j/3`` -> ``(j - i, 3)``)."""
+    together = sp.together(arg)
+    coefficient, rest = together.as_coeff_Mul()
+    if coefficient.is_Rational and coefficient.q != 1:
+        return sp.Mul(coefficient.p, rest, evaluate=False) if coefficient.p != 1 else rest, sp.Integer(coefficient.q)
+    return sp.fraction(together)
+
+
 def _integer_part(printer, expr, function: str) -> str:
     """``floor``/``ceiling`` of ``n / q`` printed as one division of ``n`` by ``q``: SymPy distributes
     ``(j - i)/3`` into ``-i/3 + j/3``, whose two roundings put ``ceil`` on the wrong side of an integer
     (``-5/3 + 2/3 = -0.9999999999999999``); ``n`` of integer positions is exact in float64, and a
     correctly rounded quotient that is an integer is exact."""
-    numerator, denominator = sp.fraction(sp.together(expr.args[0]))
+    numerator, denominator = split_fraction(expr.args[0])
     if denominator == 1 or not denominator.is_number:
         return f"{function}({printer._print(expr.args[0])})"
     return f"{function}(({printer._print(numerator)}) / {float(denominator)!r})"

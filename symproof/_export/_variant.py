@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import CKernelPrinter, NumPyKernelPrinter, torch_printer
+from ._printers import CKernelPrinter, NumPyKernelPrinter, split_fraction, torch_printer
 
 __all__ = ["bodies"]
 
@@ -38,6 +38,11 @@ def _numbers_as_floats(expr):
     such powers unevaluated inside a product with symbols."""
     if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Number:
         return sp.Float(sp.N(expr, 20), 20)
+    if isinstance(expr, (sp.floor, sp.ceiling)):
+        # keep floor(n / q) one division of an exact numerator (see _printers._integer_part)
+        numerator, denominator = split_fraction(expr.args[0])
+        if denominator != 1 and denominator.is_Integer:
+            return expr.func(_numbers_as_floats(numerator) / denominator, evaluate=False)
     if not expr.args:
         return sp.N(expr, 20) if isinstance(expr, sp.Rational) and not expr.is_Integer else expr
     return expr.func(*[_numbers_as_floats(a) for a in expr.args])

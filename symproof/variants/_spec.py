@@ -484,6 +484,8 @@ class Variant:
             out["equivalent_bias"] = self.equivalent_bias.text
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.positions != "integers":
+            out["positions"] = self.positions
         return out
 
 
