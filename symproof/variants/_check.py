@@ -208,13 +208,14 @@ def _bias_properties(variant: Variant) -> list:
     return props
 
 
-def properties_of(variant: Variant) -> list:
+def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
     builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
     props = builders[variant.kind](variant)
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
-                                    "and negative positions", "identity", derive=check_kernel))
+                                    "and negative positions", "identity",
+                          derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
     return props
 
 
@@ -553,12 +554,13 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
                  derive=derive, name=prop.key)
 
 
-def check_variant(variant: Variant, only=None, budget: float | None = None) -> list:
+def check_variant(variant: Variant, only=None, budget: float | None = None, kernel_targets=None) -> list:
     """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
 
     ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
     exact witness where there is one) when it does not, ``"unknown"`` when
-    neither could be shown.  ``only`` restricts to some property keys.
+    neither could be shown.  ``only`` restricts to some property keys; ``kernel_targets``, the export targets whose files the
+    ``kernel`` property writes and runs (default: numpy, torch and C, where available).
     ``budget``: seconds of CPU time for each property (the command line sets
     one); a property still running when its budget is used up is ``"unknown"``
     with the budget as its reason, and the next property starts with a full one.
@@ -566,12 +568,12 @@ def check_variant(variant: Variant, only=None, budget: float | None = None) -> l
     import time
 
     results = []
-    for prop in properties_of(variant):
+    for prop in properties_of(variant, kernel_targets):
         if only and prop.key not in only:
             continue
         claim = _claim_for(variant, prop)
         if prop.key == "kernel":
-            prepare_targets()  # torch's import is the process's, not this property's, cost
+            prepare_targets(kernel_targets)  # torch's import is the process's, not this property's, cost
         start = time.perf_counter()
         try:
             # each property has the whole budget: one costly property leaves the others theirs

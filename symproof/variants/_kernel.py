@@ -286,12 +286,12 @@ def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
                 worst <= TOLERANCE, f"largest relative difference {_gap_text(worst)}", data={"max_rel": worst})
 
 
-def check_kernel(variant: Variant, proof) -> None:
-    """The ``kernel`` property: the files ``--export`` writes (every target this machine can run)
-    against the exact definition (:mod:`._kernel_file`)."""
+def check_kernel(variant: Variant, proof, targets=None) -> None:
+    """The ``kernel`` property: the files ``--export`` writes (``targets``, default every target this
+    machine can run) against the exact definition (:mod:`._kernel_file`)."""
     from ._kernel_file import check_written_kernel
 
-    check_written_kernel(variant, proof)
+    check_written_kernel(variant, proof, targets)
 
 
 def check_in_process_kernel(variant: Variant, proof) -> None:

@@ -146,3 +146,25 @@ def test_all_zero_frequencies_and_nope_are_expressible_and_decided():
                               "bias": {"formula": "0", "heads": 1, "slope": "0"}})
     results = {r.claim.name: r.status for r in check_variant(nope)}
     assert results["direction"] == "refuted" and results["relative"] == "proved" and results["kernel"] == "proved"
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ([], {"numpy", "c"}),
+    (["--export", "OUT", "--target", "torch"], {"numpy", "c", "torch"}),
+])
+def test_the_command_runs_the_file_it_exports(monkeypatch, tmp_path, extra, expected):
+    """symproof check runs the numpy and C files, and the torch file when --export writes it."""
+    from symproof._cli import main
+    from symproof.variants import _main, shipped_variants
+
+    seen = []
+    real = _main.check_variant
+
+    def spy(variant, **options):
+        seen.append(options.get("kernel_targets"))
+        return real(variant, **options)
+
+    monkeypatch.setattr(_main, "check_variant", spy)
+    args = [a.replace("OUT", str(tmp_path / "out")) for a in extra]
+    assert main(["check", shipped_variants()["xpos"], *args]) in (0, 1)
+    assert seen == [expected]
