@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import CKernelPrinter, NumPyKernelPrinter, torch_printer
+from ._printers import CKernelPrinter, NumPyKernelPrinter, split_fraction, torch_printer
 
 __all__ = ["bodies"]
 
@@ -22,6 +22,7 @@ _m = sp.Symbol("m", real=True)
 _r = sp.Symbol("r", integer=True, nonnegative=True)
 _x = sp.Symbol("x", real=True)
 _i, _j, _slope = sp.symbols("i j slope", real=True)
+_h = sp.Symbol("h", integer=True, nonnegative=True)
 
 
 def bodies(variant, module: str, target: str) -> dict:
@@ -31,13 +32,29 @@ def bodies(variant, module: str, target: str) -> dict:
     return {file_name(module, target): _python_source(variant, target)}
 
 
+def _numbers_as_floats(expr):
+    """Every numeric subexpression of ``expr`` (``10000**(-k/64)``, ``log(2)``) as one float: torch's
+    functions refuse two Python numbers (``torch.pow(10000, -0.03125)`` raises), and ``sp.N`` leaves
+    such powers unevaluated inside a product with symbols."""
+    if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Number:
+        return sp.Float(sp.N(expr, 20), 20)
+    if isinstance(expr, (sp.floor, sp.ceiling)):
+        # keep floor(n / q) one division of an exact numerator (see _printers._integer_part)
+        numerator, denominator = split_fraction(expr.args[0])
+        if denominator != 1 and denominator.is_Integer:
+            return expr.func(_numbers_as_floats(numerator) / denominator, evaluate=False)
+    if not expr.args:
+        return sp.N(expr, 20) if isinstance(expr, sp.Rational) and not expr.is_Integer else expr
+    return expr.func(*[_numbers_as_floats(a) for a in expr.args])
+
+
 def _python_source(variant, target: str) -> str:
     printer = NumPyKernelPrinter() if target == "numpy" else torch_printer()
     lib = "numpy" if target == "numpy" else "torch"
 
     def code(expr):
         # torch functions take tensors, not Python numbers: constants go in as floats
-        return printer.doprint(sp.N(expr, 20) if target == "torch" else expr)
+        return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
 
     freqs = variant.frequencies_digits(30)
     lines = ["", "import math", f"import {lib}", ""]
@@ -46,13 +63,19 @@ def _python_source(variant, target: str) -> str:
     else:
         lines.append(f"FREQUENCIES = torch.tensor([{floats(freqs)}], dtype=torch.float64)")
     if variant.kind == "bias":
-        lines += ["", "", "def bias(n_queries, n_keys):",
-                  '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
-                  f"    i = {lib}.arange(n_queries, dtype={lib}.float64)[None, :, None]",
-                  f"    j = {lib}.arange(n_keys, dtype={lib}.float64)[None, None, :]",
+        as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
+        lines += ["", "", "def bias_at(query_positions, key_positions):",
+                  '    """b[h, a, b] for the query at query_positions[a] and the key at key_positions[b]."""',
+                  f"    i = {as_array}(query_positions, dtype={lib}.float64)[None, :, None]",
+                  f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
                   "    slope = FREQUENCIES[:, None, None]",
-                  f"    value = {code(variant.bias_at(_i, _j, _slope))}",
-                  f"    return value + {lib}.zeros((len(FREQUENCIES), n_queries, n_keys), dtype={lib}.float64)"]
+                  f"    h = {lib}.arange(len(FREQUENCIES), dtype={lib}.float64)[:, None, None]",
+                  f"    value = {code(variant.bias_at(_i, _j, _slope, _h))}",
+                  f"    return value + {lib}.zeros((len(FREQUENCIES), i.shape[1], j.shape[2]), dtype={lib}.float64)",
+                  "", "", "def bias(n_queries, n_keys):",
+                  '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
+                  f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
+                  f"{lib}.arange(n_keys, dtype={lib}.float64))"]
         return "\n".join(lines) + "\n"
     lines += ["", "", "def transform(m):", f"    return {code(variant.angle_position(_m))}"]
     if variant.kind == "additive":
@@ -69,14 +92,14 @@ def _python_source(variant, target: str) -> str:
             lines.append(f"    return {lib}.stack([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)"
                          ".reshape(angle.shape[0], -1)")
         return "\n".join(lines) + "\n"
-    block = variant.block_at(_x)
+    block = variant.block_at(_x, _r)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines += [
         "", "", "def scale(side, m, r):",
         f"    if side == 'query':\n        return {code(variant.scale('query', _m, _r))} + 0 * m",
         f"    return {code(variant.scale('key', _m, _r))} + 0 * m",
-        "", "", "def block(x):",
+        "", "", "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
         "", "", f"AXIS = {axes}", f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
         "", "",
@@ -97,8 +120,10 @@ def _python_source(variant, target: str) -> str:
     lines += ["    for r, (a, b) in enumerate(PAIRS):",
               "        coord = pos[..., AXIS[r]]",
               "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]",
-              "        s = scale(side, coord, r)",
-              "        b00, b01, b10, b11 = block(angle)",
+              "        s = scale(side, coord, r)" if target == "numpy" else
+              "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
+              "        b00, b01, b10, b11 = block(angle, r)" if target == "numpy" else
+              "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64))",
               "        za, zb = x[..., a], x[..., b]",
               "        out[..., a] = s * (b00 * za + b01 * zb)",
               "        out[..., b] = s * (b10 * za + b11 * zb)",
@@ -111,7 +136,7 @@ def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
     half = variant.rotated_width // 2
     freqs = variant.frequencies_digits(30)
-    block = [printer.doprint(e) for e in variant.block_at(_x)]
+    block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
     body = ["", "#include <math.h>", "#include <string.h>", "",
              f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};",
              f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};", "",

@@ -30,6 +30,7 @@ from ..encodings import sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._kernel import check_kernel
+from ._kernel_file import prepare_targets
 from ._spec import Variant
 
 __all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]
@@ -41,6 +42,8 @@ m = sp.Symbol("m", integer=True)
 omega = sp.Symbol("omega", real=True)
 r_sym = sp.Symbol("r", integer=True, nonnegative=True)
 slope_sym = sp.Symbol("slope", real=True)
+#: the head index of a bias formula that reads it (KERPLE's per-head second parameter)
+h_sym = sp.Symbol("h", integer=True, nonnegative=True)
 #: causal rows: key position j >= 0, query position j + back (back >= 0 steps later)
 j_causal = sp.Symbol("j", integer=True, nonnegative=True)
 back = sp.Symbol("t", integer=True, nonnegative=True)
@@ -61,7 +64,7 @@ PROPERTY_TITLES = {
     "equivalence": "equivalence to a named scheme",
     "cache": "keys cached at one call length stay valid at another",
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
-    "kernel": "the generated kernel computes the definition",
+    "kernel": "the exported kernel files compute the definition",
 }
 
 
@@ -87,7 +90,7 @@ class Property:
 def _pair_map(variant: Variant, side: str, position, w, r):
     """The 2x2 map applied to a query (or key) pair at ``position``."""
     angle = variant.angle_position(position) * w
-    return variant.scale(side, position, r) * variant.block_at(angle)
+    return variant.scale(side, position, r) * variant.block_at(angle, r)
 
 
 def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
@@ -102,6 +105,21 @@ def _sin_pair(variant: Variant, position, w):
 
 def _additive_product(variant: Variant, a, b, w):
     return (_sin_pair(variant, a, w).T * _sin_pair(variant, b, w))[0]
+
+
+def _mirror(variant: Variant) -> tuple:
+    """The positions of the mirrored offset: (0, -D), or (D, 0) when positions are non-negative (the
+    same offset -D, with the key before the query)."""
+    return (D, 0) if variant.positions == "nonnegative" else (0, -D)
+
+
+def _direction(letter: str, variant: Variant) -> tuple:
+    if letter == "p":
+        left, right = ("p_0^T p_D", "p_D^T p_0") if variant.positions == "nonnegative" else ("p_0^T p_D", "p_0^T p_{-D}")
+    else:
+        left = f"{letter}(0, D)"
+        right = f"{letter}(D, 0)" if variant.positions == "nonnegative" else f"{letter}(0, -D)"
+    return f"{left} != {right} in general: the sign of the offset is visible", "sensitivity"
 
 
 def _rotary_properties(variant: Variant) -> list:
@@ -121,8 +139,8 @@ def _rotary_properties(variant: Variant) -> list:
                  lambda w, r: (_rotary_score(variant, i, j, w, r), _rotary_score(variant, 0, j - i, w, r))),
         Property("shift", "s(i + c, j + c) = s(i, j) for every common shift c", "identity",
                  lambda w, r: (_rotary_score(variant, i + c, j + c, w, r), _rotary_score(variant, i, j, w, r))),
-        Property("direction", "s(0, D) != s(0, -D) in general: the sign of the offset is visible", "sensitivity",
-                 lambda w, r: (_rotary_score(variant, 0, D, w, r), _rotary_score(variant, 0, -D, w, r))),
+        Property("direction", *_direction("s", variant),
+                 lambda w, r: (_rotary_score(variant, 0, D, w, r), _rotary_score(variant, *_mirror(variant), w, r))),
         Property("plain_at_zero", "s(i, i) = q^T k: at offset 0 the score is the plain product", "identity",
                  lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
     ]
@@ -150,9 +168,8 @@ def _additive_properties(variant: Variant) -> list:
                  lambda w, r: (_additive_product(variant, i, j, w), _additive_product(variant, 0, j - i, w))),
         Property("shift", "p_{i+c}^T p_{j+c} = p_i^T p_j for every common shift c", "identity",
                  lambda w, r: (_additive_product(variant, i + c, j + c, w), _additive_product(variant, i, j, w))),
-        Property("direction", "p_0^T p_D != p_0^T p_{-D} in general: the sign of the offset is visible",
-                 "sensitivity",
-                 lambda w, r: (_additive_product(variant, 0, D, w), _additive_product(variant, 0, -D, w))),
+        Property("direction", *_direction("p", variant),
+                 lambda w, r: (_additive_product(variant, 0, D, w), _additive_product(variant, *_mirror(variant), w))),
     ]
     if variant.equivalent_frequencies is not None:
         props.append(Property("equivalence", f"p_t equals the table of {variant.equivalent_name}",
@@ -162,15 +179,14 @@ def _additive_properties(variant: Variant) -> list:
 
 def _bias_properties(variant: Variant) -> list:
     def bias(a, b):
-        return variant.bias_at(a, b, slope_sym)
+        return variant.bias_at(a, b, slope_sym, h_sym)
 
     props = [
         Property("relative", "b(i, j) = b(0, j - i): the bias depends only on the offset", "identity",
                  lambda w, r: (bias(i, j), bias(0, j - i))),
         Property("shift", "b(i + c, j + c) = b(i, j) for every common shift c", "identity",
                  lambda w, r: (bias(i + c, j + c), bias(i, j))),
-        Property("direction", "b(0, D) != b(0, -D) in general: the sign of the offset is visible", "sensitivity",
-                 lambda w, r: (bias(0, D), bias(0, -D))),
+        Property("direction", *_direction("b", variant), lambda w, r: (bias(0, D), bias(*_mirror(variant)))),
         Property("plain_at_zero", "b(i, i) = 0: at offset 0 the score is the plain content product", "identity",
                  lambda w, r: (bias(i, i), sp.Integer(0))),
         # softmax(z + c) = softmax(z) for a per-row constant c, and a causal row i sees keys j <= i only:
@@ -183,7 +199,7 @@ def _bias_properties(variant: Variant) -> list:
     ]
     if variant.equivalent_bias is not None:
         def difference(a, b):
-            return variant.bias_at(a, b, slope_sym) - variant.equivalent_bias_at(a, b, slope_sym)
+            return variant.bias_at(a, b, slope_sym, h_sym) - variant.equivalent_bias_at(a, b, slope_sym, h_sym)
 
         props.append(Property(
             "equivalence", f"b - b' is constant along every causal row (b' = {variant.equivalent_name}): "
@@ -192,12 +208,14 @@ def _bias_properties(variant: Variant) -> list:
     return props
 
 
-def properties_of(variant: Variant) -> list:
+def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
     builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
     props = builders[variant.kind](variant)
-    props.append(Property("kernel", "the float64 kernel generated from the definition agrees with it",
-                          "identity", derive=check_kernel))
+    props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
+                                    "import, run and agree with the exact definition at small, random, large "
+                                    "and negative positions", "identity",
+                          derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
     return props
 
 
@@ -215,7 +233,7 @@ def _valued(variant: Variant, indices) -> list:
 
 
 def _generic(variant: Variant):
-    return (slope_sym, None) if variant.kind == "bias" else (omega, r_sym)
+    return (slope_sym, h_sym) if variant.kind == "bias" else (omega, r_sym)
 
 
 def _name(variant: Variant) -> str:
@@ -271,8 +289,17 @@ def _derive_identity(variant: Variant, prop: Property):
         tried = _valued(variant, _spread(instances))
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
-            part = proof.equal(f"{_name(variant)} = {index} ({sym} = {value})",
-                               lhs_c, rhs_c)
+            rule = f"{_name(variant)} = {index} ({sym} = {value})"
+            part = proof.equal(rule, lhs_c, rhs_c)
+            if part.status == UNKNOWN:
+                far = _far_witness(variant, lhs_c, rhs_c)
+                if far is not None:
+                    proof.parts.pop()
+                    witness, residual = far
+                    proof.record(f"{rule}, at a large position or one near a threshold of the formula",
+                                 Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
+                                         reason="the two sides differ at the witness (certified)"))
+                return
             if part.status != PROVED:
                 return
         if len(tried) < len(instances):
@@ -280,6 +307,67 @@ def _derive_identity(variant: Variant, prop: Property):
                             f"the generic statement is not proved and only {len(tried)} concrete values "
                             "were checked", method="not tried")
     return derive
+
+
+#: powers of two the far witness search tries for each position (past the small points of the prover)
+FAR_POWERS = tuple(2**k for k in range(3, 21))
+#: most candidate points the far search evaluates for one statement
+MAX_FAR_POINTS = 240
+_VECTORS = ({q0: 1, q1: 0, k0: 1, k1: 0}, {q0: 1, q1: 0, k0: 0, k1: 1}, {q0: 0, q1: 1, k0: 1, k1: 0})
+
+
+def _thresholds(expr) -> list:
+    """Positions near the numbers a formula names (``Min(n, 512)``, ``log(m) / log(2048)``): each
+    number's integer neighbours, then the powers of two."""
+    near = []
+    for atom in sp.sympify(expr).atoms(sp.Number):
+        if 2 <= abs(atom) <= 2**20:
+            base = int(sp.floor(abs(atom)))
+            near += [base - 1, base, base + 1, base + 2]
+    return list(dict.fromkeys(near + list(FAR_POWERS)))
+
+
+def _far_witness(variant: Variant, lhs, rhs):
+    """A certified point where ``lhs != rhs`` at a large position or one near a threshold (the
+    prover's own search tries small values only); ``(witness, residual)`` or ``None``."""
+    pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
+    free = set().union(*(sp.sympify(e).free_symbols for e in pair))
+    positions = sorted((s for s in free if s.name in _POSITION_NAMES), key=lambda s: s.name)
+    if not positions:
+        return None
+    values = _thresholds(sp.Tuple(*pair))
+    if variant.positions != "nonnegative":
+        values += [-v for v in values]
+    vectors = [v for v in _VECTORS if set(v) & free] or [{}]
+    tried = 0
+    for value in values:
+        for moved in positions:
+            for rest in (0, 1):
+                point = {s: sp.Integer(value if s == moved else rest) for s in positions}
+                for vector in vectors:
+                    tried += 1
+                    if tried > MAX_FAR_POINTS:
+                        return None
+                    witness = {**point, **{s: sp.Integer(v) for s, v in vector.items() if s in free}}
+                    residual = _residual_at(pair, witness)
+                    if residual is not None:
+                        return witness, residual
+    return None
+
+
+def _residual_at(pair, witness):
+    lhs, rhs = pair
+    try:
+        if isinstance(lhs, sp.MatrixBase):
+            for a, b in zip(lhs, rhs):
+                residual = evaluate_at(a, witness) - evaluate_at(b, witness)
+                if is_certainly_nonzero(residual):
+                    return residual
+            return None
+        residual = evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+        return None
+    return residual if is_certainly_nonzero(residual) else None
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
@@ -316,9 +404,48 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             if part.status == PROVED:
                 return
             proof.parts.pop()
+            far = _far_witness(variant, lhs_c, rhs_c)
+            if far is not None:
+                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a large "
+                             "offset or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
+                return
+        if _same_at_every_instance(variant, proof, lhs, rhs):
+            return
         proof.undecided("differ", "a witness of different scores", "no witness found among simple exact points",
                         method="witness")
     return derive
+
+
+#: most distinct instances :func:`_same_at_every_instance` proves one by one
+MAX_IDENTICAL_INSTANCES = 16
+
+
+def _same_at_every_instance(variant: Variant, proof: Proof, lhs, rhs) -> bool:
+    """Refute a sensitivity when the two sides are proved identical at every concrete value (all-zero
+    frequencies, a zero slope): the sign of the offset is invisible in every pair of the scheme.
+    Values are deduplicated when the sides do not read the index; ``False`` when some value is not
+    proved identical or there are too many to try."""
+    _, idx = _generic(variant)
+    reads_index = idx is not None and (lhs.has(idx) or rhs.has(idx))
+    indices = _instances(variant)
+    if reads_index:
+        cases = indices
+    else:
+        digits = variant.frequencies_digits()
+        cases = list({sp.sstr(digits[k]): k for k in indices}.values())
+    if len(cases) > MAX_IDENTICAL_INSTANCES:
+        return False
+    kept = len(proof.parts)
+    for value, index in _valued(variant, cases):
+        lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+        if proof.equal(f"{_name(variant)} = {index}: the two offsets give the same value", lhs_c, rhs_c).status \
+                != PROVED:
+            del proof.parts[kept:]
+            return False
+    proof.check("the sign of the offset is visible", False,
+                f"both offsets give the same value at every one of the {len(indices)} concrete values "
+                f"({len(cases)} distinct checked), so the direction is invisible")
+    return True
 
 
 def _reads_length(variant: Variant) -> bool:
@@ -376,9 +503,9 @@ def _cache_consistency(variant: Variant, proof: Proof) -> None:
         old, new = variant.frequency_at(r, short_len), variant.frequency_at(r, long_len)
         if not is_certainly_nonzero(old - new):
             continue
-        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new) * q
-        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old) * k)[0]
-        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new) * k)[0]
+        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new, r) * q
+        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old, r) * k)[0]
+        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new, r) * k)[0]
         residual = evaluate_at(stale, witness) - evaluate_at(fresh, witness)
         if is_certainly_nonzero(residual):
             verdict = Verdict(REFUTED, "witness", stale, fresh, witness=witness, residual=residual,
@@ -399,7 +526,7 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
     proof.note(f"Every pair of the variant against R(m omega'_r), omega' the frequencies of "
                f"{variant.equivalent_name}.")
     lhs = BlockDiagMatrix(*[_pair_map(variant, "query", m, w, r) for r, w in enumerate(ours)])
-    rhs = BlockDiagMatrix(*[variant.block_at(m * w) for w in target])
+    rhs = BlockDiagMatrix(*[variant.block_at(m * w, r) for r, w in enumerate(target)])
     proof.equal("queries: every block", lhs, rhs)
     lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", m, w, r) for r, w in enumerate(ours)])
     proof.equal("keys: every block", lhs_k, rhs)
@@ -427,39 +554,71 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
                  derive=derive, name=prop.key)
 
 
-def check_variant(variant: Variant, only=None, budget: float | None = None) -> list:
+def check_variant(variant: Variant, only=None, budget: float | None = None, kernel_targets=None) -> list:
     """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
 
     ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
     exact witness where there is one) when it does not, ``"unknown"`` when
-    neither could be shown.  ``only`` restricts to some property keys.
-    ``budget``: seconds of CPU time for all the properties together (the command
-    line sets one); a property still running when it is used up, and every
-    property after it, is ``"unknown"`` with the budget as its reason.
+    neither could be shown.  ``only`` restricts to some property keys; ``kernel_targets``, the export targets whose files the
+    ``kernel`` property writes and runs (default: numpy, torch and C, where available).
+    ``budget``: seconds of CPU time for each property (the command line sets
+    one); a property still running when its budget is used up is ``"unknown"``
+    with the budget as its reason, and the next property starts with a full one.
     """
     import time
 
     results = []
-    spent = 0.0
-    for prop in properties_of(variant):
+    for prop in properties_of(variant, kernel_targets):
         if only and prop.key not in only:
             continue
         claim = _claim_for(variant, prop)
-        left = None if budget is None else budget - spent
-        if left is not None and left <= 0:
-            results.append(_out_of_budget(claim, budget, 0.0))
-            continue
-        start, cpu = time.perf_counter(), time.process_time()
+        if prop.key == "kernel":
+            prepare_targets(kernel_targets)  # torch's import is the process's, not this property's, cost
+        start = time.perf_counter()
         try:
-            with cpu_budget(left, f"property {prop.key}"):
-                results.append(run_claim(claim))
+            # each property has the whole budget: one costly property leaves the others theirs
+            with cpu_budget(budget, f"property {prop.key}"):
+                results.append(_within_domain(variant, run_claim(claim)))
         except BudgetExhausted:
             results.append(_out_of_budget(claim, budget, time.perf_counter() - start))
-        spent += time.process_time() - cpu
     return results
 
 
+#: the symbols of the generic statements that are positions (or offsets that become positions)
+_POSITION_NAMES = frozenset({"i", "j", "m", "t", "c", "D"})
+
+
+def _negative_position(witness, offset_is_position: bool) -> str:
+    """The first position of ``witness`` that is negative (with ``offset_is_position``, as in
+    ``s(0, j - i)``, also ``j - i``), or ''."""
+    values = {str(k): v for k, v in dict(witness or {}).items()}
+    for name in sorted(_POSITION_NAMES & set(values)):
+        if sp.sympify(values[name]).is_negative:
+            return f"{name} = {values[name]}"
+    if offset_is_position and "i" in values and "j" in values \
+            and (sp.sympify(values["j"]) - sp.sympify(values["i"])).is_negative:
+        return f"j - i = {sp.sympify(values['j']) - sp.sympify(values['i'])}"
+    return ""
+
+
+def _within_domain(variant: Variant, result: ClaimResult) -> ClaimResult:
+    """A file that says ``positions = "nonnegative"`` is not refuted (nor shown sensitive) by a witness
+    at a negative position: such a verdict becomes unknown, naming the position."""
+    if variant.positions != "nonnegative" or result.status == UNKNOWN or result.claim.name == "kernel":
+        return result
+    decided_by_witness = result.status == REFUTED or result.claim.kind == "not-in-general"
+    if not decided_by_witness:
+        return result
+    for part in result.proof.parts:
+        where = _negative_position(part.witness, result.claim.name == "relative")
+        if where:
+            reason = (f"the witness needs the position {where}, outside the file's positions = \"nonnegative\"; "
+                      "no witness at non-negative positions was certified")
+            return ClaimResult(result.claim, UNKNOWN, result.seconds, result.proof, reason, result.methods, [])
+    return result
+
+
 def _out_of_budget(claim: Claim, budget: float, seconds: float):
-    reason = (f"not decided within the prover budget ({budget:g} s of CPU time for all properties; "
+    reason = (f"not decided within the prover budget ({budget:g} s of CPU time for this property; "
               "symproof check --budget SECONDS gives more)")
     return ClaimResult(claim, UNKNOWN, seconds, Proof(claim), reason, ("budget",), [])

@@ -18,6 +18,8 @@ dispatcher, header and writer every exported kernel goes through):
 
 from __future__ import annotations
 
+import functools
+
 from .._errors import InvalidInputError
 from .._export import TARGETS, Kernel, check_target_name, kernel_files, module_name, write_kernel
 from .._provenance import call_length_provenance, plain_variant_provenance, variant_provenance
@@ -75,12 +77,20 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
     a = plain_rope_factor(variant) if as_rope else None
     if a is None:
         return Kernel("variant", variant, name, tuple(variant_provenance(variant, target)))
-    from ..kernels._export import verified_claims
     from ..kernels._symbolic import rope_spec
 
     spec = rope_spec(head_dim=variant.width, rotary_dim=variant.rotated_width, denominator=variant.freq_denominator,
                      pairing=variant.pairing, freqs=[a * w for w in _frequencies_for_export(variant)])
-    return Kernel("rope", spec, name, tuple(plain_variant_provenance(variant, spec, target, verified_claims("rope"))))
+    return Kernel("rope", spec, name, tuple(plain_variant_provenance(variant, spec, target, _rope_claims())))
+
+
+@functools.lru_cache(maxsize=None)
+def _rope_claims() -> tuple:
+    """The RoPE claims' verdicts, run once per process: the same for every plain-RoPE variant and
+    target (the kernel check writes three targets, ``--export`` then one)."""
+    from ..kernels._export import verified_claims
+
+    return tuple(verified_claims("rope"))
 
 
 def variant_source(variant: Variant, target: str, *, as_rope: bool = False) -> dict:

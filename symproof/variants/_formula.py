@@ -10,10 +10,14 @@ and ``parse_expr`` call ``eval``; this module does not.  The text is parsed by
 - names from the context's whitelist (``r``, ``m``, parameters...) and the
   constants ``pi`` and ``E``;
 - ``+ - * / **`` and unary ``-``/``+``;
-- calls of whitelisted functions by name, positional arguments only.
+- calls of whitelisted functions by name, positional arguments only;
+- one comparison (``< <= > >= == !=``) as the first argument of ``where`` and
+  nowhere else; ``sum(expr, k, a, b)`` binds the new name ``k`` inside ``expr``
+  for the integers ``a..b`` (bounds that evaluate to integers, at most
+  :data:`MAX_SUM_TERMS` terms).
 
 Anything else (attribute access, subscripts, lambdas, comprehensions,
-keyword arguments, comparisons, ``^``...) is refused with an error that
+keyword arguments, comparisons outside ``where``, ``^``...) is refused with an error that
 names the offending construct.  Exhausting memory is refused too: the text
 length, the number of nodes, literal sizes and every power (``base**exp``
 with numeric operands, checked with the *actual* values each time the
@@ -33,7 +37,8 @@ import sympy as sp
 from .._errors import VariantFileError
 
 __all__ = [
-    "Formula", "parse_formula", "FUNCTIONS", "CONSTANTS", "clip", "ramp",
+    "Formula", "parse_formula", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
+    "MAX_SUM_TERMS", "MAX_TABLE_VALUES", "LookupBase", "lookup_table",
     "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS", "MAX_EXP_ARGUMENT",
     "MAX_VALUE_NODES",
 ]
@@ -119,6 +124,26 @@ def _bounded_exp(x):
     return sp.exp(x)
 
 
+def _where(condition, if_true, if_false):
+    """``if_true`` where ``condition`` holds, else ``if_false`` (a step function, T5's and Shaw's clipping)."""
+    if condition is sp.true:
+        return if_true
+    if condition is sp.false:
+        return if_false
+    return sp.Piecewise((if_true, condition), (if_false, True))
+
+
+def _sum(*_):  # built by _Builder itself: its second argument is a bound name, not a value
+    raise AssertionError("unreachable")
+
+
+#: most terms of one ``sum(expr, k, a, b)``
+MAX_SUM_TERMS = 256
+
+#: the comparisons ``where``'s condition may use (and nothing else may)
+COMPARISONS = {ast.Lt: (sp.Lt, "<"), ast.LtE: (sp.Le, "<="), ast.Gt: (sp.Gt, ">"), ast.GtE: (sp.Ge, ">="),
+               ast.Eq: (sp.Eq, "=="), ast.NotEq: (sp.Ne, "!=")}
+
 #: name -> (SymPy builder, smallest and largest number of arguments)
 FUNCTIONS: dict = {
     "sin": (sp.sin, 1, 1), "cos": (sp.cos, 1, 1), "tan": (sp.tan, 1, 1),
@@ -127,9 +152,57 @@ FUNCTIONS: dict = {
     "ceiling": (_bounded_integer_part(sp.ceiling), 1, 1), "abs": (sp.Abs, 1, 1),
     "Min": (sp.Min, 2, 8), "Max": (sp.Max, 2, 8), "min": (sp.Min, 2, 8), "max": (sp.Max, 2, 8),
     "clip": (clip, 3, 3), "ramp": (ramp, 3, 3),
+    "where": (_where, 3, 3), "sum": (_sum, 4, 4),
+}
+
+#: what each function computes, for the README's table and error messages (a test keeps the two in step)
+FUNCTION_MEANINGS: dict = {
+    "sin": "sine", "cos": "cosine", "tan": "tangent", "exp": f"exponential (|argument| <= {MAX_EXP_ARGUMENT})",
+    "log": "natural logarithm; log(x, b) to base b", "sqrt": "square root", "floor": "largest integer <= x",
+    "ceiling": "smallest integer >= x", "abs": "absolute value",
+    "Min": "smallest of 2 to 8 arguments", "Max": "largest of 2 to 8 arguments", "min": "same as Min",
+    "max": "same as Max", "clip": "clip(x, low, high) = Min(Max(x, low), high)",
+    "ramp": "ramp(x, low, high): 0 below low, 1 above high, linear between",
+    "where": "where(a < b, x, y): x where the comparison holds, else y (< <= > >= == !=)",
+    "sum": f"sum(expr, k, a, b): expr summed over the integers k = a..b (at most {MAX_SUM_TERMS} terms)",
 }
 
 CONSTANTS: dict = {"pi": sp.pi, "E": sp.E}
+
+#: most values of one lookup table (``[params] name = [v0, v1, ...]``)
+MAX_TABLE_VALUES = 4096
+
+
+class LookupBase(sp.Function):
+    """``name(index)``: entry ``index`` (an integer 0..len-1) of a table of exact numbers written in the
+    file (T5's buckets, Shaw's clipped offsets, learned values).  Unevaluated at a symbolic index, so
+    ``T(j - i)`` on both sides of an identity is the same expression; a concrete index outside the
+    table, or not an integer, is an error naming the table.  (The name ends in ``Base`` so that SymPy's
+    printers dispatch every table's class to ``_print_LookupBase``.)"""
+
+    values: tuple = ()
+    table_name: str = ""
+
+    @classmethod
+    def eval(cls, index):
+        if index.is_number:
+            if not index.is_Integer:
+                try:
+                    rounded = sp.Integer(round(float(sp.N(index, 30))))
+                except (TypeError, ValueError, OverflowError):
+                    raise ValueError(f"table {cls.table_name!r} indexed by {index}, which is not an integer") from None
+                if not sp.simplify(index - rounded) == 0:
+                    raise ValueError(f"table {cls.table_name!r} indexed by {index}, which is not an integer")
+                index = rounded
+            if not 0 <= int(index) < len(cls.values):
+                raise ValueError(f"table {cls.table_name!r} indexed by {index}, outside 0..{len(cls.values) - 1}")
+            return cls.values[int(index)]
+        return None
+
+
+def lookup_table(name: str, values) -> type:
+    """The :class:`LookupBase` function of the table ``name`` (a class, as SymPy functions are)."""
+    return type(f"table_{name}", (LookupBase,), {"values": tuple(sp.sympify(v) for v in values), "table_name": name})
 
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 _HINTS = {
@@ -138,6 +211,12 @@ _HINTS = {
     ast.Mod: "uses '%', which is not supported",
     ast.MatMult: "uses '@', which is not supported",
 }
+
+
+#: names a file reaching for the content of queries and keys (CoPE's gates) would use
+CONTENT_NAMES = frozenset({"q", "k", "query", "key", "gate", "gates", "content", "sigmoid"})
+CONTENT_HINT = (" (positions that depend on the content of queries and keys, as in CoPE, cannot be described: "
+                "formulas are functions of integer positions only)")
 
 
 class _Refused(Exception):
@@ -194,12 +273,13 @@ def _error(where: str, text: str, why: str) -> VariantFileError:
     return VariantFileError(f"{place}formula {text!r} {why}")
 
 
-def parse_formula(text, *, names, where: str = "") -> Formula:
+def parse_formula(text, *, names, where: str = "", tables=()) -> Formula:
     """Parse ``text`` into a :class:`Formula` that may use only ``names`` (plus ``pi``, ``E``).
 
     ``where`` locates the formula for error messages (``file.toml: key
     'position.transform'``).  Raises :class:`VariantFileError` for anything
-    outside the whitelist described in the module docstring.
+    outside the whitelist described in the module docstring.  ``tables``: the names of lookup
+    tables (called with one index, ``T(k)``; their :class:`LookupBase` is bound by the environment).
     """
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise _error(where, repr(text), "must be a string or a number")
@@ -227,7 +307,7 @@ def parse_formula(text, *, names, where: str = "") -> Formula:
         raise _error(where, text, f"is not a formula ({type(err).__name__})") from None
     allowed = frozenset(names)
     try:
-        used = _Checker(allowed, text.strip()).check(tree.body)
+        used = _Checker(allowed, text.strip(), frozenset(tables)).check(tree.body)
     except _Refused as why:
         raise _error(where, text, str(why)) from None
     return Formula(text=text, names=frozenset(used), _tree=tree.body, where=where)
@@ -252,8 +332,8 @@ def _literal(value) -> sp.Rational:
 class _Checker:
     """Walk the tree once, refusing every construct outside the whitelist."""
 
-    def __init__(self, allowed, text):
-        self.allowed, self.text = allowed, text
+    def __init__(self, allowed, text, tables=frozenset()):
+        self.allowed, self.text, self.tables = allowed, text, tables
         self.used: set = set()
         self.count = 0
 
@@ -276,9 +356,12 @@ class _Checker:
                 return
             if node.id in FUNCTIONS:
                 raise _Refused(f"uses the function {node.id!r} without calling it")
+            if node.id in self.tables:
+                raise _Refused(f"uses the table {node.id!r} without an index: write {node.id}(k)")
             if node.id not in self.allowed:
                 known = sorted(self.allowed | set(CONSTANTS))
-                raise _Refused(f"uses the unknown name {node.id!r}; the names allowed here are {known}")
+                hint = CONTENT_HINT if node.id in CONTENT_NAMES else ""
+                raise _Refused(f"uses the unknown name {node.id!r}; the names allowed here are {known}{hint}")
             self.used.add(node.id)
         elif isinstance(node, ast.BinOp):
             if type(node.op) not in _BINARY:
@@ -295,6 +378,13 @@ class _Checker:
                 raise _Refused("calls something that is not a plain function name "
                                f"(allowed functions: {sorted(FUNCTIONS)})")
             name = node.func.id
+            if name in self.tables:
+                if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+                    raise _Refused(f"indexes the table {name!r} with {len(node.args)} argument(s); "
+                                   f"write {name}(k) with one index")
+                self.used.add(name)
+                self._visit(node.args[0], depth + 1)
+                return
             if name not in FUNCTIONS:
                 raise _Refused(f"calls {name!r}, which is not an allowed function "
                                f"(allowed: {sorted(FUNCTIONS)})")
@@ -304,11 +394,53 @@ class _Checker:
             if not low <= len(node.args) <= high:
                 count = str(low) if low == high else f"{low} to {high}"
                 raise _Refused(f"calls {name!r} with {len(node.args)} argument(s); it takes {count}")
-            for arg in node.args:
-                self._visit(arg, depth + 1)
+            if name == "where":
+                self._condition(node.args[0], depth + 1)
+                for arg in node.args[1:]:
+                    self._visit(arg, depth + 1)
+            elif name == "sum":
+                self._sum(node, depth + 1)
+            else:
+                for arg in node.args:
+                    self._visit(arg, depth + 1)
+        elif isinstance(node, ast.Compare):
+            raise _Refused("compares outside where(...): a comparison is allowed only as where's first "
+                           "argument, as in where(m < 4, m, 4)")
         else:
             raise _Refused(f"contains an expression of type {type(node).__name__}, which is not allowed "
                            "(only numbers, names, + - * / **, and calls of allowed functions)")
+
+
+    def _condition(self, node, depth):
+        if not isinstance(node, ast.Compare):
+            raise _Refused("calls 'where' with a first argument that is not a comparison "
+                           "(write where(a < b, x, y); allowed: < <= > >= == !=)")
+        if len(node.ops) != 1:
+            raise _Refused("chains comparisons in where(...): compare two values, as in where(a < b, x, y)")
+        if type(node.ops[0]) not in COMPARISONS:
+            raise _Refused(f"compares with {type(node.ops[0]).__name__} in where(...); allowed: < <= > >= == !=")
+        self.count += 1
+        self._visit(node.left, depth + 1)
+        self._visit(node.comparators[0], depth + 1)
+
+    def _sum(self, node, depth):
+        expr, index, first, last = node.args
+        if not isinstance(index, ast.Name):
+            raise _Refused("calls 'sum' with a second argument that is not a new name: "
+                           "write sum(expr, k, a, b) for expr summed over k = a..b")
+        taken = self.allowed | set(CONSTANTS) | set(FUNCTIONS)
+        if index.id in taken:
+            raise _Refused(f"sums over {index.id!r}, which already has a meaning here; choose a new index name")
+        self._visit(first, depth)
+        self._visit(last, depth)
+        outer = self.allowed
+        self.allowed = outer | {index.id}
+        try:
+            self._visit(expr, depth)
+        finally:
+            self.allowed = outer
+        self.used.discard(index.id)
+        self.count += 1
 
 
 def _bits(value) -> float:
@@ -381,6 +513,39 @@ class _Builder:
                 raise _Refused("raises 0 to a negative power")
             return sp.Pow(left, right)
         if isinstance(node, ast.Call):
+            if node.func.id not in FUNCTIONS:  # a lookup table (the checker allowed only those)
+                return self.env[node.func.id](self.visit(node.args[0]))
+            if node.func.id == "sum":
+                return self._sum(*node.args)
+            if node.func.id == "where":
+                # only the branch taken is built at a decided condition: where(n < 8, n, log(n / 8))
+                # at n = 0 must not build log(0)
+                condition = self._condition(node.args[0])
+                if condition is sp.true or condition is sp.false:
+                    return self.visit(node.args[1] if condition is sp.true else node.args[2])
+                return _where(condition, *[self.visit(a) for a in node.args[1:]])
             func: Callable = FUNCTIONS[node.func.id][0]
             return func(*[self.visit(a) for a in node.args])
         raise _Refused(f"contains a {type(node).__name__} expression")  # unreachable after _Checker
+
+    def _condition(self, node):
+        relation = COMPARISONS[type(node.ops[0])][0]
+        return relation(self.visit(node.left), self.visit(node.comparators[0]))
+
+    def _sum(self, expr, index, first, last):
+        bounds = [self.visit(first), self.visit(last)]
+        if not all(b.is_Integer for b in bounds):
+            raise _Refused(f"sums from {bounds[0]} to {bounds[1]}; the bounds must be integers "
+                           "(they may use names that have integer values, not positions)")
+        low, high = (int(b) for b in bounds)
+        if high - low + 1 > MAX_SUM_TERMS:
+            raise _Refused(f"sums {high - low + 1} terms; at most {MAX_SUM_TERMS} are accepted")
+        outer = self.env
+        total = sp.Integer(0)
+        try:
+            for k in range(low, high + 1):
+                self.env = {**outer, index.id: sp.Integer(k)}
+                total += self.visit(expr)
+        finally:
+            self.env = outer
+        return total

@@ -23,7 +23,7 @@ from ..encodings import pair_indices
 from ..kernels import rope_apply, sinusoidal_table
 from ._spec import Variant, sample_indices
 
-__all__ = ["VariantKernel", "build_kernel", "check_kernel", "linear_position_factor", "plain_rope_factor",
+__all__ = ["VariantKernel", "build_kernel", "check_kernel", "check_in_process_kernel", "linear_position_factor", "plain_rope_factor",
            "TOLERANCE"]
 
 #: relative agreement demanded of float64 kernels against the exact values
@@ -51,7 +51,7 @@ class VariantKernel:
         v = self.variant
         self._transform = None if v.kind == "bias" else numpy_function(_m, v.angle_position(_m))
         if v.kind == "rotary":
-            self._block = [[numpy_function(_x, e) for e in row] for row in v.block_at(_x).tolist()]
+            self._block = [[numpy_function((_x, _r), e) for e in row] for row in v.block_at(_x, _r).tolist()]
             # one function of (m, r) per side: lambdify once, not once per pair
             self._scales = {side: numpy_function((_m, _r), v.scale(side, _m, _r)) for side in ("query", "key")}
             self._axis = v.axes_of_pairs()
@@ -100,7 +100,7 @@ class VariantKernel:
         angle = np.broadcast_to(self._transform(coord), shape) * frequencies
         index = np.arange(len(pairs), dtype=np.float64)
         scale = np.broadcast_to(self._scales[side](coord, index), shape)
-        b00, b01, b10, b11 = (np.broadcast_to(f(angle), shape) for row in self._block for f in row)
+        b00, b01, b10, b11 = (np.broadcast_to(f(angle, index), shape) for row in self._block for f in row)
         za, zb = x[..., a], x[..., b]
         out[..., a] = scale * (b00 * za + b01 * zb)
         out[..., b] = scale * (b10 * za + b11 * zb)
@@ -128,12 +128,13 @@ class VariantKernel:
         if v.kind != "bias":
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; bias() is for bias variants")
         n_keys = n_queries if n_keys is None else n_keys
-        si, sj, ss = sp.symbols("i j slope", real=True)
-        func = numpy_function((si, sj, ss), v.bias_at(si, sj, ss))
+        si, sj, ss, sh = sp.symbols("i j slope h", real=True)
+        func = numpy_function((si, sj, ss, sh), v.bias_at(si, sj, ss, sh))
         ii = np.arange(n_queries, dtype=np.float64)[None, :, None]
         jj = np.arange(n_keys, dtype=np.float64)[None, None, :]
         slopes = self.frequencies[:, None, None]
-        return np.broadcast_to(func(ii, jj, slopes), (len(self.frequencies), n_queries, n_keys)).copy()
+        heads = np.arange(len(self.frequencies), dtype=np.float64)[:, None, None]
+        return np.broadcast_to(func(ii, jj, slopes, heads), (len(self.frequencies), n_queries, n_keys)).copy()
 
 
 def build_kernel(variant: Variant) -> VariantKernel:
@@ -183,7 +184,7 @@ def _exact_rotary(variant: Variant, vector, position, side, freqs):
         coord = position[variant.axis_of(r)]
         # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
         scale = sp.N(variant.scale(side, coord, r), 40)
-        block = variant.block_at(sp.N(variant.angle_position(coord) * freqs[r], 40)).evalf(40)
+        block = variant.block_at(sp.N(variant.angle_position(coord) * freqs[r], 40), r).evalf(40)
         pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
         out[a], out[b] = _float(pair[0]), _float(pair[1])
     return out
@@ -279,14 +280,23 @@ def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
     for h in _probe_pairs(variant.heads):
         for a in range(6):
             for b in range(9):
-                value = _float(variant.bias_at(a, b, slopes[h]))
+                value = _float(variant.bias_at(a, b, slopes[h], h))
                 worst = max(worst, _relative_difference(got[h, a, b], value))
     proof.check("generated bias = exact definition (30 digits) for 6 query and 9 key positions",
                 worst <= TOLERANCE, f"largest relative difference {_gap_text(worst)}", data={"max_rel": worst})
 
 
-def check_kernel(variant: Variant, proof) -> None:
-    """Generate the variant's float64 kernel and compare it with the exact definition."""
+def check_kernel(variant: Variant, proof, targets=None) -> None:
+    """The ``kernel`` property: the files ``--export`` writes (``targets``, default every target this
+    machine can run) against the exact definition (:mod:`._kernel_file`)."""
+    from ._kernel_file import check_written_kernel
+
+    check_written_kernel(variant, proof, targets)
+
+
+def check_in_process_kernel(variant: Variant, proof) -> None:
+    """Generate the variant's in-process float64 kernel (:func:`build_kernel`) and compare it with the
+    exact definition."""
     kernel = build_kernel(variant)
     checks = {"rotary": _check_rotary, "additive": _check_additive, "bias": _check_bias}
     # overflow is judged by the check (an infinite difference fails it), not printed by NumPy

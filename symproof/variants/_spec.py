@@ -46,6 +46,10 @@ A file states what a scheme *is*, never how to prove anything about it::
     frequencies = "10000**(-2*r/d) / s"
     # bias variants: bias = "-slope * (i - j)", equal under a causal softmax (row-constant shifts)
 
+``positions = "nonnegative"`` (top level) restricts the positions every property ranges over to
+``m >= 0`` (default: every integer).  A ``[params]`` array is a lookup table ``T(k)``.  The names
+each formula key may use are :data:`FORMULA_NAMES`; the functions, ``FUNCTIONS`` of :mod:`._formula`.
+
 Every formula is parsed by :mod:`._formula` (data, never code).  Names
 available in frequency formulas: ``r`` (pair index), ``d`` (the denominator
 width), ``n`` (number of frequency pairs), ``width``, ``rotated_width``, the
@@ -67,7 +71,7 @@ import sympy as sp
 from .._errors import VariantFileError
 from .._io import read_input_file
 from ..encodings import rotation
-from ._formula import CONSTANTS, FUNCTIONS, Formula, parse_formula
+from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_table, parse_formula
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,9 +79,21 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = ["Variant", "load_variant", "parse_variant", "sample_indices", "KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS",
-           "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH"]
+           "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH", "FORMULA_NAMES", "WIDTH_NAMES", "POSITION_DOMAINS"]
 
 KINDS = ("additive", "rotary", "bias")
+#: the symbolic pair index and head a block or bias formula is built with when none is given
+_R = sp.Symbol("r", integer=True, nonnegative=True)
+_H = sp.Symbol("h", integer=True, nonnegative=True)
+#: what ``positions = ...`` may say: every integer (the default) or the integers >= 0
+POSITION_DOMAINS = {"integers": "every integer, negative ones included (the default)",
+                    "nonnegative": "the integers >= 0 (a scheme defined from position 0 on)"}
+#: what a file may write to ask for positions computed from the content (CoPE), refused in one line
+CONTENT_POSITIONS = ("content", "contextual", "gated", "cope")
+CONTENT_REFUSAL = ("content-dependent positions (CoPE: positions summed from gates computed from the queries and "
+                   "keys) cannot be described here: every formula is a function of integer positions, and the "
+                   "properties of such a scheme depend on the content; expected one of "
+                   + str(list(POSITION_DOMAINS)))
 RULES = ("geometric", "formula", "list")
 #: what each rotary pairing means, for the error of a file that leaves it out
 PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta's complex view",
@@ -103,7 +119,8 @@ RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", 
 
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
-        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict}
+        "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
+        "positions": str}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list},
@@ -161,6 +178,7 @@ class Variant:
     long_factors: tuple = ()  # divisors used instead of frequency_factors when seq_len > length_threshold
     equivalent_bias: Formula | None = None  # bias variants: the form to equal under a causal softmax
     notes: tuple = ()  # where the definition came from (a model config: family, pairing, width)
+    positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<dict>") -> "Variant":
@@ -334,6 +352,10 @@ class Variant:
                 except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
                     raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for {what}={k} "
                                            f"({type(err).__name__})") from None
+                # a constant formula ("0", "1", "h - h", 1.0) is lambdified to a Python int, which
+                # is a finite real number as much as an mpf is
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    value = mpmath.mpf(value)
                 if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
                     raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
                                            f"{what}={k}; expected a finite real number")
@@ -350,6 +372,8 @@ class Variant:
             return list(self.frequency_values)
 
         def lift(value):
+            if not isinstance(value, sp.Basic):  # a lookup table
+                return value
             return sp.Float(sp.N(value, precision), precision) if value.is_number else value
 
         base_env = {k: lift(v) for k, v in self.width_env().items()}
@@ -398,11 +422,12 @@ class Variant:
             value = value * self.factor.build(self.width_env())
         return value
 
-    def block_at(self, x) -> sp.ImmutableMatrix:
-        """The 2x2 block at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise)."""
+    def block_at(self, x, r=None) -> sp.ImmutableMatrix:
+        """The 2x2 block of pair ``r`` at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise;
+        ``r`` defaults to the symbolic pair index)."""
         if self.block is None:
             return rotation(x)
-        env = {"x": sp.sympify(x), **self.params}
+        env = {**self.width_env(), "x": sp.sympify(x), "r": _R if r is None else sp.sympify(r)}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
     def slope_at(self, h) -> sp.Expr:
@@ -413,12 +438,17 @@ class Variant:
         """The exact bias slope of every head."""
         return [self.exact_value(h) for h in range(self.heads)]
 
-    def bias_at(self, i, j, slope) -> sp.Expr:
-        return self.bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": slope})
+    def _bias_env(self, i, j, slope, h) -> dict:
+        return {**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": sp.sympify(slope),
+                "h": _H if h is None else sp.sympify(h), "heads": sp.Integer(self.heads)}
 
-    def equivalent_bias_at(self, i, j, slope) -> sp.Expr:
-        return self.equivalent_bias.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j),
-                                           "slope": slope})
+    def bias_at(self, i, j, slope, h=None) -> sp.Expr:
+        """The bias of the query at ``i`` and the key at ``j`` in head ``h`` (default: the symbolic head)
+        of slope ``slope``."""
+        return self.bias.build(self._bias_env(i, j, slope, h))
+
+    def equivalent_bias_at(self, i, j, slope, h=None) -> sp.Expr:
+        return self.equivalent_bias.build(self._bias_env(i, j, slope, h))
 
     def equivalent_frequency_at(self, r) -> sp.Expr:
         return self.equivalent_frequencies.build({**self.width_env(), "r": sp.sympify(r)})
@@ -443,7 +473,8 @@ class Variant:
             if value is not None:
                 out[key] = value.text
         if self.params:
-            out["params"] = {k: str(v) for k, v in self.params.items()}
+            out["params"] = {k: [str(x) for x in v.values] if isinstance(v, type) else str(v)
+                             for k, v in self.params.items()}
         if self.frequency_factors:
             out["factors"] = [str(f) for f in self.frequency_factors]
         if self.length_dependent:
@@ -453,6 +484,8 @@ class Variant:
             out["equivalent_bias"] = self.equivalent_bias.text
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.positions != "integers":
+            out["positions"] = self.positions
         return out
 
 
@@ -481,6 +514,7 @@ class _Reader:
 
     def __init__(self, source: str):
         self.source = source
+        self.tables: set = set()  # the lookup tables of [params], callable in every later formula
 
     def fail(self, key: str, message: str) -> VariantFileError:
         return VariantFileError(f"{self.source}: key '{key}': {message}")
@@ -497,7 +531,8 @@ class _Reader:
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
     def formula(self, value, key: str, names) -> Formula:
-        return parse_formula(value, names=names, where=f"{self.source}: key '{key}'")
+        return parse_formula(value, names=set(names) - self.tables, where=f"{self.source}: key '{key}'",
+                             tables=self.tables)
 
 
 def _toml_type(value) -> str:
@@ -534,6 +569,12 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     fields: dict = {"name": name, "kind": kind, "title": data.get("title", name),
                     "description": data.get("description", ""), "source": source}
+    if "positions" in data:
+        if data["positions"] in CONTENT_POSITIONS:
+            raise reader.fail("positions", CONTENT_REFUSAL)
+        if data["positions"] not in POSITION_DOMAINS:
+            raise reader.fail("positions", f"expected one of {list(POSITION_DOMAINS)}, got {data['positions']!r}")
+        fields["positions"] = data["positions"]
     for table in _TABLES:
         if table in data and table not in _KIND_TABLES[kind]:
             raise reader.fail(table, f"does not apply to kind = {kind!r} (it applies to "
@@ -585,14 +626,42 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
                                                  "'$', '\\', '{', '}' or control characters")
         fields["equivalent_name"] = eq_name
         fields["equivalent_frequencies"] = reader.formula(
-            eq["frequencies"], "equivalent.frequencies", _width_names(params) | {"r"})
+            eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
     _validate_values(reader, variant)
     return variant
 
 
+#: the widths every formula but the position transform, the bias and the slope may use
+WIDTH_NAMES = ("d", "n", "width", "rotated_width")
+#: key -> (the names it may use besides its [params] and their tables, whether the widths are among them)
+#: and what the names mean; the README's table is tested against it
+FORMULA_NAMES: dict = {
+    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]"),
+    "frequencies.formula": (("r",), True, "as frequencies.base"),
+    "frequencies.let.NAME": (("r",), True, "as frequencies.base; every earlier let"),
+    "frequencies.values[k]": ((), True, "one number per pair"),
+    "position.transform": (("m",), False, "m = the position (one coordinate of it with several axes)"),
+    "position.axis": (("r",), True, "r = pair index; gives the axis index 0..len(axes)-1 pair r rotates with"),
+    "scale.query / scale.key": (("m", "r"), True, "m = position of the query / of the key, r = pair index"),
+    "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
+    "rotation.block[a][b]": (("x", "r"), True, "x = the angle (transform(m) * frequency), r = pair index"),
+    "bias.formula": (("i", "j", "slope", "h", "heads"), False,
+                     "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
+    "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
+    "equivalent.frequencies": (("r",), True, "r = pair index"),
+    "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
+}
+
+
+def _names(key: str, params) -> set:
+    """The names ``key``'s formula may use (:data:`FORMULA_NAMES`), with the params."""
+    fixed, widths, _ = FORMULA_NAMES[key]
+    return set(fixed) | set(params) | (set(WIDTH_NAMES) if widths else set())
+
+
 def _width_names(params) -> set:
-    return {"d", "n", "width", "rotated_width"} | set(params)
+    return set(WIDTH_NAMES) | set(params)
 
 
 def _parse_params(reader: _Reader, table: Mapping) -> dict:
@@ -605,13 +674,33 @@ def _parse_params(reader: _Reader, table: Mapping) -> dict:
             raise reader.fail(full, "a parameter name must be a letter followed by letters, digits or '_'")
         if key in RESERVED:
             raise reader.fail(full, f"{key!r} has a fixed meaning in formulas; choose another parameter name")
+        if isinstance(value, list):
+            params[key] = _lookup(reader, full, key, value, params)
+            reader.tables.add(key)
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise reader.fail(full, f"expected a number or a formula string, got {_toml_type(value)}")
+            raise reader.fail(full, f"expected a number, a formula string or an array of numbers (a lookup "
+                                    f"table), got {_toml_type(value)}")
         formula = reader.formula(value, full, set(params))
         params[key] = formula.build(params)
         if not params[key].is_number:
             raise reader.fail(full, f"expected a number, got {params[key]}")
     return params
+
+
+def _lookup(reader: _Reader, full: str, key: str, values: list, params: dict):
+    """A ``[params]`` array: a lookup table of exact numbers, ``key(k)`` in formulas."""
+    if not 1 <= len(values) <= MAX_TABLE_VALUES:
+        raise reader.fail(full, f"a lookup table needs 1 to {MAX_TABLE_VALUES} values, got {len(values)}")
+    exact = []
+    for k, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise reader.fail(f"{full}[{k}]", f"expected a number or a formula string, got {_toml_type(value)}")
+        number = reader.formula(value, f"{full}[{k}]", set(params)).build(params)
+        if number.is_extended_real is not True or not number.is_finite:
+            raise reader.fail(f"{full}[{k}]", f"expected a finite real number, got {number}")
+        exact.append(number)
+    return lookup_table(key, exact)
 
 
 def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
@@ -714,7 +803,7 @@ def _parse_length(reader: _Reader, table: Mapping, fields: dict) -> None:
 def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
     params = fields["params"]
     if "transform" in table:
-        fields["transform"] = reader.formula(table["transform"], "position.transform", {"m"} | set(params))
+        fields["transform"] = reader.formula(table["transform"], "position.transform", _names("position.transform", params))
     axes = table.get("axes", ["m"])
     if not axes or len(axes) > MAX_AXES or not all(isinstance(a, str) and _IDENT.match(a) for a in axes):
         raise reader.fail("position.axes", f"expected 1 to {MAX_AXES} coordinate names, got {axes!r}")
@@ -725,7 +814,7 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
         if "axis" not in table:
             raise reader.fail("position.axis", "is required with several axes: a formula in r and n giving "
                                                "the coordinate each pair rotates with")
-        fields["axis"] = reader.formula(table["axis"], "position.axis", {"r"} | _width_names(params))
+        fields["axis"] = reader.formula(table["axis"], "position.axis", _names("position.axis", params))
     elif "axis" in table:
         raise reader.fail("position.axis", "applies only when position.axes has several names")
 
@@ -733,13 +822,13 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
 def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
     params = fields["params"]
     scale = data.get("scale", {})
-    names = {"m", "r"} | _width_names(params)
+    names = _names("scale.query / scale.key", params)
     if "query" in scale:
         fields["query_scale"] = reader.formula(scale["query"], "scale.query", names)
     if "key" in scale:
         fields["key_scale"] = reader.formula(scale["key"], "scale.key", names)
     if "factor" in data.get("attention", {}):
-        fields["factor"] = reader.formula(data["attention"]["factor"], "attention.factor", _width_names(params))
+        fields["factor"] = reader.formula(data["attention"]["factor"], "attention.factor", _names("attention.factor", params))
     if "rotation" in data:
         block = data["rotation"].get("block")
         if (not isinstance(block, list) or len(block) != 2
@@ -747,7 +836,7 @@ def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
             raise reader.fail("rotation.block", "expected a 2x2 array of formulas in x, "
                                                 "e.g. [[\"cos(x)\", \"-sin(x)\"], [\"sin(x)\", \"cos(x)\"]]")
         fields["block"] = tuple(
-            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", {"x"} | set(params))
+            tuple(reader.formula(entry, f"rotation.block[{a}][{b}]", _names("rotation.block[a][b]", params))
                   for b, entry in enumerate(row))
             for a, row in enumerate(block))
 
@@ -763,9 +852,10 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     if not 1 <= heads <= MAX_HEADS:
         raise reader.fail("bias.heads", f"expected a head count between 1 and {MAX_HEADS}, got {heads}")
     params = set(fields["params"])
-    fields["bias"] = reader.formula(table["formula"], "bias.formula", {"i", "j", "slope"} | params)
+    bias_names = _names("bias.formula", params)
+    fields["bias"] = reader.formula(table["formula"], "bias.formula", bias_names)
     fields["heads"] = heads
-    fields["slope"] = reader.formula(table["slope"], "bias.slope", {"h", "heads"} | params)
+    fields["slope"] = reader.formula(table["slope"], "bias.slope", _names("bias.slope", params))
     equivalent = data.get("equivalent", {})
     if "frequencies" in equivalent:
         raise reader.fail("equivalent.frequencies", "applies to rotary and additive kinds; a bias variant "
@@ -775,13 +865,21 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
             raise reader.fail("equivalent.bias", "is required (the bias formula in i, j, slope to equal under a "
                                                  "causal softmax)")
         fields["equivalent_name"] = equivalent.get("name", "the stated bias")
-        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias", {"i", "j", "slope"} | params)
+        fields["equivalent_bias"] = reader.formula(equivalent["bias"], "equivalent.bias",
+                                                   _names("equivalent.bias", params))
     variant = Variant(**fields)
     variant.frequencies_digits()  # every head, numerically: a non-real slope fails here, naming its head
     for h in sample_indices(heads):
         value = variant.exact_value(h)
         if value.is_extended_real is not True:
             raise reader.fail("bias.slope", f"gives {value} for head h={h}; expected a real number")
+    # build the bias once symbolically and once at a concrete point: a formula refused there (a table
+    # indexed outside its values, a value too large) fails at load time, with its key
+    i, j = sp.symbols("i j", integer=True)
+    for point in ((i, j), (sp.Integer(1), sp.Integer(0))):
+        variant.bias_at(*point, variant.exact_value(0), 0)
+        if variant.equivalent_bias is not None:
+            variant.equivalent_bias_at(*point, variant.exact_value(0), 0)
 
 
 def sample_indices(count: int) -> list:

@@ -40,6 +40,17 @@ EXPECTED = {
     "axial_2d": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # [[cos, sin], [sin, cos]] has determinant cos 2x: not orthogonal, not a group action
     "broken_sign": dict(norm=N, relative=N, shift=N, direction=Y, plain_at_zero=N),
+    # sum_k cos((j - i) w_k) - 64: a function of the offset, even in it (cos), and cos(0) * 64 - 64 = 0
+    "sandwich": dict(relative=Y, shift=Y, direction=N, plain_at_zero=Y, causal_relative=Y),
+    # a table of the bucket of j - i: offset-only; buckets 16+ are for keys after the query, so the sign
+    # shows (learned(1) != learned(17)); offset 0 is bucket 0, whose learned value 0.5 != 0
+    "t5_buckets": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N, causal_relative=Y),
+    # -slope log(1 + (h + 1)|j - i|): offset-only and even, log(1) = 0 at offset 0, for every head
+    "kerple_log": dict(relative=Y, shift=Y, direction=N, plain_at_zero=Y, causal_relative=Y),
+    # R(a + phi_r)^T R(b + phi_r) = R(b - a): the phases cancel, everything RoPE has survives
+    "phase_offset": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # every rotation is the identity: the plain product everywhere, and no sign of the offset
+    "nope": dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y),
 }
 
 
