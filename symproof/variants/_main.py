@@ -152,10 +152,18 @@ def main_check(args) -> int:
         target = getattr(args, "target", "numpy")
         unproved = [(_property_key(r), r.status, r.reason) for r in results
                     if _property_key(r) in EXPORT_RESTS_ON and r.status != PROVED]
-        path = write_kernel(variant_kernel(variant, target), target, export_dir, option="--export",
-                            force=bool(getattr(args, "force", False)), unproved=unproved,
-                            allow_unproved=bool(getattr(args, "allow_unproved", False)))
-        print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
+        if unproved and not getattr(args, "allow_unproved", False):
+            # the kernel property was decided on the very files --export would write: a file that does not
+            # import, run or agree is not written.  The check itself answered (exit 1: the kernel disagrees)
+            what = "; ".join(f"the {key} property is {status}" + (f" ({why})" if why else "")
+                             for key, status, why in unproved)
+            print(one_line(f"symproof check: --export: nothing written: {what}; --allow-unproved writes it "
+                           "anyway, its header saying so"), file=_stderr())
+        else:
+            path = write_kernel(variant_kernel(variant, target), target, export_dir, option="--export",
+                                force=bool(getattr(args, "force", False)), unproved=unproved,
+                                allow_unproved=bool(getattr(args, "allow_unproved", False)))
+            print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
     if report_dir is not None:
         _write_report(variant, results, report_dir, force=bool(getattr(args, "force", False)))
     return exit_code(results)
