@@ -1,0 +1,68 @@
+"""The adversary: random statements from a grammar wider than the engine's fragment.
+
+Statements come from :mod:`_oracle_statements` (true, false and undefined by
+construction); every verdict is judged by :mod:`_oracle_audit` with the
+independent bottom-up interval evaluator :mod:`_oracle`, never with SymPy's
+evaluation or the engine's own code:
+
+* proved  => true at random points where both sides are defined, and not
+  undefined everywhere;
+* refuted => the witness binds only free variables, honours their assumptions,
+  keeps Indexed elements consistent, and breaks the statement with every
+  subterm defined;
+* nothing but a SymproofError escapes, and nothing runs past its budget;
+* unknown is always acceptable.
+
+Reproducible by default (derandomized, no example database, a fixed number of
+examples); ``SYMPROOF_ADVERSARY_EXAMPLES=2000`` runs a longer hunt and
+``SYMPROOF_ADVERSARY_SEED`` varies it.
+"""
+
+import os
+
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from _oracle_audit import audit
+from _oracle_statements import false_scalar, matrix_statement, true_scalar, undefined_scalar
+
+EXAMPLES = int(os.environ.get("SYMPROOF_ADVERSARY_EXAMPLES", "40"))
+SEED = int(os.environ.get("SYMPROOF_ADVERSARY_SEED", "20"))
+TIMEOUT = 2.0
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED == 20, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def _judge(statement, point_seed):
+    verdict, elapsed, problems = audit(statement.lhs, statement.rhs, statement.kind, TIMEOUT, point_seed)
+    assert not problems, (
+        f"unsound or out of budget: {statement}\n  verdict: {verdict}\n  elapsed: {elapsed:.2f} s\n  "
+        + "\n  ".join(problems))
+
+
+@seed(SEED)
+@SETTINGS
+@given(true_scalar(), st.integers(0, 10**6))
+def test_true_scalar_statements(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@SETTINGS
+@given(false_scalar(), st.integers(0, 10**6))
+def test_false_scalar_statements(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@SETTINGS
+@given(undefined_scalar(), st.integers(0, 10**6))
+def test_undefined_scalar_statements(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@SETTINGS
+@given(matrix_statement(), st.integers(0, 10**6))
+def test_matrix_statements(statement, point_seed):
+    _judge(statement, point_seed)
