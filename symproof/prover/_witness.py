@@ -21,11 +21,11 @@ from typing import Iterable, Mapping
 import sympy as sp
 from sympy import Rational, pi
 
-from ..checker._interval import certainly_finite, certainly_nonzero
+from ..checker._interval import certainly_different, certainly_finite, certainly_nonzero
 from . import _budget
 
 __all__ = ["candidates_for", "search_variables", "complete_witness", "find_witness", "find_defined_point",
-           "is_certainly_nonzero", "evaluate_at", "format_witness"]
+           "is_certainly_nonzero", "evaluate_at", "format_witness", "condition_holds"]
 
 _BASE_CANDIDATES = [
     sp.Integer(0), sp.Integer(1), sp.Integer(-1), sp.Integer(2), sp.Integer(-2),
@@ -110,16 +110,17 @@ def _expand_finite(value):
 
 
 def _is_witness(lhs, rhs, point) -> bool:
+    """Both sides defined at ``point`` at every subterm, evaluated bottom-up on the unevaluated
+    trees (no substitution: SymPy's evaluation of ``1/(1 + 1/x)`` at ``x = 0`` gives 0), and
+    their values certainly different."""
     _budget.check()
-    try:
-        left, right = evaluate_at(lhs, point), evaluate_at(rhs, point)
-    except Exception:  # noqa: BLE001 - a point SymPy cannot evaluate is simply not a witness
-        return False
-    if not (_defined(left) and _defined(right)):
-        return False
-    if not (certainly_finite(left) and certainly_finite(right)):
-        return False  # a side undefined or unevaluable here: not a counterexample
-    return is_certainly_nonzero(left - right)
+    return certainly_different(lhs, rhs, point)
+
+
+def condition_holds(expr, kind, point) -> bool:
+    """A side condition at ``point``: ``"nonzero"`` (certified non-zero, every subterm defined)
+    or ``"defined"`` (every subterm defined), evaluated bottom-up."""
+    return (certainly_nonzero if kind == "nonzero" else certainly_finite)(expr, point)
 
 
 def _points(symbols, pools, rng) -> Iterable[dict]:
@@ -172,19 +173,34 @@ def _shrink(lhs, rhs, point, pools, symbols, fixed):
 
 
 def search_variables(*exprs) -> set:
-    """The variables a witness binds: free symbols, with a matrix symbol replaced by its
-    entries (``A[0, 1]``), since only entries have values."""
+    """The variables a witness binds: the genuine free variables.  A matrix symbol is replaced by
+    its entries (``A[0, 1]``), an ``IndexedBase`` by its elements at literal indices (``a[0]``):
+    only entries and elements have values, and an element at a literal index is one value.  A
+    bound index is never free; an element at a symbolic index has no value of its own and makes
+    the statement unsearchable (:data:`UNSEARCHABLE`)."""
     variables = set()
     for expr in exprs:
+        labels = {i.base.label for i in expr.atoms(sp.Indexed)} if expr.has(sp.Indexed) else set()
         for symbol in expr.free_symbols:
             if isinstance(symbol, sp.MatrixSymbol):
                 rows, cols = symbol.shape
                 if not (isinstance(rows, (int, sp.Integer)) and isinstance(cols, (int, sp.Integer))):
                     continue
                 variables.update(symbol[r, c] for r in range(int(rows)) for c in range(int(cols)))
+            elif isinstance(symbol, sp.Indexed):
+                if not all(isinstance(i, sp.Integer) for i in symbol.indices):
+                    variables.add(UNSEARCHABLE)
+                else:
+                    variables.add(symbol)
+            elif symbol in labels or isinstance(symbol, sp.IndexedBase):
+                continue
             else:
                 variables.add(symbol)
     return variables
+
+
+#: stands for a variable no point can bind (an element at a symbolic index)
+UNSEARCHABLE = sp.Dummy("unsearchable")
 
 
 def complete_witness(witness: Mapping, *exprs) -> dict:
@@ -215,7 +231,7 @@ def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: 
     if symbols is None:
         symbols = search_variables(lhs, rhs) - set(fixed)
     symbols = sorted(symbols, key=str)
-    if any(s.is_commutative is False for s in symbols):
+    if UNSEARCHABLE in symbols or any(s.is_commutative is False for s in symbols):
         return None  # numbers commute: no numeric point refutes an ordering
     pools = [candidates_for(s) for s in symbols]
     if any(not p for p in pools):
@@ -238,15 +254,17 @@ def format_witness(witness: Mapping) -> str:
     return "{" + ", ".join(f"{k}: {sp.sstr(v)}" for k, v in items) + "}"
 
 
-def find_defined_point(lhs, rhs):
-    """A simplest exact point where both sides are certified finite, or ``None``.
+def find_defined_point(checks):
+    """A simplest exact point that passes every check, or ``None``: ``(expression, "nonzero")``
+    (certified non-zero there, every subterm defined) or ``(expression, "defined")`` (every
+    subterm defined there), evaluated bottom-up.
 
-    A proof of a statement with a denominator holds wherever it is defined; the
+    A proof of a statement with side conditions holds wherever it is defined; the
     point shows that this is somewhere (``0/0 = 42`` has no such point).
     """
-    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    symbols = sorted(search_variables(lhs, rhs), key=str)
-    if any(isinstance(s, sp.MatrixSymbol) or not isinstance(s, sp.Symbol) for s in symbols):
+    checks = [(sp.sympify(e), kind) for e, kind in checks]
+    symbols = sorted(search_variables(*[e for e, _ in checks]), key=str)
+    if UNSEARCHABLE in symbols or any(s.is_commutative is False for s in symbols):
         return None
     pools = [candidates_for(s) for s in symbols]
     if any(not p for p in pools):
@@ -255,10 +273,6 @@ def find_defined_point(lhs, rhs):
         if n >= 60:
             return None
         _budget.check()
-        try:
-            left, right = lhs.xreplace(point), rhs.xreplace(point)
-        except Exception:  # noqa: BLE001 - not a point where the sides can be evaluated
-            continue
-        if _defined(left) and _defined(right) and certainly_finite(left) and certainly_finite(right):
+        if all(condition_holds(e, kind, point) for e, kind in checks):
             return point
     return None
