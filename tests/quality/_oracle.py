@@ -327,7 +327,7 @@ def log(z: Value) -> Value:
         if z.re.a > 0:
             return Value(iv.log(z.re), iv.mpf(0))
         if z.re.b < 0:
-            return Value(iv.log(-z.re), iv.pi)
+            return Value(iv.log(-z.re), +iv.pi)  # unary + fixes the lazy constant at this precision
         raise Unknown("log of an enclosure containing 0")
     modulus2 = z.re * z.re + z.im * z.im
     if 0 in modulus2:
@@ -864,6 +864,8 @@ def _bounds(limit, pt):
     if len(limit) != 3:
         raise Unknown("a limit without both bounds")
     var, lo, hi = limit
+    if any(bound.has(sp.oo, -sp.oo, sp.zoo) for bound in (lo, hi)):
+        raise Unknown("a series (an infinite bound) is not modelled")  # it may converge: never "undefined"
     return var, _integer_of(_scalar(lo, pt)), _integer_of(_scalar(hi, pt))
 
 
@@ -1121,7 +1123,7 @@ def _determinant(expr, pt):
 
 def _number_symbol(value):
     def rule(expr, pt):
-        return Value(value(), iv.mpf(0))
+        return Value(+value(), iv.mpf(0))  # unary + evaluates the lazy constant now, at this precision
     return rule
 
 
