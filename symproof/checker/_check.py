@@ -197,20 +197,47 @@ def _atoms(expr, leaves, found):
         raise _NotPolynomial(expr)
 
 
-def _in_ring(expr, ring, index):
+def _in_ring(expr, ring, index, reduce=None):
+    """``expr`` in the ring; with ``reduce``, every power is reduced square by square."""
     hit = index.get(expr)
     if hit is not None:
         return hit
     if expr.is_Rational:
         return ring(expr)
     if isinstance(expr, sp.Add):
-        return sum((_in_ring(a, ring, index) for a in expr.args), ring.zero)
+        return sum((_in_ring(a, ring, index, reduce) for a in expr.args), ring.zero)
     if isinstance(expr, sp.Mul):
         product = ring.one
         for a in expr.args:
-            product *= _in_ring(a, ring, index)
+            product *= _in_ring(a, ring, index, reduce)
         return product
-    return _in_ring(expr.base, ring, index) ** int(expr.exp)
+    base, n = _in_ring(expr.base, ring, index, reduce), int(expr.exp)
+    if reduce is None:
+        return base ** n
+    result, square = ring.one, reduce(base)
+    while n:
+        if n & 1:
+            result = reduce(result * square)
+        n >>= 1
+        square = reduce(square * square) if n else square
+    return result
+
+
+def _reducer(ring, s_c):
+    """Replace ``s^2`` by ``1 - c^2`` in a ring element: the canonical form modulo the pairs."""
+    positions = [(ring.gens.index(s), ring.gens.index(c)) for s, c in s_c]
+
+    def reduce(p):
+        out = ring.zero
+        for monom, coeff in p.terms():
+            kept, term = list(monom), ring({tuple(0 for _ in monom): coeff})
+            for si, ci in positions:
+                if kept[si] >= 2:
+                    term *= (ring.one - ring.gens[ci] ** 2) ** (kept[si] // 2)
+                    kept[si] %= 2
+            out += term * ring({tuple(kept): 1})
+        return out
+    return reduce
 
 
 def _ring_identity(difference, apps, pairs, multipliers) -> bool:
@@ -228,7 +255,7 @@ def _ring_identity(difference, apps, pairs, multipliers) -> bool:
             for phi in constants:
                 _atoms(sp.cos(phi), {}, found)
                 _atoms(sp.sin(phi), {}, found)
-        for q in multipliers:
+        for q in multipliers or ():
             _atoms(q, {"_pair_variables": set()}, found)
     except _NotPolynomial:
         return False
@@ -251,6 +278,9 @@ def _ring_identity(difference, apps, pairs, multipliers) -> bool:
             cn, sn = _in_ring(sp.cos(phi), ring, index), _in_ring(sp.sin(phi), ring, index)
             cos_total, sin_total = cos_total * cn - sin_total * sn, sin_total * cn + cos_total * sn
         index[app] = cos_total if isinstance(app, sp.cos) else sin_total
+    if multipliers is None:  # no combination given: reduce, each power as it is built
+        reduce = _reducer(ring, [(index[sv], index[cv]) for cv, sv, _ in pairs])
+        return not reduce(_in_ring(difference, ring, index, reduce))
     total = _in_ring(difference, ring, index)
     for q, (cv, sv, _) in zip(multipliers, pairs):
         total -= _in_ring(q, ring, index) * (index[cv] ** 2 + index[sv] ** 2 - 1)
@@ -279,7 +309,7 @@ def _trig(c):
     if missing:
         _reject(c, f"{sorted(map(str, missing))[0]} is not substituted")
     multipliers = data.get("multipliers")
-    if multipliers is not None and _ring_identity(difference, data["apps"], pairs, multipliers):
+    if _ring_identity(difference, data["apps"], pairs, multipliers):
         return
     replacement = {}
     for app, multiples, constants in data["apps"]:
@@ -345,7 +375,7 @@ def _positive(e) -> bool:
 def _conditions(sides):
     """What a point must satisfy for every subterm of ``sides`` to be defined: each denominator
     and pole argument non-zero, and each sum (whose terms bind its index) defined term by term."""
-    found, seen, stack = {}, set(), list(sides)
+    found, seen, stack = {}, set(), [s if isinstance(s, MatrixBase) else sp.sympify(s) for s in sides]
     while stack:
         node = stack.pop()
         if isinstance(node, MatrixBase) and not isinstance(node, sp.Basic):
@@ -384,7 +414,9 @@ def _check_defined(certificate):
     if not open_:
         return
     if certificate.kind != "defined":
-        _reject(certificate, "the statement has side conditions and the proof gives no point where they hold")
+        _reject(certificate, "the statement has side conditions: the proof needs a point where they hold")
+    if not certificate.data.get("point"):
+        _reject(certificate, "the statement has side conditions: the proof needs a point where they hold")
     point = {variable: sp.sympify(value) for variable, value in certificate.data["point"].items()}
     for variable, value in point.items():
         if not isinstance(variable, sp.Symbol):

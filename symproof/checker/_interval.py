@@ -232,7 +232,6 @@ def _tanh(x):
 
 
 _REAL_FUNCTIONS = {
-    sp.log: _log,
     sp.asin: _asin,
     sp.acos: _acos,
     sp.atan: _atan,
@@ -347,6 +346,8 @@ class _Evaluator:
         if not _is_real(z):
             raise _Refuse
         if isinstance(e, Fraction) and e == Fraction(1, 2):
+            if _negative(z[0]):  # the principal root of a negative real: i sqrt(-x)
+                return (iv.mpf(0), _sqrt(-z[0]))
             return _real(_sqrt(z[0]))
         # x**y = exp(y log x) on the positive reals only (elsewhere a branch is chosen)
         return _exp(_mul(self.complex(e), _real(_log(z[0]))))
@@ -445,6 +446,41 @@ class _Evaluator:
         for j in range(k):
             numerator *= n - j
         return Fraction(numerator, math.factorial(k))
+
+    def log(self, node):
+        """The principal logarithm: ``log|z| + i arg z`` with ``arg`` in ``(-pi, pi]``; on a real
+        argument it is continuous on each half-line (``log(-x) + i pi`` on the negatives), off
+        the real axis only where ``arg`` is (away from the negative half-line)."""
+        v = self.value(node.args[0])
+        if isinstance(v, Fraction):
+            if v == 1:
+                return Fraction(0)
+            if v == 0:
+                raise _Refuse
+        z = self.complex(v)
+        if _is_real(z):
+            if _positive(z[0]):
+                return _real(_log(z[0]))
+            if _negative(z[0]):
+                return (_log(-z[0]), iv.pi)
+            raise _Refuse
+        re, im = z
+        if not (_positive(re) or _nonzero(im)):
+            raise _Refuse  # near the cut
+        return (iv.log(re * re + im * im) / 2, iv.atan2(im, re))
+
+    def indexed(self, node):
+        """An element of a table: bound at its own literal indices, else at the indices' values,
+        else the table's constant value (the label bound: every element equal)."""
+        indices = [self.value(i) for i in node.indices]
+        if not all(isinstance(v, Fraction) and v.denominator == 1 for v in indices):
+            raise _Refuse
+        element = node.base[tuple(sp.Integer(int(v)) for v in indices)]
+        if element in self.env:
+            return self.env[element]
+        if node.base.label in self.env:
+            return self.env[node.base.label]
+        raise _Refuse
 
     def gamma(self, node):
         v = self.value(node.args[0])
@@ -588,7 +624,7 @@ _HANDLERS = {
     sp.ceiling: _Evaluator.ceiling, sp.Heaviside: _Evaluator.heaviside,
     sp.Max: _Evaluator.extremum, sp.Min: _Evaluator.extremum, sp.KroneckerDelta: _Evaluator.delta,
     sp.factorial: _Evaluator.integer_function, sp.binomial: _Evaluator.integer_function,
-    sp.gamma: _Evaluator.gamma, sp.re: _Evaluator.real_part, sp.im: _Evaluator.imaginary_part, sp.conjugate: _Evaluator.conjugate,
+    sp.gamma: _Evaluator.gamma, sp.log: _Evaluator.log, sp.Indexed: _Evaluator.indexed, sp.re: _Evaluator.real_part, sp.im: _Evaluator.imaginary_part, sp.conjugate: _Evaluator.conjugate,
     sp.Piecewise: _Evaluator.piecewise, sp.Sum: _Evaluator.total,
 }
 _FAMILY_HANDLERS = ()

@@ -247,6 +247,7 @@ class _Parse:
         self.floats: dict = {}
         self.conditions: list = []  # (expression, where, bound, why, enclosing sum or None)
         self.enclosing = None
+        self.nonempty = True  # every enclosing sum has a range shown non-empty
 
     # scalars
 
@@ -279,11 +280,12 @@ class _Parse:
         for k, a in enumerate(args):
             self.scalar(a, f"{where}[{k}]", bound)
         if rule.poles == "self":  # the evaluator knows the poles: the node itself must be defined
-            self.conditions.append((node, where, bound, f"the argument of {cls.__name__}", self.enclosing))
+            self.conditions.append((node, where, bound, f"the argument of {cls.__name__}",
+                                    self.enclosing, self.nonempty))
         elif rule.poles is not None:
             for condition in rule.poles(node):
                 self.conditions.append((condition, where, bound, f"the argument of {cls.__name__}",
-                                        self.enclosing))
+                                        self.enclosing, self.nonempty))
 
     def symbol(self, node, where, bound):
         if node.is_finite is False or node.is_infinite:
@@ -300,7 +302,7 @@ class _Parse:
         self.scalar(base, f"{where}[0]", bound)
         self.scalar(exponent, f"{where}[1]", bound)
         if exponent.is_nonnegative is not True:
-            self.conditions.append((base, where, bound, "the denominator", self.enclosing))
+            self.conditions.append((base, where, bound, "the denominator", self.enclosing, self.nonempty))
 
     def piecewise(self, node, where, bound):
         for k, pair in enumerate(node.args):
@@ -329,13 +331,14 @@ class _Parse:
             if end.is_integer is not True:
                 raise Outside(f"the {name} bound {end} of the Sum at {where} is not a known integer")
             self.scalar(end, f"{where}.{name}", bound)
-        outer = self.enclosing
+        outer, nonempty = self.enclosing, self.nonempty
         if outer is None:
             self.enclosing = node
+        self.nonempty = nonempty and (b - a).is_nonnegative is True
         try:
             self.scalar(node.function, f"{where}.summand", bound | {k})
         finally:
-            self.enclosing = outer
+            self.enclosing, self.nonempty = outer, nonempty
 
     def indexed(self, node, where, bound):
         if not isinstance(node.base, sp.IndexedBase) or not isinstance(node.base.label, sp.Symbol):
@@ -491,11 +494,14 @@ def _decide(conditions, vanishes_identically):
     defined point must pass: ``(expression, "nonzero")`` or, for a condition on a summation
     index, ``(the outermost sum, "defined")``."""
     open_ = {}
-    for condition, where, bound, why, enclosing in conditions:
+    for condition, where, bound, why, enclosing, nonempty in conditions:
         _budget.check()
         side = where.split("[", 1)[0].split(".", 1)[0]
         free = condition.free_symbols
         if isinstance(condition, sp.gamma):
+            if free and vanishes_identically(condition.args[0]):
+                condition = sp.gamma(0, evaluate=False)  # gamma of the zero function: the pole at 0
+                free = set()
             _decide_gamma(condition, where, side, why, free, bound, enclosing, open_)
             continue
         if not free:
@@ -508,14 +514,26 @@ def _decide(conditions, vanishes_identically):
             continue
         if _never_zero(condition):
             continue
-        if condition.is_zero is True or vanishes_identically(condition):
-            if free & bound:
+        if condition.is_zero is True or _vanishes(condition, vanishes_identically):
+            if free & bound and not nonempty:
                 raise Outside(f"{why} {_short(condition)} at {where} vanishes for every value of the bound index")
             raise UndefinedExpressionError(
                 f"{side} is undefined everywhere: {why} {_short(condition)} is identically zero (at {where})",
                 side=side)
         open_[(enclosing, "defined") if free & bound else (condition, "nonzero")] = None
     return list(open_)
+
+
+def _vanishes(condition, vanishes_identically) -> bool:
+    """The condition is the zero function: by the canonical form, or as ``f(g)`` with ``g`` the
+    zero function and ``f(0)`` exactly 0 (``sin(sin^2 x + cos^2 x - 1)``, which the canonical
+    form keeps as an opaque atom)."""
+    if vanishes_identically(condition):
+        return True
+    if isinstance(condition, sp.Function) and len(condition.args) == 1 and condition.args[0].free_symbols:
+        if vanishes_identically(condition.args[0]):
+            return _exactly_zero(condition.func(0))
+    return False
 
 
 def _decide_gamma(node, where, side, why, free, bound, enclosing, open_):
@@ -559,8 +577,8 @@ def parse_statement(lhs, rhs, vanishes_identically) -> Statement:
                                 f"lhs is {'x'.join(map(str, matrices[0]))}, rhs is {'x'.join(map(str, matrices[1]))}")
     if parse.floats:
         lhs, rhs = (_replace_floats(side, parse.floats) for side in (lhs, rhs))
-        parse.conditions = [(c.xreplace(parse.floats), w, b, y, e if e is None else e.xreplace(parse.floats))
-                            for c, w, b, y, e in parse.conditions]
+        parse.conditions = [(c.xreplace(parse.floats), w, b, y, e if e is None else e.xreplace(parse.floats), ne)
+                            for c, w, b, y, e, ne in parse.conditions]
     conditions = _decide(parse.conditions, vanishes_identically)
     return Statement(lhs, rhs, bool(matrices), conditions)
 

@@ -71,6 +71,7 @@ becomes *unknown* with its type and message.
 from __future__ import annotations
 
 import operator
+from fractions import Fraction
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import reduce
@@ -87,6 +88,7 @@ from sympy.matrices.expressions import (
 from .._errors import CertificateError, InvalidInputError, SymproofError, UndefinedExpressionError
 from ..checker import Certificate, certificate_holds, check_certificate
 from ..checker._check import closed_form
+from ..checker._interval import value_at
 from . import _budget
 from ._sums import OutsideTable, close_sum, range_index
 from ._trigpoly import rewrite_trig, to_trig_polynomial
@@ -397,6 +399,11 @@ def _canonical(diff):
 
 
 def _residual(lhs, rhs, witness):
+    """``lhs - rhs`` at the witness: exact from the bottom-up evaluation when both sides are
+    rational there, else the sides substituted (a closed form for display)."""
+    left, right = value_at(lhs, witness), value_at(rhs, witness)
+    if isinstance(left, Fraction) and isinstance(right, Fraction):
+        return sp.Rational(left - right)
     return evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
 
 

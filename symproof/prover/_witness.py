@@ -79,7 +79,13 @@ def evaluate_at(expr, point: Mapping):
     # values given as Python numbers are sympified first: xreplace of a bare symbol
     # would hand back the Python int itself
     point = {symbol: sp.sympify(v) for symbol, v in dict(point).items()}
-    value = sp.sympify(sp.sympify(expr).xreplace(point))
+    expr = sp.sympify(expr)
+    labels = {s for s in point if isinstance(s, sp.Symbol)}
+    if expr.has(sp.Indexed) and labels:
+        # elements first: a bound label is the value of every element it does not bind itself
+        expr = expr.replace(lambda e: isinstance(e, sp.Indexed) and e not in point and e.base.label in labels,
+                            lambda e: point[e.base.label])
+    value = sp.sympify(expr.xreplace(point))
     if value.has(sp.Sum, sp.Product):
         value = _expand_finite(value)
     return value
@@ -176,8 +182,10 @@ def search_variables(*exprs) -> set:
     """The variables a witness binds: the genuine free variables.  A matrix symbol is replaced by
     its entries (``A[0, 1]``), an ``IndexedBase`` by its elements at literal indices (``a[0]``):
     only entries and elements have values, and an element at a literal index is one value.  A
-    bound index is never free; an element at a symbolic index has no value of its own and makes
-    the statement unsearchable (:data:`UNSEARCHABLE`)."""
+    bound index is never free; an element at a bound index (``omega[r]`` in a sum over ``r``)
+    reads the table, whose other elements all take the label's value (``omega: 1``: one
+    consistent table); an element at a free index has no value of its own and makes the
+    statement unsearchable (:data:`UNSEARCHABLE`)."""
     variables = set()
     for expr in exprs:
         labels = {i.base.label for i in expr.atoms(sp.Indexed)} if expr.has(sp.Indexed) else set()
@@ -188,11 +196,15 @@ def search_variables(*exprs) -> set:
                     continue
                 variables.update(symbol[r, c] for r in range(int(rows)) for c in range(int(cols)))
             elif isinstance(symbol, sp.Indexed):
-                if not all(isinstance(i, sp.Integer) for i in symbol.indices):
-                    variables.add(UNSEARCHABLE)
-                else:
+                if all(isinstance(i, sp.Integer) for i in symbol.indices):
                     variables.add(symbol)
-            elif symbol in labels or isinstance(symbol, sp.IndexedBase):
+                elif any(i.free_symbols & expr.free_symbols for i in symbol.indices):
+                    variables.add(UNSEARCHABLE)  # an element at a free index: no value of its own
+                else:
+                    variables.add(symbol.base.label)  # at a bound index: the table's constant value
+            elif isinstance(symbol, sp.IndexedBase):
+                continue
+            elif symbol in labels:
                 continue
             else:
                 variables.add(symbol)
