@@ -1072,6 +1072,13 @@ def _concrete_shape(expr):
     return int(rows), int(cols)
 
 
+def _matrix_symbol(expr, pt):
+    """A matrix symbol is a table of independent elements, like an IndexedBase (one value per element)."""
+    rows, cols = _concrete_shape(expr)
+    name = "matrix:" + str(expr.name)
+    return [[pt.element((name, ((GQ(r), ZERO_GQ), (GQ(s), ZERO_GQ)))) for s in range(cols)] for r in range(rows)]
+
+
 def _zero_matrix(expr, pt):
     rows, cols = _concrete_shape(expr)
     return [[Value.rational(0)] * cols for _ in range(rows)]
@@ -1200,6 +1207,7 @@ _RULES = {
     sp.Inverse: _inverse_rule,
     sp.MatPow: _matpow,
     sp.BlockMatrix: _block,
+    sp.MatrixSymbol: _matrix_symbol,
     sp.ZeroMatrix: _zero_matrix,
     sp.OneMatrix: _one_matrix,
     sp.Identity: _identity_rule,

@@ -25,6 +25,7 @@ import time
 from fractions import Fraction
 
 import sympy as sp
+from sympy.matrices.expressions.matexpr import MatrixElement
 
 import _oracle as O
 from symproof import SymproofError, UndefinedExpressionError, prove_equal
@@ -40,6 +41,10 @@ def free_variables(*sides):
         labels |= {base.label for base in side.atoms(sp.IndexedBase)}
         free |= {s for s in side.free_symbols if isinstance(s, sp.Symbol)}
     return free - labels
+
+
+def matrix_symbols(*sides):
+    return {s for side in sides for s in side.free_symbols if isinstance(s, sp.MatrixSymbol)}
 
 
 def _sample(sym, rng):
@@ -159,12 +164,37 @@ def _check_witness(lhs, rhs, witness, problems):
     variables = free_variables(lhs, rhs)
     symbols, elements = {}, {}
     for key, raw in witness.items():
+        if isinstance(key, sp.MatrixSymbol):
+            if key not in matrix_symbols(lhs, rhs) or not isinstance(raw, sp.MatrixBase) or raw.shape != key.shape:
+                problems.append(f"witness gives the matrix symbol {key} the value {raw!r}")
+                return
+            try:
+                for r in range(raw.rows):
+                    for s in range(raw.cols):
+                        element = ("matrix:" + str(key.name), ((O.GQ(r), O.ZERO_GQ), (O.GQ(s), O.ZERO_GQ)))
+                        elements[element] = O.exact_value(raw[r, s])
+            except (O.Undefined, O.Unknown, O.Unbound) as err:
+                problems.append(f"witness value of {key} is not a matrix of finite numbers ({err})")
+                return
+            continue
         try:
             value = O.exact_value(raw)
         except (O.Undefined, O.Unknown, O.Unbound) as err:
             problems.append(f"witness value {key}={raw} is not a finite number ({err})")
             return
         if isinstance(key, sp.Indexed):
+            continue
+        if isinstance(key, MatrixElement) and key.parent in matrix_symbols(lhs, rhs):
+            # an element of a matrix symbol: one entry of its table, at concrete indices
+            r, s = key.indices
+            if not (isinstance(r, sp.Integer) and isinstance(s, sp.Integer)
+                    and 0 <= r < key.parent.rows and 0 <= s < key.parent.cols):
+                problems.append(f"witness binds {key}, not an element of {key.parent} at concrete indices")
+                return
+            element = ("matrix:" + str(key.parent.name), ((O.GQ(int(r)), O.ZERO_GQ), (O.GQ(int(s)), O.ZERO_GQ)))
+            if element in elements:
+                problems.append(f"witness binds {key} twice")
+            elements[element] = value
             continue
         if isinstance(key, sp.IndexedBase) or not isinstance(key, sp.Symbol) or key not in variables:
             problems.append(f"witness binds {key!r}, which is not a free variable of the statement")

@@ -209,23 +209,23 @@ def true_scalar(draw):
     how = draw(st.integers(0, 6))
     if how == 0:
         zd = draw(st.sampled_from(zeros_in_disguise(u)))
-        return Statement(e, e + zd * draw(total_expressions()), "true", f"e + ({zd})*g")
-    if how == 1:
+        return Statement(e, _add(e, _mul(zd, draw(total_expressions()))), "true", f"e + ({zd})*g")
+    if how == 1 and not e.atoms(sp.Float):  # rebuilding a tree with Floats re-rounds its Float arithmetic
         s = draw(st.sampled_from([x, y, p]))
         zd = draw(st.sampled_from(zeros_in_disguise(u)[:9]))
         return Statement(e, e.xreplace({s: s + zd}), "true", f"{s} -> {s} + ({zd})")
-    if how == 2 and _total(e):
+    if how in (1, 2) and _total(e):
         return Statement(e, sp.expand(e, power_base=False, log=False), "true", "expand")
     if how == 3:
         power = draw(st.sampled_from([1, 2, 7, 100]))
         one = draw(st.sampled_from([sin(u) ** 2 + cos(u) ** 2, cosh(u) ** 2 - sinh(u) ** 2, exp(u) * exp(-u)]))
-        return Statement(e * one**power, e, "true", f"e*(one)**{power}")
+        return Statement(_mul(e, sp.Pow(one, power)), e, "true", f"e*(one)**{power}")
     if how == 4:
         f = draw(summand())
         lo = draw(st.sampled_from([0, 1, -2]))
         top = draw(st.sampled_from([n, m, j]))
         last = f.xreplace({k: top})
-        return Statement(Sum(f, (k, lo, top)), Sum(f, (k, lo, top - 1)) + last, "true", "Karr: split off the top term")
+        return Statement(Sum(f, (k, lo, top)), _add(Sum(f, (k, lo, top - 1)), last), "true", "Karr: split off the top term")
     if how == 5:
         pair = draw(st.sampled_from([
             (KroneckerDelta(i1, i2) * (a[i1] - a[i2]), sp.Integer(0)),
@@ -234,10 +234,11 @@ def true_scalar(draw):
             (a[i1] * (sin(x) ** 2 + cos(x) ** 2), a[i1]),
             (Sum(k, (k, 1, j)) - Sum(k, (k, 1, j - 1)), j),
         ]))
-        return Statement(pair[0] + e, pair[1] + e, "true", "indexed / Karr identity")
+        return Statement(_add(pair[0], e), _add(pair[1], e), "true", "indexed / Karr identity")
     g = draw(total_expressions())
     g2 = g + sin(x) ** 2 + cos(x) ** 2 - 1
-    return Statement(e * (g**2 + 1) / (g2**2 + 1), e, "true", "times (g^2+1)/(g'^2+1)")
+    ratio = _mul(g**2 + 1, sp.Pow(g2**2 + 1, -1, evaluate=False))
+    return Statement(_mul(e, ratio), e, "true", "times (g^2+1)/(g'^2+1)")
 
 
 @st.composite
@@ -396,4 +397,258 @@ def matrix_statement(draw):
     return Statement(sp.ImmutableMatrix(Y), rhs, "undefined", f"entry {(r, s)} times {u}")
 
 
-statements = st.one_of(true_scalar(), false_scalar(), undefined_scalar(), matrix_statement())
+
+
+# -- laws: identities (and near-identities) with a known truth, instantiated at random subterms --------
+
+@st.composite
+def real_expressions(draw, depth=2):
+    """Real-valued wherever defined, for laws that need a real argument."""
+    if depth == 0:
+        return draw(st.sampled_from([x, y, p, w, n, j, sp.Integer(2), Rational(-1, 3), pi, Float(0.5)]))
+    f = draw(st.sampled_from([sin, cos, exp, atan, Abs, floor, frac, sp.tanh,
+                              lambda u: u**2 - 1, lambda u: 2 * u + 1, lambda u: u * y, lambda u: Max(u, 0)]))
+    return f(draw(real_expressions(depth - 1)))
+
+
+@st.composite
+def integer_expressions(draw):
+    return draw(st.sampled_from([n, m, j, n + 1, 2 * j, j - 3, m * n, -j, n - m, floor(x), Mod(j, 3)]))
+
+
+# a false law is false at some value of these (a real law at a sign change, an integer law at 0 or below)
+REAL_LEAVES = [x, y, 2 * x + 1, x - y, x * y]
+NATURALS = [n, m, n + 1, m * n, Mod(j, 3)]
+
+
+# (lhs(u), rhs(u), kind, argument type)
+LAWS = [
+    (lambda u: Abs(u) ** 2, lambda u: u**2, "true", "real"),
+    (lambda u: sign(u) * u, lambda u: Abs(u), "true", "real"),
+    (lambda u: Heaviside(u), lambda u: (1 + sign(u)) / 2, "true", "real"),
+    (lambda u: Piecewise((1, u > 0), (0, True)), lambda u: Heaviside(u), "false", "leaf"),
+    (lambda u: Piecewise((u, u > 0), (-u, True)), lambda u: Abs(u), "true", "real"),
+    (lambda u: floor(u), lambda u: -ceiling(-u), "true", "real"),
+    (lambda u: ceiling(u) - floor(u), lambda u: sp.Integer(1), "false", "leaf"),
+    (lambda u: frac(u), lambda u: u - floor(u), "true", "real"),
+    (lambda u: Max(u, 2 * u), lambda u: (3 * u + Abs(u)) / 2, "true", "real"),
+    (lambda u: Min(u, 0) + Max(u, 0), lambda u: u, "true", "real"),
+    (lambda u: sqrt(u**2), lambda u: u, "false", "leaf"),
+    (lambda u: exp(log(u)), lambda u: u, "true", "real"),
+    (lambda u: log(exp(u)), lambda u: u, "true", "real"),
+    (lambda u: atan(sp.tan(u)), lambda u: u, "false", "leaf"),
+    (lambda u: tan(u), lambda u: sin(u) / cos(u), "true", "real"),
+    (lambda u: cosh(u) ** 2, lambda u: 1 + sinh(u) ** 2, "true", "real"),
+    (lambda u: sp.tanh(u), lambda u: (exp(2 * u) - 1) / (exp(2 * u) + 1), "true", "real"),
+    (lambda u: cosh(u), lambda u: exp(u) / 2 + exp(-u) / 2, "true", "real"),
+    (lambda u: sinh(2 * u), lambda u: 2 * sinh(u) * cosh(u), "true", "real"),
+    (lambda u: sinh(u), lambda u: exp(u) / 2 - exp(-u) / 2 + Rational(1, 10**15), "false", "real"),
+    (lambda u: cos(u) ** 2, lambda u: (1 + cos(2 * u)) / 2, "true", "real"),
+    (lambda u: sin(u) ** 4 - cos(u) ** 4, lambda u: -cos(2 * u), "true", "real"),
+    (lambda u: sin(3 * u), lambda u: 3 * sin(u) - 4 * sin(u) ** 3, "true", "real"),
+    (lambda u: sin(3 * u), lambda u: 3 * sin(u) - 4 * sin(u) ** 2, "false", "leaf"),
+    (lambda u: sp.Pow(u, 0, evaluate=False), lambda u: sp.Integer(1), "true", "real"),
+    (lambda u: (u**2) ** Rational(1, 2), lambda u: Abs(u), "true", "real"),
+    (lambda u: (u**3) ** Rational(1, 3), lambda u: u, "false", "leaf"),
+    (lambda u: Mod(u, 2), lambda u: (1 - (-1) ** u) / 2, "true", "integer"),
+    (lambda u: (-1) ** (2 * u), lambda u: sp.Integer(1), "true", "integer"),
+    (lambda u: cos(pi * u), lambda u: (-1) ** u, "true", "integer"),
+    (lambda u: sin(pi * u / 2) ** 2, lambda u: Mod(u, 2), "true", "integer"),
+    (lambda u: KroneckerDelta(u, 0) * u, lambda u: sp.Integer(0), "true", "integer"),
+    (lambda u: Sum(k, (k, 1, u)), lambda u: u * (u + 1) / 2, "true", "integer"),
+    (lambda u: Sum(1, (k, 1, u)), lambda u: u, "true", "integer"),
+    (lambda u: Sum(k**2, (k, 1, u)), lambda u: u * (u + 1) * (2 * u + 1) / 6, "true", "integer"),
+    (lambda u: Sum(2**k, (k, 0, u)), lambda u: 2 ** (u + 1) - 1, "true", "integer"),
+    (lambda u: Sum(Abs(k), (k, 1, u)), lambda u: u * (u + 1) / 2, "false-if-negative", "integer"),
+    (lambda u: Sum(k, (k, 1, u)) - Sum(k, (k, 1, u - 1)), lambda u: u, "true", "integer"),
+    (lambda u: Product(2, (k, 1, u)), lambda u: 2**u, "true", "integer"),
+    (lambda u: Product(k, (k, 1, u)), lambda u: factorial(u), "true", "integer"),
+    (lambda u: Product(1 + Rational(1, 1) / k, (k, 1, u)), lambda u: u + 1, "true", "integer"),
+    (lambda u: Sum(binomial(u, k), (k, 0, u)), lambda u: 2**u, "true", "natural"),
+    (lambda u: Sum((-1) ** k * binomial(u, k), (k, 0, u)), lambda u: sp.Integer(0), "false", "zero-or-below"),
+    (lambda u: binomial(u, 2), lambda u: u * (u - 1) / 2, "true", "integer"),
+    (lambda u: factorial(u + 1) / factorial(u), lambda u: u + 1, "true", "integer"),
+    (lambda u: gamma(u + 1), lambda u: factorial(u), "true", "integer"),
+    (lambda u: z0 + u, lambda u: u, "true", "real"),
+    (lambda u: z0 * u, lambda u: sp.Integer(0), "true", "real"),
+    (lambda u: c * u, lambda u: u * c, "true", "real"),
+    (lambda u: Abs(c) ** 2, lambda u: c**2, "false", "real"),
+    (lambda u: sp.conjugate(c) * c, lambda u: Abs(c) ** 2, "true", "real"),
+    (lambda u: sp.re(c) ** 2 + sp.im(c) ** 2, lambda u: Abs(c) ** 2, "true", "real"),
+    (lambda u: log(exp(c)), lambda u: c, "false", "real"),
+]
+
+
+@st.composite
+def law_statement(draw):
+    lhs_fn, rhs_fn, kind, argument = draw(st.sampled_from(LAWS))
+    u = draw({"real": real_expressions(), "integer": integer_expressions(), "leaf": st.sampled_from(REAL_LEAVES),
+              "natural": st.sampled_from(NATURALS), "zero-or-below": st.sampled_from([n, j, n - m, -j, floor(x)])}[argument])
+    lhs, rhs = lhs_fn(u), rhs_fn(u)
+    if kind == "false-if-negative":
+        kind = "false" if u in (j, -j, 2 * j, j - 3, n - m, floor(x)) else "true"
+    how = draw(st.integers(0, 3))
+    if how == 1 and kind == "true":
+        zd = draw(st.sampled_from(zeros_in_disguise(x)[:9]))
+        rhs = _add(rhs, _mul(zd, draw(total_expressions())))
+    elif how == 2 and kind == "true":
+        return Statement(lhs, _add(rhs, draw(st.sampled_from([sp.Integer(1), Rational(1, 10**18), Float(0.25)]))),
+                         "false", f"law at {u}, plus a constant")
+    elif how == 3:
+        bad = draw(st.sampled_from(undefined_values()))
+        return Statement(_mul(lhs, bad), _mul(rhs, bad), "undefined", f"law at {u}, times {bad}")
+    return Statement(lhs, rhs, kind, f"law at {u}")
+
+
+# -- matrix laws with matrix symbols (an element table per symbol) ---------------------------------
+
+M2, N2 = sp.MatrixSymbol("M", 2, 2), sp.MatrixSymbol("N", 2, 2)
+MATRIX_LAWS = [
+    (sp.Transpose(sp.MatMul(M2, N2)), sp.MatMul(sp.Transpose(N2), sp.Transpose(M2)), "true"),
+    (sp.MatMul(M2, N2), sp.MatMul(N2, M2), "false"),
+    (sp.HadamardProduct(M2, N2), sp.HadamardProduct(N2, M2), "true"),
+    (sp.KroneckerProduct(M2, N2), sp.KroneckerProduct(N2, M2), "false"),
+    (sp.Transpose(sp.Transpose(M2)), M2, "true"),
+    (sp.Adjoint(M2), sp.Transpose(M2), "false"),
+    (sp.MatAdd(M2, N2), sp.MatAdd(N2, M2), "true"),
+    (sp.MatPow(M2, 2), sp.MatMul(M2, M2), "true"),
+    (sp.Inverse(sp.Inverse(M2)), M2, "true"),
+    (sp.MatMul(M2, sp.Identity(2)), M2, "true"),
+    (sp.MatAdd(M2, sp.ZeroMatrix(2, 2)), M2, "true"),
+    (sp.MatMul(sp.Inverse(M2), M2), sp.Identity(2), "true"),
+    (sp.Trace(sp.MatMul(M2, N2)), sp.Trace(sp.MatMul(N2, M2)), "true"),
+    (sp.Determinant(sp.MatMul(M2, N2)), sp.Determinant(M2) * sp.Determinant(N2), "true"),
+    (sp.Trace(sp.MatMul(M2, N2)), sp.Trace(M2) * sp.Trace(N2), "false"),
+    (sp.MatMul(sp.ImmutableMatrix([[x, 0], [0, x]]), M2), sp.MatMul(M2, sp.ImmutableMatrix([[x, 0], [0, x]])), "true"),
+    (sp.MatMul(sp.ImmutableMatrix([[x, 1], [0, x]]), M2), sp.MatMul(M2, sp.ImmutableMatrix([[x, 1], [0, x]])), "false"),
+]
+
+
+@st.composite
+def matrix_law_statement(draw):
+    lhs, rhs, kind = draw(st.sampled_from(MATRIX_LAWS))
+    return Statement(lhs, rhs, kind, "matrix law")
+
+
+statements = st.one_of(true_scalar(), false_scalar(), undefined_scalar(), matrix_statement(), law_statement(),
+                       matrix_law_statement())
+
+
+# -- tricky families: branch cuts, integer-valued zeros in disguise, points where only one side is defined --
+
+b = IndexedBase("b")
+q = sp.Symbol("q", positive=True)
+
+
+def _div(u, v):
+    return _mul(u, sp.Pow(v, -1, evaluate=False))
+
+
+# zero for every integer n, not written as 0 (an undefined denominator when divided by)
+INTEGER_ZEROS = [
+    Mod(n**2 + n, 2), (-1) ** (n**2 + n) - 1, cos(pi * (n**2 + n)) - 1, floor(n / 2) + ceiling(n / 2) - n,
+    Sum(k, (k, 1, n)) - n * (n + 1) / 2, Sum(1, (k, 0, j)) - j - 1, Product(1, (k, 1, j)) - 1, sin(pi * j),
+    binomial(n, 1) - n,
+]
+
+TRICKY = [
+    # branch cuts (false for negative or complex arguments, true under the assumptions)
+    (sqrt(x) * sqrt(y), sqrt(x * y), "false"),
+    (sqrt(p) * sqrt(w), sqrt(p * w), "true"),
+    (log(x * y), log(x) + log(y), "false"),
+    (log(p * q), log(p) + log(q), "true"),
+    (log(p**3), 3 * log(p), "true"),
+    (log(x**2), 2 * log(x), "false"),
+    ((x**2) ** Rational(3, 2), x**3, "false"),
+    ((p**2) ** Rational(3, 2), p**3, "true"),
+    (atan(x) + atan(1 / x), pi / 2, "false"),
+    (atan(p) + atan(1 / p), pi / 2, "true"),
+    (exp(x) ** y, exp(x * y), "true"),
+    ((x**y) ** 2, x ** (2 * y), "true"),
+    ((x**2) ** y, x ** (2 * y), "false"),
+    (sqrt(c**2), c, "false"),
+    (c * sp.conjugate(c), Abs(c) ** 2, "true"),
+    (Abs(exp(I * x)), sp.Integer(1), "true"),
+    (Abs(exp(I * c)), sp.Integer(1), "false"),
+    (exp(I * x), cos(x) + I * sin(x), "true"),
+    (sp.asin(x / (Abs(x) + 1)) + sp.acos(x / (Abs(x) + 1)), pi / 2, "true"),
+    # integers
+    (floor(n / 2) * 2 + Mod(n, 2), n, "true"),
+    (floor(x) + floor(-x), sp.Integer(-1), "false"),
+    (floor(j / 2) + ceiling(j / 2), j, "true"),
+    ((-1) ** (j**2 + j), sp.Integer(1), "true"),
+    (sin(pi * x), sp.Integer(0), "false"),
+    (Mod(x, 1), frac(x), "true"),
+    (Mod(j, -3) + Mod(-j, 3), sp.Integer(0), "true"),
+    (Mod(j, 3) + Mod(-j, 3), sp.Integer(3), "false"),
+    (factorial(m) / factorial(m - 1), m, "true"),
+    (gamma(m), factorial(m - 1), "true"),
+    (gamma(x + 1), x * gamma(x), "true"),
+    # sums and products under Karr's convention
+    (Sum(k, (k, 1, j)) + Sum(k, (k, j + 1, m)), Sum(k, (k, 1, m)), "true"),
+    (Sum(a[k], (k, 0, j)) + Sum(a[k], (k, j + 1, n)), Sum(a[k], (k, 0, n)), "true"),
+    (Sum(a[k], (k, 0, n)), Sum(a[n - k], (k, 0, n)), "true"),
+    (Sum(a[k] * KroneckerDelta(k, 2), (k, 0, 5)), a[2], "true"),
+    (Sum(a[k] * KroneckerDelta(k, j), (k, 0, 5)), a[j], "false"),
+    (Sum(k, (k, j, 0)), -j * (j - 1) / 2, "true"),
+    (Sum(1 / (k * (k + 1)), (k, 1, m)), 1 - 1 / (m + 1), "true"),
+    (Product(k / (k + 1), (k, 1, m)), 1 / (m + 1), "true"),
+    (Product(x, (k, 1, j)), x**j, "true"),
+    (Sum(x**k, (k, 0, n)) * (x - 1), x ** (n + 1) - 1, "true"),
+    (Sum(sp.Max(k, 2), (k, 0, n)), Sum(k, (k, 0, n)), "false"),
+    # Indexed
+    (a[2 * i1], a[i1 + i1], "true"),
+    (a[i1] * KroneckerDelta(i1, 3), a[3] * KroneckerDelta(i1, 3), "true"),
+    (a[i1], a[Abs(i1)], "false"),
+    (a[floor(x)], a[ceiling(x)], "false"),
+    (b[i1, i2], b[i2, i1], "false"),
+    (KroneckerDelta(i1, i2) * (b[i1, i2] - b[i2, i1]), sp.Integer(0), "true"),
+    (a[i1] ** 2, _mul(a[i1], a[i1]), "true"),
+    # removable singularities: true where both sides are defined, never refutable at the hole
+    (_div(x**2 - 1, x - 1), x + 1, "true"),
+    (_mul(x, sp.Pow(x, -1, evaluate=False)), sp.Integer(1), "true"),
+    (_div(sin(x), x) * x, sin(x), "true"),
+    (x * Piecewise((1 / x, sp.Ne(x, 0)), (5, True)), sp.Integer(1), "false"),
+    (Piecewise((x, x > 0), (0, x > 1), (1, True)), Piecewise((x, x > 0), (1, True)), "true"),
+    (Max(x, x**2), x**2, "false"),
+    (Max(x, y), (x + y + Abs(x - y)) / 2, "true"),
+    (Heaviside(x) * Heaviside(-x), sp.Integer(0), "false"),
+    (Heaviside(x, 1) + Heaviside(-x, 1), sp.Integer(1), "false"),
+    (sign(x) ** 2, Heaviside(x) + Heaviside(-x) - 2 * Heaviside(x) * Heaviside(-x), "false"),
+    # explicit matrices with symbolic singularities
+    (sp.Inverse(sp.ImmutableMatrix([[x, 1], [1, x]])),
+     sp.ImmutableMatrix([[_div(x, x**2 - 1), _div(-1, x**2 - 1)], [_div(-1, x**2 - 1), _div(x, x**2 - 1)]]), "true"),
+    (sp.MatPow(sp.ImmutableMatrix([[1, x], [0, 1]]), -2), sp.ImmutableMatrix([[1, -2 * x], [0, 1]]), "true"),
+    (sp.MatPow(sp.ImmutableMatrix([[1, x], [0, 1]]), -2), sp.ImmutableMatrix([[1, 2 * x], [0, 1]]), "false"),
+    (sp.Determinant(sp.ImmutableMatrix([[x, y], [y, x]])), (x - y) * (x + y), "true"),
+    (sp.Trace(sp.KroneckerProduct(sp.ImmutableMatrix([[x, 0], [0, y]]), sp.ImmutableMatrix([[1, 2], [3, 4]]))),
+     5 * (x + y), "true"),
+    (sp.BlockMatrix([[M2, sp.ZeroMatrix(2, 2)], [sp.ZeroMatrix(2, 2), N2]]) * sp.BlockMatrix(
+        [[N2, sp.ZeroMatrix(2, 2)], [sp.ZeroMatrix(2, 2), M2]]),
+     sp.BlockMatrix([[M2 * N2, sp.ZeroMatrix(2, 2)], [sp.ZeroMatrix(2, 2), N2 * M2]]), "true"),
+    (sp.MatMul(sp.ImmutableMatrix([[Float(0.1), 0]]), sp.ImmutableMatrix([[Float(0.1)], [x]])),
+     sp.ImmutableMatrix([[Float(0.1 * 0.1)]]), "false"),
+    (sp.HadamardProduct(sp.ImmutableMatrix([[Float(0.5), x]]), sp.ImmutableMatrix([[Float(0.5), 1]])),
+     sp.ImmutableMatrix([[Rational(1, 4), x]]), "true"),
+    (sp.Adjoint(sp.ImmutableMatrix([[x, I * y]])), sp.ImmutableMatrix([[x], [I * y]]), "false"),
+]
+
+
+@st.composite
+def tricky_statement(draw):
+    lhs, rhs, kind = draw(st.sampled_from(TRICKY))
+    how = draw(st.integers(0, 4))
+    matrix = isinstance(lhs, (sp.MatrixBase, sp.MatrixExpr))
+    if how == 1 and not matrix:
+        zero = draw(st.sampled_from(INTEGER_ZEROS))
+        return Statement(_div(lhs, zero), _div(rhs, zero), "undefined", f"({lhs} = {rhs}) over {zero}")
+    if how == 2 and not matrix and kind == "true":
+        zero = draw(st.sampled_from(INTEGER_ZEROS))
+        return Statement(lhs, _add(rhs, _mul(zero, draw(total_expressions()))), "true", f"plus ({zero})*g")
+    if how == 3 and not matrix and kind == "true":
+        delta = draw(st.sampled_from([sp.Integer(1), Rational(1, 10**40), Float(1e-30), pi - Rational(355, 113)]))
+        return Statement(lhs, _add(rhs, delta), "false", f"plus {delta}")
+    return Statement(lhs, rhs, kind, "tricky family")
+
+
+statements = st.one_of(statements, tricky_statement())

@@ -24,7 +24,10 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from _oracle_audit import audit
-from _oracle_statements import false_scalar, matrix_statement, true_scalar, undefined_scalar
+from _oracle_statements import (
+    false_scalar, law_statement, matrix_law_statement, matrix_statement, tricky_statement, true_scalar,
+    undefined_scalar,
+)
 
 EXAMPLES = int(os.environ.get("SYMPROOF_ADVERSARY_EXAMPLES", "40"))
 SEED = int(os.environ.get("SYMPROOF_ADVERSARY_SEED", "20"))
@@ -65,4 +68,25 @@ def test_undefined_scalar_statements(statement, point_seed):
 @SETTINGS
 @given(matrix_statement(), st.integers(0, 10**6))
 def test_matrix_statements(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@SETTINGS
+@given(law_statement(), st.integers(0, 10**6))
+def test_laws_at_random_arguments(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@settings(SETTINGS, max_examples=max(EXAMPLES // 2, 1))
+@given(matrix_law_statement(), st.integers(0, 10**6))
+def test_matrix_symbol_laws(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@SETTINGS
+@given(tricky_statement(), st.integers(0, 10**6))
+def test_tricky_families(statement, point_seed):
     _judge(statement, point_seed)

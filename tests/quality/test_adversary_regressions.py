@@ -83,6 +83,8 @@ CASES = [
     pytest.param(a[i] - a[i2], 0, NOT_PROVED, id="1: a[i]-a[j]=0 (false)"),
     pytest.param(Sum(a[k], (k, 0, n)) - Sum(a[k], (k, 0, n - 1)), a[n], NOT_REFUTED, id="1: Karr split of a sum of a[k]"),
     pytest.param(Sum(k, (k, 0, n)), n, NOT_PROVED, id="1: sum k = n (false; a witness binds n only)"),
+    pytest.param(Sum(a[k], (k, 0, n)), Sum(a[k], (k, 0, n - 1)), NOT_PROVED,
+                 id="1: sum of a[k] off by one (witness binds elements, not the label a)"),
     # 2. matrix expressions evaluated by Sum.doit
     pytest.param(sp.HadamardProduct(IM([[Sum((-1) ** k * binomial(n, k), (k, 0, n))]]), IM([[1]])), IM([[0]]),
                  NOT_PROVED, id="2: Hadamard alternating binomial = 0 (1 at n=0)"),
