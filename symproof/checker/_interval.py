@@ -266,8 +266,8 @@ class _Evaluator:
     evaluation would absorb.  A value is exact (a ``Fraction``: a real rational) while every
     argument is, else a complex enclosure ``(re, im)`` of ``mpmath.iv`` intervals."""
 
-    def __init__(self, env, prec):
-        self.env, self.prec, self.memo = env, prec, {}
+    def __init__(self, env, prec, record=None):
+        self.env, self.prec, self.memo, self.record = env, prec, {}, record
 
     # -- exact/interval plumbing ---------------------------------------------------------------
 
@@ -479,6 +479,8 @@ class _Evaluator:
         if element in self.env:
             return self.env[element]
         if node.base.label in self.env:
+            if self.record is not None:
+                self.record[element] = node.base.label
             return self.env[node.base.label]
         raise _Refuse
 
@@ -574,11 +576,11 @@ class _Evaluator:
             raise _Refuse  # the empty-product convention beyond b = a - 1 is not the fragment's
         values = []
         for j in range(low, high + 1):
-            inner = _Evaluator({**self.env, k: Fraction(j)}, self.prec)
+            inner = _Evaluator({**self.env, k: Fraction(j)}, self.prec, self.record)
             values.append(inner.value(node.function))
         if high < low - 1:  # Karr's convention: sum_{a}^{b} = -sum_{b+1}^{a-1}
             for j in range(high + 1, low):
-                inner = _Evaluator({**self.env, k: Fraction(j)}, self.prec)
+                inner = _Evaluator({**self.env, k: Fraction(j)}, self.prec, self.record)
                 values.append(_negate(inner.value(node.function)))
         return _sum_values(values) if isinstance(node, sp.Sum) else _product_values(values)
 
@@ -630,17 +632,18 @@ _HANDLERS = {
 _FAMILY_HANDLERS = ()
 
 
-def value_at(expr, point=None, prec: int = PRECISIONS[0]):
+def value_at(expr, point=None, prec: int = PRECISIONS[0], record=None):
     """The value of ``expr`` at ``point`` (a mapping from variables to exact numbers), computed
     bottom-up on the unevaluated tree: a ``Fraction`` when exact and real, else ``(re, im)``
-    enclosures; ``None`` when some subterm is undefined or cannot be certified there."""
+    enclosures; ``None`` when some subterm is undefined or cannot be certified there.
+    ``record`` (a dict), when given, receives each table element read from its label's value."""
     env = {}
     old = iv.prec
     try:
         iv.prec = prec
         for variable, number in dict(point or {}).items():
             env[variable] = _Evaluator({}, prec).value(sp.sympify(number))
-        return _Evaluator(env, prec).value(expr)
+        return _Evaluator(env, prec, record).value(expr)
     except (_Refuse, ValueError, TypeError, ZeroDivisionError, OverflowError, ArithmeticError, RecursionError):
         return None
     finally:

@@ -76,11 +76,11 @@ def _arg(node):
 
 
 def _cos_arg(node):
-    return [sp.cos(node.args[0])]
+    return [sp.cos(node.args[0], evaluate=False)]
 
 
 def _sin_arg(node):
-    return [sp.sin(node.args[0])]
+    return [sp.sin(node.args[0], evaluate=False)]
 
 
 def _unit_arg(node):
@@ -92,7 +92,7 @@ def _imaginary_unit_arg(node):
 
 
 def _cosh_arg(node):
-    return [sp.cosh(node.args[0])]
+    return [sp.cosh(node.args[0], evaluate=False)]
 
 
 _NUMBER = Rule((0, 0), note="a rational literal")
@@ -280,11 +280,11 @@ class _Parse:
         for k, a in enumerate(args):
             self.scalar(a, f"{where}[{k}]", bound)
         if rule.poles == "self":  # the evaluator knows the poles: the node itself must be defined
-            self.conditions.append((node, where, bound, f"the argument of {cls.__name__}",
+            self.conditions.append((node, where, bound, f"{_short(node)} is at a pole:",
                                     self.enclosing, self.nonempty))
         elif rule.poles is not None:
             for condition in rule.poles(node):
-                self.conditions.append((condition, where, bound, f"the argument of {cls.__name__}",
+                self.conditions.append((condition, where, bound, f"{_short(node)} is at a pole:",
                                         self.enclosing, self.nonempty))
 
     def symbol(self, node, where, bound):
@@ -498,6 +498,9 @@ def _decide(conditions, vanishes_identically):
         _budget.check()
         side = where.split("[", 1)[0].split(".", 1)[0]
         free = condition.free_symbols
+        shown = condition
+        if isinstance(condition, sp.Function) and not isinstance(condition, sp.gamma):
+            condition = condition.func(*condition.args)  # SymPy's own value table: cos(pi/2) = 0
         if isinstance(condition, sp.gamma):
             if free and vanishes_identically(condition.args[0]):
                 condition = sp.gamma(0, evaluate=False)  # gamma of the zero function: the pole at 0
@@ -507,7 +510,7 @@ def _decide(conditions, vanishes_identically):
         if not free:
             if _exactly_zero(condition):
                 raise UndefinedExpressionError(
-                    f"{side} is undefined: {why} {_short(condition)} is exactly 0 (at {where})", side=side)
+                    f"{side} is undefined: {why} {_short(shown)} is exactly 0 (at {where})", side=side)
             if not certainly_nonzero(condition):
                 raise Outside(f"{why} {_short(condition)} at {where}: cannot decide whether it is 0 "
                               "(neither exactly zero nor certified non-zero by interval arithmetic)")

@@ -94,7 +94,7 @@ from ._sums import OutsideTable, close_sum, range_index
 from ._trigpoly import rewrite_trig, to_trig_polynomial
 from ._fragment import Outside, parse_statement
 from ._witness import (
-    complete_witness, condition_holds, evaluate_at, find_defined_point, find_witness, format_witness,
+    complete_witness, condition_holds, defined_context, evaluate_at, find_defined_point, find_witness, format_witness,
 )
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT"]
@@ -742,7 +742,9 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: boo
                 return Verdict(UNKNOWN, "fragment", lhs, rhs, reason=f"outside the fragment: {why}")
             lhs, rhs = statement.lhs, statement.rhs
             if statement.is_matrix:
-                verdict = _valid_witness(_complete_witness(_prove_matrix(lhs, rhs)), statement.conditions)
+                with defined_context(statement.conditions):
+                    verdict = _prove_matrix(lhs, rhs)
+                verdict = _valid_witness(_complete_witness(verdict), statement.conditions)
             else:
                 verdict = _prove_scalar(lhs, rhs)
             if verdict.proved and statement.needs_point:

@@ -16,16 +16,18 @@ non-commutative symbol has no numeric witness (numbers commute).
 from __future__ import annotations
 
 import random
+import threading
+from contextlib import contextmanager
 from typing import Iterable, Mapping
 
 import sympy as sp
 from sympy import Rational, pi
 
-from ..checker._interval import certainly_different, certainly_finite, certainly_nonzero
+from ..checker._interval import certainly_different, certainly_finite, certainly_nonzero, value_at
 from . import _budget
 
 __all__ = ["candidates_for", "search_variables", "complete_witness", "find_witness", "find_defined_point",
-           "is_certainly_nonzero", "evaluate_at", "format_witness", "condition_holds"]
+           "is_certainly_nonzero", "evaluate_at", "format_witness", "condition_holds", "defined_context"]
 
 _BASE_CANDIDATES = [
     sp.Integer(0), sp.Integer(1), sp.Integer(-1), sp.Integer(2), sp.Integer(-2),
@@ -115,12 +117,53 @@ def _expand_finite(value):
     return value
 
 
+_context = threading.local()
+
+
+@contextmanager
+def defined_context(conditions):
+    """Within the block, a witness must also satisfy ``conditions`` (the side conditions of the
+    whole statement: every entry of a matrix statement defined, not only the entry refuted);
+    the variables they add take their simplest admissible values."""
+    outer = getattr(_context, "conditions", ())
+    _context.conditions = tuple(conditions)
+    try:
+        yield
+    finally:
+        _context.conditions = outer
+
+
+#: how many values of the other variables are tried to satisfy the statement's side conditions
+MAX_COMPLETIONS = 40
+
+
+def _completion(point):
+    """``point`` with the statement's other variables bound so that every side condition holds,
+    or ``None``: the simplest such values, among a few."""
+    conditions = getattr(_context, "conditions", ())
+    if not conditions:
+        return point
+    extra = sorted(search_variables(*[e for e, _ in conditions]) - set(point), key=str)
+    if UNSEARCHABLE in extra:
+        return None
+    pools = [candidates_for(v) for v in extra]
+    if any(not p for p in pools):
+        return None
+    for n, values in enumerate(_points(extra, pools, random.Random(0)) if extra else [{}]):
+        if n >= MAX_COMPLETIONS:
+            return None
+        full = {**point, **values}
+        if all(condition_holds(e, kind, full) for e, kind in conditions):
+            return full
+    return None
+
+
 def _is_witness(lhs, rhs, point) -> bool:
     """Both sides defined at ``point`` at every subterm, evaluated bottom-up on the unevaluated
-    trees (no substitution: SymPy's evaluation of ``1/(1 + 1/x)`` at ``x = 0`` gives 0), and
-    their values certainly different."""
+    trees (no substitution: SymPy's evaluation of ``1/(1 + 1/x)`` at ``x = 0`` gives 0), their
+    values certainly different, and the statement's other side conditions satisfiable there."""
     _budget.check()
-    return certainly_different(lhs, rhs, point)
+    return certainly_different(lhs, rhs, point) and _completion(point) is not None
 
 
 def condition_holds(expr, kind, point) -> bool:
@@ -256,8 +299,25 @@ def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: 
             return None
         full = {**fixed, **point}
         if _is_witness(lhs, rhs, full):
-            return {**fixed, **_shrink(lhs, rhs, point, pools, symbols, fixed)}
+            found = _completion({**fixed, **_shrink(lhs, rhs, point, pools, symbols, fixed)})
+            return None if found is None else _explicit_tables(lhs, rhs, found)
     return None
+
+
+def _explicit_tables(lhs, rhs, point):
+    """The witness with each table label replaced by the elements the evaluation read from it
+    (``{a: 1, n: 0}`` becomes ``{a[0]: 1, n: 0}``): a witness binds elements, never a label; it
+    is re-checked in that form, else dropped."""
+    labels = {v for v in point if isinstance(v, sp.Symbol) and (lhs.has(sp.Indexed) or rhs.has(sp.Indexed))
+              and any(i.base.label == v for side in (lhs, rhs) for i in side.atoms(sp.Indexed))}
+    if not labels:
+        return point
+    record: dict = {}
+    value_at(lhs, point, record=record)
+    value_at(rhs, point, record=record)
+    explicit = {v: value for v, value in point.items() if v not in labels}
+    explicit.update({element: point[label] for element, label in record.items()})
+    return explicit if _is_witness(lhs, rhs, explicit) else None
 
 
 def format_witness(witness: Mapping) -> str:
