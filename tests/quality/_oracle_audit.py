@@ -162,7 +162,8 @@ def _honours(sym, value: O.Value) -> str | None:
 
 def _check_witness(lhs, rhs, witness, problems):
     variables = free_variables(lhs, rhs)
-    symbols, elements = {}, {}
+    labels = {base.label for side in (lhs, rhs) for base in side.atoms(sp.IndexedBase)}
+    symbols, elements, defaults = {}, {}, {}
     for key, raw in witness.items():
         if isinstance(key, sp.MatrixSymbol):
             if key not in matrix_symbols(lhs, rhs) or not isinstance(raw, sp.MatrixBase) or raw.shape != key.shape:
@@ -196,6 +197,10 @@ def _check_witness(lhs, rhs, witness, problems):
                 problems.append(f"witness binds {key} twice")
             elements[element] = value
             continue
+        if isinstance(key, sp.Symbol) and key in labels:
+            # the label of an IndexedBase: the value of every element the witness does not list (one table)
+            defaults[str(key)] = value
+            continue
         if isinstance(key, sp.IndexedBase) or not isinstance(key, sp.Symbol) or key not in variables:
             problems.append(f"witness binds {key!r}, which is not a free variable of the statement")
             continue
@@ -222,7 +227,11 @@ def _check_witness(lhs, rhs, witness, problems):
         elements[element] = value
     if problems:
         return
-    point = O.Point(symbols, elements)
+    def default(key):
+        if key[0] in defaults:
+            return defaults[key[0]]
+        raise O.Unbound(f"the element {key[0]}{list(key[1])} has no value")
+    point = O.Point(symbols, elements, fresh=default)
     for dps in (O.DPS, 3 * O.DPS):
         try:
             outcome = _evaluate_both(lhs, rhs, point, dps)

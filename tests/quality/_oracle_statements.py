@@ -175,10 +175,13 @@ def expressions(draw, depth=2):
     choice = draw(st.integers(0, 9))
     if choice <= 2:
         return draw(leaves)
-    if choice <= 5:
-        return draw(st.sampled_from(UNARY))(draw(expressions(depth - 1)))
     if choice <= 7:
-        return draw(st.sampled_from(BINARY))(draw(expressions(depth - 1)), draw(expressions(depth - 1)))
+        f = draw(st.sampled_from(UNARY if choice <= 5 else BINARY))
+        args = [draw(expressions(depth - 1)) for _ in range(1 if choice <= 5 else 2)]
+        try:
+            return f(*args)
+        except (ValueError, TypeError, ZeroDivisionError, AttributeError):  # SymPy refuses e.g. Max(nan, x)
+            return args[0]
     if choice == 8:
         return draw(big_operator())
     return draw(st.sampled_from([
@@ -484,7 +487,12 @@ def law_statement(draw):
     lhs_fn, rhs_fn, kind, argument = draw(st.sampled_from(LAWS))
     u = draw({"real": real_expressions(), "integer": integer_expressions(), "leaf": st.sampled_from(REAL_LEAVES),
               "natural": st.sampled_from(NATURALS), "zero-or-below": st.sampled_from([n, j, n - m, -j, floor(x)])}[argument])
-    lhs, rhs = lhs_fn(u), rhs_fn(u)
+    try:
+        lhs, rhs = lhs_fn(u), rhs_fn(u)
+    except (ValueError, TypeError, ZeroDivisionError):
+        lhs, rhs, kind = u, u, "true"
+    if u.atoms(sp.Float):
+        kind = None  # SymPy folds a law at a Float argument in 53-bit arithmetic: its truth is no longer known
     if kind == "false-if-negative":
         kind = "false" if u in (j, -j, 2 * j, j - 3, n - m, floor(x)) else "true"
     how = draw(st.integers(0, 3))

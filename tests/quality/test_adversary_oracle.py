@@ -118,7 +118,6 @@ UNKNOWN = [
     pytest.param(floor(sin(x) ** 2 + cos(x) ** 2), id="floor at an integer enclosure"),
     pytest.param(sp.Integral(x, x), id="a construct not modelled"),
     pytest.param(Sum(k, (k, 0, sp.oo)), id="an infinite series"),
-    pytest.param(sp.MatrixSymbol("M", 2, 2), id="a matrix symbol"),
 ]
 
 
@@ -126,6 +125,16 @@ UNKNOWN = [
 def test_unknown(expr):
     with pytest.raises(O.Unknown):
         _at(expr)
+
+
+def test_matrix_symbol_is_an_element_table():
+    M = sp.MatrixSymbol("M", 2, 2)
+    with pytest.raises(O.Unbound):
+        _at(M)
+    table = {("matrix:M", ((O.GQ(r), O.ZERO_GQ), (O.GQ(s), O.ZERO_GQ))): O.Value.rational(2 * r + s)
+             for r in range(2) for s in range(2)}
+    value = O.evaluate(sp.Trace(sp.MatMul(M, M)), O.Point({}, table))
+    assert value.real_rational() == 0 * 0 + 1 * 2 + 2 * 1 + 3 * 3
 
 
 def test_matrix_expressions_entrywise():
@@ -153,7 +162,9 @@ def test_free_variables_exclude_bound_indices_and_labels():
     pytest.param(KroneckerDelta(i, j) * (a[i] - a[j]), 0, {a[i]: 1, a[j]: 0, i: 0, j: 0}, "two values",
                  id="inconsistent Indexed table"),
     pytest.param(Sum(k, (k, 0, n)), n, {k: 1, n: 2}, "not a free variable", id="bound index in the witness"),
-    pytest.param(a[i], 0, {a: 0, a[i]: 1, i: 0}, "not a free variable", id="IndexedBase label in the witness"),
+    pytest.param(a[i] - a[j], 0, {sp.Symbol("a"): 0, i: 0, j: 1}, "overlap", id="the label's default value: a[0] = a[1]"),
+    pytest.param(a[i] - a[j], 0, {a: 0, i: 0, j: 1}, "not a free variable", id="the IndexedBase itself as a key"),
+    pytest.param(a[i] - a[j], 0, {i: 0, j: 1, a[0]: 1}, "incomplete", id="an element without a value"),
     pytest.param(Matrix([[x, 1 / y]]), Matrix([[x + 1, 1 / y]]), {x: 0, y: 0}, "undefined", id="an undefined entry"),
     pytest.param(1 / (1 + 1 / x), x / (x + 1) + 1, {x: 0}, "undefined", id="absorbed infinity"),
     pytest.param(n, n + 1, {n: Rational(1, 2)}, "assumptions", id="integer assumption broken"),
@@ -167,7 +178,11 @@ def test_auditor_rejects_bad_witnesses(lhs, rhs, witness, complaint):
     assert any(complaint in problem for problem in problems), problems
 
 
-def test_auditor_accepts_a_good_witness():
+@pytest.mark.parametrize("witness", [
+    pytest.param({i: 0, j: 1, a[0]: 1, a[1]: 0}, id="every element listed"),
+    pytest.param({i: 0, j: 1, a[0]: 1, sp.Symbol("a"): 0}, id="the label's value for the elements not listed"),
+])
+def test_auditor_accepts_a_good_witness(witness):
     problems = []
-    _check_witness(a[i] - a[j], sp.Integer(0), {i: 0, j: 1, a[0]: 1, a[1]: 0}, problems)
+    _check_witness(a[i] - a[j], sp.Integer(0), witness, problems)
     assert problems == []
