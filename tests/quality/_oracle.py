@@ -742,9 +742,9 @@ def _binomial(n: Value, k: Value) -> Value:
     kk = int(kr)
     if kk < 0:
         nr = n.real_rational()
-        if nr is not None and nr.denominator == 1 and nr >= 0:
-            return Value.rational(0)
-        raise Unknown("binomial(n, negative k) with n not a natural number")
+        if nr is not None and nr.denominator == 1:
+            return Value.rational(0)  # SymPy's convention: binomial(n, k) = 0 for integer n and k < 0
+        raise Unknown("binomial(n, negative k) with n not an integer")
     if kk > MAX_FACTORIAL:
         raise Unknown("binomial with a large k")
     total = Value.rational(1)
@@ -906,6 +906,17 @@ def _indexed(expr, pt):
             raise Unknown("an index that is not exact")
         indices.append(v.exact)
     return pt.element((str(expr.base.label), tuple(indices)))
+
+
+def _applied_undef(expr, pt):
+    """f(x) of an undefined function: one table per function, keyed by the exact values of its arguments."""
+    args = []
+    for arg in expr.args:
+        v = _scalar(arg, pt)
+        if v.exact is None:
+            raise Unknown("an undefined function at an argument that is not exact")
+        args.append(v.exact)
+    return pt.element(("function:" + str(expr.func), tuple(args)))
 
 
 # -- matrices --------------------------------------------------------------------------------------
@@ -1214,6 +1225,7 @@ _RULES = {
     sp.matrices.expressions.matexpr.MatrixElement: _matrix_element,
     sp.Trace: _trace,
     sp.Determinant: _determinant,
+    sp.core.function.AppliedUndef: _applied_undef,
     sp.Basic: _unknown,   # everything else: not modelled (never "defined")
 }
 

@@ -25,6 +25,7 @@ import time
 from fractions import Fraction
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixElement
 
 import _oracle as O
@@ -183,7 +184,7 @@ def _check_witness(lhs, rhs, witness, problems):
         except (O.Undefined, O.Unknown, O.Unbound) as err:
             problems.append(f"witness value {key}={raw} is not a finite number ({err})")
             return
-        if isinstance(key, sp.Indexed):
+        if isinstance(key, (sp.Indexed, AppliedUndef)):
             continue
         if isinstance(key, MatrixElement) and key.parent in matrix_symbols(lhs, rhs):
             # an element of a matrix symbol: one entry of its table, at concrete indices
@@ -210,17 +211,18 @@ def _check_witness(lhs, rhs, witness, problems):
         symbols[key] = value
     index_point = O.Point(symbols)
     for key, raw in witness.items():
-        if not isinstance(key, sp.Indexed):
+        if not isinstance(key, (sp.Indexed, AppliedUndef)):
             continue
+        arguments = key.indices if isinstance(key, sp.Indexed) else key.args
         try:
-            idx = tuple(O.evaluate(t, index_point).exact for t in key.indices)
+            idx = tuple(O.evaluate(t, index_point).exact for t in arguments)
         except (O.Undefined, O.Unknown, O.Unbound) as err:
             problems.append(f"witness binds {key} whose index has no value ({err})")
             continue
         if any(v is None for v in idx):
             problems.append(f"witness binds {key} at a non-exact index")
             continue
-        element = (str(key.base.label), idx)
+        element = (str(key.base.label), idx) if isinstance(key, sp.Indexed) else ("function:" + str(key.func), idx)
         value = O.exact_value(raw)
         if element in elements and not (elements[element].exact == value.exact):
             problems.append(f"witness gives the element {key} two values (inconsistent Indexed table)")

@@ -642,6 +642,51 @@ TRICKY = [
 ]
 
 
+f_ = sp.Function("f")
+ONE_X = sin(x) ** 2 + cos(x) ** 2
+TRICKY += [
+    # undefined functions: one value per argument value, like Indexed elements
+    (f_(x) - f_(y), sp.Integer(0), "false"),
+    (f_(x), f_(_add(x, ONE_X - 1)), "true"),
+    (f_(ONE_X), f_(1), "true"),
+    (Sum(f_(k), (k, 0, n)) - Sum(f_(k), (k, 0, n - 1)), f_(n), "true"),
+    (f_(floor(x)), f_(x), "false"),
+    (f_(x) ** 2, _mul(f_(x), f_(x)), "true"),
+    (f_(Abs(j)), f_(j), "false"),
+    # Indexed at bound indices, against literal elements
+    (Sum(a[k], (k, 0, 2)), a[0] + a[1] + a[2], "true"),
+    (Sum(a[k], (k, 0, 1)), 2 * a[0], "false"),
+    (Sum(a[2 * k], (k, 0, 1)), a[0] + a[2], "true"),
+    (Sum(a[k] - a[k + 1], (k, 0, 1)), a[0] - a[2], "true"),
+    (Sum(a[k], (k, 0, n)), a[0] + n * a[1], "false"),
+    # matrix symbols entry by entry
+    (M2, sp.ImmutableMatrix(2, 2, lambda r, s: M2[r, s]), "true"),
+    (M2[0, 0] + M2[1, 1], 2 * M2[0, 0], "false"),
+    # complex arguments of real-looking functions
+    (sign(c) ** 2, sign(c**2), "true"),
+    (sign(c) * Abs(c), c, "true"),
+    (Abs(sign(c)), sp.Integer(1), "false"),
+    (floor(c), floor(sp.re(c)) + I * floor(sp.im(c)), "true"),
+    (floor(c), floor(sp.re(c)), "false"),
+    (Abs(c), sqrt(sp.re(c) ** 2 + sp.im(c) ** 2), "true"),
+    (Max(c, 0), c, "false"),
+    (sqrt(c) ** 2, c, "true"),
+    (exp(log(c)), c, "true"),
+    # branches, poles and conventions
+    (Piecewise((1 / x, x > 0), (5, True)), sp.Integer(5), "false"),
+    (sp.asin(sin(x)), x, "false"),
+    (sp.acos(x / (Abs(x) + 1)) + sp.acos(-x / (Abs(x) + 1)), pi, "true"),
+    (binomial(j, j), sp.Integer(1), "false"),  # SymPy: binomial(-1, -1) = 0
+    (binomial(n, n), sp.Integer(1), "true"),
+    (Sum(k, (k, 1, j)), j * (j + 1) / 2 * Heaviside(j), "false"),
+    (Sum(floor(x), (k, 0, n)), (n + 1) * floor(x), "true"),
+    (Sum(1 / (k - j), (k, 0, 2)), 1 / (-j) + 1 / (1 - j) + 1 / (2 - j), "true"),
+    (Sum(1 / (k - 1), (k, 0, n)), sp.Integer(0), "false"),  # defined (and -1) at n = 0 only
+    (sp.Mul(Float(1e-300), Float(1e-300), evaluate=False), sp.Integer(0), "false"),
+    (Float("0.1", 60), Rational(1, 10), "false"),
+]
+
+
 @st.composite
 def tricky_statement(draw):
     lhs, rhs, kind = draw(st.sampled_from(TRICKY))

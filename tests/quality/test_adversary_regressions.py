@@ -23,7 +23,7 @@ from decimal import Decimal
 import pytest
 import sympy as sp
 from sympy import (
-    I, Abs, Float, IndexedBase, KroneckerDelta, Matrix, Mod, Pow, Rational, Sum, atan, atan2, binomial, cos,
+    I, Abs, Float, IndexedBase, KroneckerDelta, Matrix, Mod, Piecewise, Pow, Rational, Sum, atan, atan2, binomial, cos,
     cosh, exp, factorial, floor, frac, gamma, log, oo, pi, sin, sinh, sqrt, tan, zeta, zoo,
 )
 
@@ -134,6 +134,23 @@ def test_regression(lhs, rhs, expected):
     got = outcome_class(verdict)
     allowed = expected if isinstance(expected, tuple) else (expected,)
     assert got in allowed, f"expected {expected}, got {got}: {verdict}"
+
+
+# statements defined somewhere, with their truth: an UndefinedExpressionError is a wrong answer for them
+DEFINED = [
+    pytest.param(Piecewise((Pow(0, -1, evaluate=False), x > 0), (1, True)), 1, "true",
+                 id="6b: a pole inside an unchosen Piecewise branch (defined and true for x <= 0)"),
+    pytest.param(Piecewise((Pow(0, -1, evaluate=False), x > 0), (1, True)), 2, "false",
+                 id="6b: a pole inside an unchosen Piecewise branch (defined and false for x <= 0)"),
+    pytest.param(Sum(1 / (k - 1), (k, 0, n)), -1, "true", id="6b: a sum defined at n = 0 only"),
+    pytest.param(1 / (1 + 1 / x), x / (x + 1), "true", id="6b: removable-looking pole at x = 0"),
+]
+
+
+@pytest.mark.parametrize("lhs, rhs, kind", DEFINED)
+def test_defined_statements_are_not_undefined(lhs, rhs, kind):
+    verdict, elapsed, problems = audit(sp.sympify(lhs), sp.sympify(rhs), kind, TIMEOUT)
+    assert not problems, f"{verdict}: " + "; ".join(problems)
 
 
 def test_power_of_one_in_disguise_is_fast():
