@@ -463,6 +463,8 @@ def _float(expr, pt):
 
 
 def _symbol(expr, pt):
+    if expr.is_commutative is False:
+        raise Unknown(f"the non-commutative symbol {expr} is not a number")
     if expr in pt.symbols:
         return pt.symbols[expr]
     raise Unbound(f"the symbol {expr} has no value")

@@ -20,6 +20,7 @@ problems (empty when the verdict is sound):
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from fractions import Fraction
@@ -147,6 +148,23 @@ def _honours(sym, value: O.Value) -> str | None:
         return "not odd"
     if sym.is_rational and r is None:
         return "not rational"
+    if sym.is_noninteger and (r is None or r.denominator == 1):
+        if r is not None or value.exact is None and not (value.is_real() and math.floor(value.re.a) == math.floor(value.re.b)
+                                                         and value.re.a > math.floor(value.re.a)):
+            return "not certainly a non-integer"
+    if sym.is_prime and not (r is not None and r.denominator == 1 and sp.isprime(int(r))):
+        return "not a prime"
+    if sym.is_composite and not (r is not None and r.denominator == 1 and r > 1 and not sp.isprime(int(r))):
+        return "not a composite number"
+    if sym.is_irrational or sym.is_transcendental:
+        # certain only for q + t*pi with t != 0 (pi is transcendental)
+        if not (value.exact is not None and value.exact[1] and not value.exact[1].im and not value.exact[0].im):
+            return "not certainly irrational"
+    if sym.is_algebraic and value.exact is not None and value.exact[1]:
+        return "not algebraic"
+    if sym.is_imaginary and not (value.exact is not None and not value.exact[0].re and not value.exact[1].re
+                                 and (value.exact[0].im or value.exact[1].im)):
+        return "not certainly a non-zero imaginary number"
     sign = None
     if r is not None:
         sign = (r > 0) - (r < 0)
@@ -234,14 +252,32 @@ def _check_witness(lhs, rhs, witness, problems):
             return defaults[key[0]]
         raise O.Unbound(f"the element {key[0]}{list(key[1])} has no value")
     point = O.Point(symbols, elements, fresh=default)
-    for dps in (O.DPS, 3 * O.DPS):
-        try:
-            outcome = _evaluate_both(lhs, rhs, point, dps)
-        except O.Unbound as err:
-            problems.append(f"witness is incomplete: {err}")
-            return
-        if outcome[0] == "defined":
-            break
+    try:
+        outcome = _evaluate_both(lhs, rhs, point)
+    except O.Unbound as err:
+        # elements the witness leaves open (an f(0) both sides share): it must break the statement
+        # whatever they are -- try several fillings
+        for fill in (0, 1, -1, None):
+            rng = random.Random(7)
+
+            def filled(key, rng=rng, fill=fill):
+                try:
+                    return default(key)
+                except O.Unbound:
+                    if fill is not None:
+                        return O.Value.rational(fill)
+                    return O.Value.rational(Fraction(rng.randint(-9, 9), rng.choice([1, 2, 3])))
+            try:
+                outcome = _evaluate_both(lhs, rhs, O.Point(symbols, elements, fresh=filled))
+            except O.Unbound as missing:
+                problems.append(f"witness is incomplete: {missing}")
+                return
+            if outcome[0] != "defined" or not O.disjoint(outcome[1], outcome[2]):
+                problems.append(f"witness is incomplete: {err}, and the sides do not differ for every value of it")
+                return
+        return
+    if outcome[0] != "defined":
+        outcome = _evaluate_both(lhs, rhs, point, 3 * O.DPS)
     if outcome[0] == "undefined":
         problems.append(f"refuted at a point where a subterm is undefined ({outcome[1]})")
         return

@@ -687,6 +687,75 @@ TRICKY += [
 ]
 
 
+d_ = sp.Symbol("d")
+z_ = sp.Symbol("zz", real=True)
+# zero at every admissible point, written with the fragment's own functions (a denominator: undefined everywhere)
+ZEROS_IN_THE_FRAGMENT = [
+    Max(x, 0) + Min(x, 0) - x, Abs(x) - x * sign(x), Heaviside(x) + Heaviside(-x) - 1,
+    Piecewise((x, x > 0), (0, True)) - Max(x, 0), f_(x) - f_(_add(x, ONE_X - 1)),
+    factorial(n + 1) - (n + 1) * factorial(n), Abs(c) ** 2 - c * sp.conjugate(c),
+    sp.re(c) ** 2 + sp.im(c) ** 2 - Abs(c) ** 2, ceiling(j) - floor(j), cos(x) ** 2 - (1 + cos(2 * x)) / 2,
+    a[0] - a[0] * ONE_X,
+]
+TRICKY += [(_div(x + 1, zero), _add(_div(x, zero), _div(1, zero)), "undefined") for zero in ZEROS_IN_THE_FRAGMENT]
+TRICKY += [
+    # powers with symbolic exponents: principal branches
+    ((x**y) ** z_, x ** (y * z_), "false"),
+    (x**y * x**z_, x ** (y + z_), "true"),
+    ((x * y) ** z_, x**z_ * y**z_, "false"),
+    ((-x) ** y, (-1) ** y * x**y, "false"),
+    (exp(x) ** y, exp(x * y), "true"),
+    (exp(c) ** y, exp(c * y), "false"),
+    ((c * d_) ** 2, c**2 * d_**2, "true"),
+    ((c**2) ** y, c ** (2 * y), "false"),
+    (2 ** (x + y), 2**x * 2**y, "true"),
+    (4**x, 2 ** (2 * x), "true"),
+    ((-4) ** x, (-2) ** (2 * x), "false"),
+    ((-8) ** Rational(1, 3), sp.Integer(2), "false"),
+    # conjugates, real and imaginary parts of complex arguments
+    (sp.conjugate(sin(c)), sin(sp.conjugate(c)), "true"),
+    (sp.conjugate(exp(I * x)), exp(-I * x), "true"),
+    (sp.conjugate(exp(I * c)), exp(-I * c), "false"),
+    (sp.re(exp(I * x)), cos(x), "true"),
+    (sp.re(exp(I * c)), cos(c), "false"),
+    (sp.im(sin(c)), sin(sp.im(c)), "false"),
+    (sp.re(sin(c)), sin(sp.re(c)) * cosh(sp.im(c)), "true"),
+    (sp.conjugate(c), c, "false"),
+    (sp.re(c * d_), sp.re(c) * sp.re(d_), "false"),
+    (Abs(c * d_), Abs(c) * Abs(d_), "true"),
+    (Abs(c + d_), Abs(c) + Abs(d_), "false"),
+    (sign(c * d_), sign(c) * sign(d_), "true"),
+    # piecewise conditions that hold at one point only
+    (Heaviside(x, y), Heaviside(x), "false"),
+    (Heaviside(x, Rational(1, 2)), Heaviside(x), "true"),
+    (Piecewise((1, sp.Eq(x, Rational(1, 3))), (0, True)), sp.Integer(0), "false"),
+    (Piecewise((1, sp.Eq(sin(x), 0)), (0, True)), sp.Integer(0), "false"),
+    (Piecewise((1, (x > 0) & (x < 1)), (0, True)), Heaviside(x) * Heaviside(1 - x), "false"),
+    (Piecewise((1, x > 0), (Rational(1, 2), sp.Eq(x, 0)), (0, True)), Heaviside(x), "true"),
+    (Max(x, y, z_), Max(Max(x, y), z_), "true"),
+    (Max(x, y) - Min(x, y), Abs(x - y), "true"),
+    (Min(x, -x), -Abs(x), "true"),
+    (Max(x, 1 / x), x, "false"),
+    # sums whose summand has poles at some indices only
+    (Sum(1 / (k - j), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(1 / (k - x), (k, 0, n)), 1 / (-x), "false"),
+    (Sum(f_(k), (k, 0, 3)), f_(0) + f_(1) + f_(2) + f_(3), "true"),
+    # matrices with symbols, scalars and poles
+    (sp.MatMul(1 / x, M2), M2, "false"),
+    (sp.MatAdd(sp.MatMul(x, M2), sp.MatMul(-x, M2)), sp.ZeroMatrix(2, 2), "true"),
+    (sp.MatPow(M2, 0), sp.Identity(2), "true"),
+    (sp.MatMul(sp.Transpose(M2), M2), sp.MatMul(M2, sp.Transpose(M2)), "false"),
+    (sp.KroneckerProduct(M2, sp.Identity(1)), M2, "true"),
+    (sp.BlockDiagMatrix(M2, N2), sp.BlockMatrix([[M2, sp.ZeroMatrix(2, 2)], [sp.ZeroMatrix(2, 2), N2]]), "true"),
+    (sp.MatPow(M2, 3), sp.MatMul(M2, M2, M2), "true"),
+    (sp.MatPow(M2, 2), sp.HadamardProduct(M2, M2), "false"),
+    (sp.ImmutableMatrix([[1 / x, 0]]), sp.ImmutableMatrix([[1 / x, 1]]), "false"),
+    (sp.ImmutableMatrix([[f_(x), a[0]]]), sp.ImmutableMatrix([[f_(x), a[1]]]), "false"),
+    (sp.MatMul(sp.ImmutableMatrix([[x, 1 / x]]), sp.ImmutableMatrix([[1], [x]])), sp.ImmutableMatrix([[x + 1]]), "true"),
+    (sp.MatMul(sp.ImmutableMatrix([[x, 1 / x]]), sp.ImmutableMatrix([[1], [x]])), sp.ImmutableMatrix([[x]]), "false"),
+]
+
+
 @st.composite
 def tricky_statement(draw):
     lhs, rhs, kind = draw(st.sampled_from(TRICKY))

@@ -170,6 +170,8 @@ def test_free_variables_exclude_bound_indices_and_labels():
     pytest.param(n, n + 1, {n: Rational(1, 2)}, "assumptions", id="integer assumption broken"),
     pytest.param(p, p + 1, {p: 0}, "assumptions", id="positive assumption broken"),
     pytest.param(x, x + 1, {}, "incomplete", id="a variable left unbound"),
+    pytest.param(sp.Function("f")(x) + a[0], sp.Function("f")(x), {x: 0}, "incomplete",
+                 id="an element left open that decides the verdict"),
     pytest.param(sin(x) ** 2 + cos(x) ** 2, 1 + Rational(1, 10**300), {x: 1}, "overlap", id="sides not apart"),
 ])
 def test_auditor_rejects_bad_witnesses(lhs, rhs, witness, complaint):
@@ -178,11 +180,16 @@ def test_auditor_rejects_bad_witnesses(lhs, rhs, witness, complaint):
     assert any(complaint in problem for problem in problems), problems
 
 
-@pytest.mark.parametrize("witness", [
-    pytest.param({i: 0, j: 1, a[0]: 1, a[1]: 0}, id="every element listed"),
-    pytest.param({i: 0, j: 1, a[0]: 1, sp.Symbol("a"): 0}, id="the label's value for the elements not listed"),
+F = sp.Function("f")
+
+
+@pytest.mark.parametrize("lhs, rhs, witness", [
+    pytest.param(a[i] - a[j], 0, {i: 0, j: 1, a[0]: 1, a[1]: 0}, id="every element listed"),
+    pytest.param(a[i] - a[j], 0, {i: 0, j: 1, a[0]: 1, sp.Symbol("a"): 0}, id="the label's value for the rest"),
+    pytest.param(a[i] - a[j] + F(x), F(x), {i: 0, j: 1, a[0]: 1, a[1]: 0, x: 0}, id="f(0), shared, left open"),
+    pytest.param(sp.Function("g")(x) + a[0], 0, {x: 0, a[0]: 1, sp.Function("g")(0): 2}, id="g(0) bound"),
 ])
-def test_auditor_accepts_a_good_witness(witness):
+def test_auditor_accepts_a_good_witness(lhs, rhs, witness):
     problems = []
-    _check_witness(a[i] - a[j], sp.Integer(0), witness, problems)
+    _check_witness(sp.sympify(lhs), sp.sympify(rhs), witness, problems)
     assert problems == []

@@ -181,6 +181,29 @@ def test_huge_timeout_is_a_verdict_or_invalid_input_and_restores_the_alarm(timeo
     assert signal.getsignal(signal.SIGALRM) is before
 
 
+_m = sp.ImmutableMatrix(4, 4, lambda r, s: sp.Symbol(f"m{r}{s}", real=True))
+y3 = sp.Symbol("y3", real=True)
+HEAVY = [
+    pytest.param((x + y + 1) ** 30, sp.expand((x + y + 1) ** 30), id="(x+y+1)^30 = its expansion"),
+    pytest.param((x + y + y3 + 1) ** 25 - sp.expand((x + y + y3 + 1) ** 25), 1, id="(x+y+z+1)^25 - expansion = 1"),
+    pytest.param(cos(x) ** 200, (1 - sin(x) ** 2) ** 100, id="cos^200 = (1-sin^2)^100"),
+    pytest.param((sin(x) + cos(x)) ** 60, (1 + sin(2 * x)) ** 30, id="(sin+cos)^60 = (1+sin2x)^30"),
+    pytest.param(sp.MatPow(_m, 12), sp.MatPow(_m, 12), id="4x4 symbolic matrix to the 12th"),
+    pytest.param(sp.KroneckerProduct(*[IM([[x, 1], [1, y]])] * 5), sp.KroneckerProduct(*[IM([[x, 1], [1, y]])] * 5),
+                 id="Kronecker power 32x32"),
+    pytest.param(Sum(k, (k, 0, 10**9)), 10**9 * (10**9 + 1) / 2 + 1, id="Sum to 1e9 off by one"),
+    pytest.param(Sum(sin(k * x), (k, 0, 10**6)), 0, id="Sum of a million sines"),
+    pytest.param(factorial(20000) / factorial(19999), 20000, id="factorial(20000)/factorial(19999)"),
+    pytest.param(binomial(10**6, 3), sp.Integer(10**6 * (10**6 - 1) * (10**6 - 2) // 6), id="binomial(1e6, 3)"),
+]
+
+
+@pytest.mark.parametrize("lhs, rhs", HEAVY)
+def test_heavy_statements_keep_the_budget(lhs, rhs):
+    verdict, elapsed, problems = audit(sp.sympify(lhs), sp.sympify(rhs), None, 2.0)
+    assert not problems, f"{verdict} after {elapsed:.1f} s: " + "; ".join(problems)
+
+
 @pytest.mark.parametrize("value", ["1e-20000000", "1e20000000", "-1e-999999999"])
 def test_huge_decimal_exponent_keeps_the_budget(value):
     start = time.monotonic()
