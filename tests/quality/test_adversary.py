@@ -29,7 +29,7 @@ from _oracle_statements import (
     undefined_scalar,
 )
 
-EXAMPLES = int(os.environ.get("SYMPROOF_ADVERSARY_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("SYMPROOF_ADVERSARY_EXAMPLES", "30"))
 SEED = int(os.environ.get("SYMPROOF_ADVERSARY_SEED", "20"))
 TIMEOUT = 2.0
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=SEED == 20, database=None,
