@@ -132,7 +132,7 @@ SCALAR_GRAMMAR = {
     sp.binomial: Rule((2, 2), args="integer", note="integer arguments"),
     sp.Piecewise: Rule((1, None), note="(expression, condition) pairs; conditions are relations of the fragment"),
     sp.Sum: Rule((2, 2), note="one range (k, a, b) with integer bounds; k is bound"),
-    sp.Indexed: Rule((2, None), args="literal", note="an element a[0] of an IndexedBase at integer literals"),
+    sp.Indexed: Rule((2, None), args="literal", note="an element of an IndexedBase: at integer literals (a[0]), or at integer indices made of bound summation indices (a[k] in a sum over k)"),
     MatrixElement: Rule((3, 3), note="an entry A[i, j] of a MatrixSymbol of concrete shape"),
     AppliedUndef: Rule((0, None), note="an undefined function f(x): an opaque atom"),
 }

@@ -26,6 +26,7 @@ Anything else is *unknown*: "summand outside the closed-form table".
 from __future__ import annotations
 
 import sympy as sp
+from sympy.concrete.gosper import gosper_sum
 
 from .._errors import CertificateError
 from ..checker._check import closed_form as _closed_form
@@ -80,8 +81,16 @@ def _proposal(f, index, a):
     if opaque:
         raise OutsideTable(f"summand {f} outside the closed-form table ({opaque[0]} depends on the index)")
     if f.is_polynomial(index):
-        j = sp.Dummy("j", integer=True)
-        return "polynomial", sp.expand(sp.Sum(f.xreplace({index: j}), (j, 0, index)).doit())
+        # Faulhaber by interpolation: G(K) = f(0) + ... + f(K) is a polynomial of degree d + 1,
+        # fixed by its values at K = 0..d+1 (exact sums of exact values)
+        degree = sp.degree(f, index)
+        if degree > 40:
+            raise OutsideTable(f"summand {f} of degree {degree} (at most 40)")
+        points, total = [], sp.S.Zero
+        for K in range(int(degree) + 2):
+            total += f.xreplace({index: K})
+            points.append((K, total))
+        return "polynomial", sp.expand(sp.interpolate(points, index))
     coeff, dependent = f.as_independent(index, as_Add=False)
     ratio = None
     if isinstance(dependent, sp.Pow) and not dependent.base.has(index):
@@ -98,8 +107,8 @@ def _proposal(f, index, a):
         return "geometric", coeff * dependent * ratio / (ratio - 1)
     if f.is_rational_function(index):
         j = sp.Dummy("j", integer=True)
-        proposal = sp.Sum(f.xreplace({index: j}), (j, a, index)).doit()
-        if proposal.is_rational_function(index) and not proposal.has(sp.Sum, sp.Piecewise):
+        proposal = gosper_sum(f.xreplace({index: j}), (j, a, index))  # only a guess: the step is proved
+        if proposal is not None and proposal.is_rational_function(index) and not proposal.has(sp.Sum, sp.Piecewise):
             return "telescoping", proposal
         raise OutsideTable(f"summand {f} outside the closed-form table (no rational antidifference)")
     raise OutsideTable(f"summand {f} outside the closed-form table")
