@@ -70,7 +70,7 @@ def _sample(sym, rng):
     if sym.is_nonpositive:
         return -magnitude
     value = magnitude * rng.choice([1, -1])
-    if sym.is_nonzero and value == 0:
+    if (sym.is_nonzero or sym.is_zero is False) and value == 0:
         value = sp.Rational(1, 2)
     if sym.is_real:
         return value
@@ -84,7 +84,8 @@ def sample_points(variables, count, seed):
     points = []
     for index in range(count):
         if index == 0:
-            point = {s: (sp.Integer(1) if (s.is_positive or s.is_nonzero) else sp.Integer(0)) for s in variables}
+            point = {s: (sp.Integer(1) if (s.is_positive or s.is_nonzero or s.is_zero is False) else sp.Integer(0))
+                     for s in variables}
         else:
             point = {s: _sample(s, rng) for s in variables}
         element_rng = random.Random(seed * 7919 + index)
@@ -142,6 +143,8 @@ def _honours(sym, value: O.Value) -> str | None:
         return "not an integer"
     if sym.is_zero and not value.is_exact_zero():
         return "not zero"
+    if sym.is_zero is False and not value.certainly_nonzero():
+        return "not certainly non-zero"
     if sym.is_even and (r is None or r.denominator != 1 or r.numerator % 2):
         return "not even"
     if sym.is_odd and (r is None or r.denominator != 1 or not r.numerator % 2):
