@@ -387,6 +387,12 @@ def _conditions(sides):
         if isinstance(node, MatrixBase):
             stack.extend(node.todok().values())
             continue
+        if isinstance(node, sp.Piecewise):  # a branch is evaluated only where it is chosen
+            branches = _conditions([e for e, _ in node.args])
+            if branches or node.args[-1][1] is not sp.true:
+                found[(node, "defined")] = None
+            stack.extend(a for _, cond in node.args for a in cond.atoms(sp.core.relational.Relational))
+            continue
         if isinstance(node, sp.Sum):
             inner = _conditions([node.function])
             if inner:

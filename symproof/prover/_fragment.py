@@ -248,6 +248,7 @@ class _Parse:
         self.conditions: list = []  # (expression, where, bound, why, enclosing sum or None)
         self.enclosing = None
         self.nonempty = True  # every enclosing sum has a range shown non-empty
+        self.guarded = False  # inside a Piecewise branch: its conditions hold only where it is chosen
 
     # scalars
 
@@ -281,11 +282,11 @@ class _Parse:
             self.scalar(a, f"{where}[{k}]", bound)
         if rule.poles == "self":  # the evaluator knows the poles: the node itself must be defined
             self.conditions.append((node, where, bound, f"{_short(node)} is at a pole:",
-                                    self.enclosing, self.nonempty))
+                                    self.enclosing, self.nonempty, self.guarded))
         elif rule.poles is not None:
             for condition in rule.poles(node):
                 self.conditions.append((condition, where, bound, f"{_short(node)} is at a pole:",
-                                        self.enclosing, self.nonempty))
+                                        self.enclosing, self.nonempty, self.guarded))
 
     def symbol(self, node, where, bound):
         if node.is_finite is False or node.is_infinite:
@@ -302,13 +303,23 @@ class _Parse:
         self.scalar(base, f"{where}[0]", bound)
         self.scalar(exponent, f"{where}[1]", bound)
         if exponent.is_nonnegative is not True:
-            self.conditions.append((base, where, bound, "the denominator", self.enclosing, self.nonempty))
+            self.conditions.append((base, where, bound, "the denominator", self.enclosing, self.nonempty, self.guarded))
 
     def piecewise(self, node, where, bound):
-        for k, pair in enumerate(node.args):
-            expr, cond = pair
-            self.scalar(expr, f"{where}[{k}][0]", bound)
-            self.condition(cond, f"{where}[{k}][1]", bound)
+        outer, guarded = self.enclosing, self.guarded
+        if outer is None:
+            self.enclosing = node
+        try:
+            for k, pair in enumerate(node.args):
+                expr, cond = pair
+                self.condition(cond, f"{where}[{k}][1]", bound)
+                self.guarded = True  # a branch is evaluated only where it is chosen
+                self.scalar(expr, f"{where}[{k}][0]", bound)
+                self.guarded = guarded
+        finally:
+            self.enclosing, self.guarded = outer, guarded
+        if node.args[-1][1] is not sp.true:  # where no branch applies, the node is undefined
+            self.conditions.append((node, where, bound, "no branch of", self.enclosing or node, False, True))
 
     def condition(self, cond, where, bound):
         if not isinstance(cond, CONDITION_GRAMMAR):
@@ -494,8 +505,11 @@ def _decide(conditions, vanishes_identically):
     defined point must pass: ``(expression, "nonzero")`` or, for a condition on a summation
     index, ``(the outermost sum, "defined")``."""
     open_ = {}
-    for condition, where, bound, why, enclosing, nonempty in conditions:
+    for condition, where, bound, why, enclosing, nonempty, guarded in conditions:
         _budget.check()
+        if guarded:  # a condition inside a Piecewise branch: the enclosing node must be defined
+            _decide_guarded(condition, where, why, enclosing, open_)
+            continue
         side = where.split("[", 1)[0].split(".", 1)[0]
         free = condition.free_symbols
         shown = condition
@@ -539,6 +553,20 @@ def _vanishes(condition, vanishes_identically) -> bool:
     return False
 
 
+def _decide_guarded(condition, where, why, enclosing, open_):
+    """A side condition that holds only where its Piecewise branch is chosen: never an error (the
+    branch may never be chosen); the enclosing node must be defined at a point (bottom-up, the
+    evaluator takes only the chosen branch)."""
+    if isinstance(condition, sp.Piecewise) and not condition.free_symbols:
+        if not certainly_finite(condition):
+            raise Outside(f"{why} {_short(condition)} at {where}: no branch is certified to apply")
+        return
+    if enclosing is not None and enclosing.free_symbols:
+        open_[(enclosing, "defined")] = None
+    elif enclosing is not None and not certainly_finite(enclosing):
+        raise Outside(f"{why} {_short(condition)} at {where}: the Piecewise is not certified defined")
+
+
 def _decide_gamma(node, where, side, why, free, bound, enclosing, open_):
     arg = node.args[0]
     if arg.is_integer is True and arg.is_nonpositive is True:
@@ -580,8 +608,8 @@ def parse_statement(lhs, rhs, vanishes_identically) -> Statement:
                                 f"lhs is {'x'.join(map(str, matrices[0]))}, rhs is {'x'.join(map(str, matrices[1]))}")
     if parse.floats:
         lhs, rhs = (_replace_floats(side, parse.floats) for side in (lhs, rhs))
-        parse.conditions = [(c.xreplace(parse.floats), w, b, y, e if e is None else e.xreplace(parse.floats), ne)
-                            for c, w, b, y, e, ne in parse.conditions]
+        parse.conditions = [(c.xreplace(parse.floats), w, b, y, e if e is None else e.xreplace(parse.floats), ne, g)
+                            for c, w, b, y, e, ne, g in parse.conditions]
     conditions = _decide(parse.conditions, vanishes_identically)
     return Statement(lhs, rhs, bool(matrices), conditions)
 
