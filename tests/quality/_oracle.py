@@ -828,6 +828,14 @@ def _truth(cond, pt) -> bool:
         return any(_truth(c, pt) for c in cond.args)
     if isinstance(cond, sp.Not):
         return not _truth(cond.args[0], pt)
+    if isinstance(cond, sp.ITE):  # SymPy writes nested Piecewise conditions this way
+        return _truth(cond.args[1] if _truth(cond.args[0], pt) else cond.args[2], pt)
+    if isinstance(cond, sp.Xor):
+        return sum(_truth(c, pt) for c in cond.args) % 2 == 1
+    if isinstance(cond, sp.Implies):
+        return (not _truth(cond.args[0], pt)) or _truth(cond.args[1], pt)
+    if isinstance(cond, sp.Equivalent):
+        return len({_truth(c, pt) for c in cond.args}) == 1
     if isinstance(cond, (sp.Eq, sp.Ne)):
         a, b = (_scalar(t, pt) for t in cond.args)
         if a.exact is not None and b.exact is not None:
