@@ -115,6 +115,10 @@ _QUOTIENTS = {
     sp.cot: lambda a: sp.cos(a) / sp.sin(a),
     sp.sec: lambda a: 1 / sp.cos(a),
     sp.csc: lambda a: 1 / sp.sin(a),
+    # hyperbolic functions through exp (identities for every complex argument)
+    sp.sinh: lambda a: (sp.exp(a) - sp.exp(-a)) / 2,
+    sp.cosh: lambda a: (sp.exp(a) + sp.exp(-a)) / 2,
+    sp.tanh: lambda a: (sp.exp(a) - sp.exp(-a)) / (sp.exp(a) + sp.exp(-a)),
 }
 
 

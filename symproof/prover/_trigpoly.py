@@ -42,6 +42,10 @@ _OTHER_TRIG = {
     sp.cot: lambda a: cos(a) / sin(a),
     sp.sec: lambda a: 1 / cos(a),
     sp.csc: lambda a: 1 / sin(a),
+    # hyperbolic functions through exp (identities for every complex argument)
+    sp.sinh: lambda a: (sp.exp(a) - sp.exp(-a)) / 2,
+    sp.cosh: lambda a: (sp.exp(a) + sp.exp(-a)) / 2,
+    sp.tanh: lambda a: (sp.exp(a) - sp.exp(-a)) / (sp.exp(a) + sp.exp(-a)),
 }
 
 

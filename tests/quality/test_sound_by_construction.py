@@ -76,8 +76,8 @@ EXAMPLES = [
     pytest.param(sp.asec(0), 1, (UNDEFINED,), id="6: asec(0)"),
     pytest.param(sp.atan2(0, 0), 0, (UNDEFINED,), id="6: atan2(0, 0)"),
     pytest.param(Mod(y, 0, evaluate=False), 0, (UNKNOWN, UNDEFINED), id="6: Mod(y, 0)"),
-    pytest.param(1 / (cosh(x) ** 2 - sinh(x) ** 2 - 1), 1 / (cosh(x) ** 2 - sinh(x) ** 2 - 1), (UNKNOWN, UNDEFINED),
-                 id="6: cosh^2 - sinh^2 - 1 as a denominator"),
+    pytest.param(1 / (cosh(x) ** 2 - sinh(x) ** 2 - 1), 1 / (cosh(x) ** 2 - sinh(x) ** 2 - 1), (UNDEFINED,),
+                 id="6: cosh^2 - sinh^2 - 1 as a denominator (hyperbolic through exp)"),
     pytest.param(1 / (floor(x) + frac(x) - x), 0, (UNKNOWN, UNDEFINED), id="6: floor + frac - x as a denominator"),
     pytest.param(x / (cosh(y) ** 2 - sinh(y) ** 2 - 1), 0, (UNKNOWN, UNDEFINED),
                  id="6: a factor 0 beside the undefined part"),
@@ -87,6 +87,10 @@ EXAMPLES = [
     # 7. witnesses where a side is undefined
     pytest.param(Matrix([[x, 1 / y]]), Matrix([[x + 1, 1 / y]]), (REFUTED,), id="7: every entry defined"),
     pytest.param(1 / (1 + 1 / x), x / (x + 1), (PROVED, UNKNOWN), id="7: 1/(1+1/x) is not 0 at x = 0"),
+    # completeness inside the grammar: hyperbolic functions through exp
+    pytest.param(cosh(x) ** 2 - sinh(x) ** 2, 1, (PROVED,), id="7+: cosh^2 - sinh^2 = 1"),
+    pytest.param(cosh(x + y), cosh(x) * cosh(y) + sinh(x) * sinh(y), (PROVED,), id="7+: cosh addition"),
+    pytest.param(sinh(2 * x), sinh(x) * cosh(x), (REFUTED,), id="7+: sinh 2x != sinh x cosh x"),
     # 8. budgets
     pytest.param((sin(x) ** 2 + cos(x) ** 2) ** 100, 1, (PROVED,), id="8: (sin^2+cos^2)^100 = 1"),
     pytest.param(Decimal("1e-20000000"), 0, (INVALID,), id="8: a decimal with a huge exponent"),
