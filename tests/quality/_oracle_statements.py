@@ -756,6 +756,37 @@ TRICKY += [
 ]
 
 
+kp = sp.Symbol("kp", integer=True, positive=True)
+TRICKY += [
+    # closed forms of sums: Faulhaber, telescoping, geometric, a term that appears only from some index on
+    (Sum(k**3, (k, 1, n)), (n * (n + 1) / 2) ** 2, "true"),
+    (Sum(k**3, (k, 1, n)), (n * (n + 1) / 2) ** 2 + KroneckerDelta(n, 5), "false"),
+    (Sum(KroneckerDelta(k, 7), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(k**2 + KroneckerDelta(k, 9), (k, 0, n)), n * (n + 1) * (2 * n + 1) / 6, "false"),
+    (Sum(Max(k - 5, 0), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(Heaviside(k - 10), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(a[k] * KroneckerDelta(k, 12), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(binomial(k, 8), (k, 0, n)), binomial(n + 1, 9), "true"),
+    (Sum(binomial(k, 8), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(floor(k / 2), (k, 0, n)), floor(n**2 / 4), "true"),
+    (Sum((-1) ** k, (k, 0, n)), (1 + (-1) ** n) / 2, "true"),
+    (Sum(1 / (k * (k + 1)), (k, 1, n)), n / (n + 1), "true"),
+    (Sum(k, (k, 1, j)), j * (j + 1) / 2 + KroneckerDelta(j, -3), "false"),
+    (Sum(k, (k, j, j + 3)), 4 * j + 6, "true"),
+    (Sum(k, (k, j + 3, j)), -(2 * j + 3), "true"),
+    (Sum(1, (k, j + 3, j)), sp.Integer(0), "false"),
+    (Sum(k, (k, n + 2, n)), -(n + 1), "true"),
+    (Sum(2**k, (k, 0, j)), 2 ** (j + 1) - 1 + KroneckerDelta(j, -4), "false"),
+    (Sum(k * 2**k, (k, 0, n)), (n - 1) * 2 ** (n + 1) + 2, "true"),
+    (Sum(k * 2**k, (k, 0, n)), (n - 1) * 2 ** (n + 1) + 3, "false"),
+    (Sum(factorial(kp) * kp, (kp, 1, n)), factorial(n + 1) - 1, "true"),
+    (Sum(k**10, (k, 0, n)), n**11 / 11, "false"),
+    (Sum(1 / (k - Rational(1, 2)), (k, 0, n)), sp.Integer(0), "false"),
+    (Sum(k * KroneckerDelta(k, m), (k, 0, n)), m * Heaviside(n - m, 1), "true"),
+    (Sum(k * KroneckerDelta(k, m), (k, 0, n)), m, "false"),
+]
+
+
 @st.composite
 def tricky_statement(draw):
     lhs, rhs, kind = draw(st.sampled_from(TRICKY))
