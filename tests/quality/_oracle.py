@@ -135,10 +135,6 @@ class Value:
     def rational(cls, r) -> "Value":
         return cls.of(GQ(r))
 
-    @classmethod
-    def interval(cls, re, im=None) -> "Value":
-        return cls(re, iv.mpf(0) if im is None else im)
-
     # exactness helpers
     @property
     def q(self):
@@ -518,7 +514,7 @@ def _func(f):
     return rule
 
 
-def _real_monotone(f_iv, lo=None, hi=None, open_ends=False):
+def _real_monotone(f_iv, lo=None, hi=None):
     """A real function, increasing, defined on [lo, hi] (None: unbounded)."""
     def rule(v: Value) -> Value:
         x = _real(v)

@@ -12,7 +12,7 @@ import mpmath
 import pytest
 import sympy as sp
 from sympy import (
-    E, I, Abs, Float, IndexedBase, KroneckerDelta, Matrix, Max, Min, Mod, Piecewise, Pow, Product, Rational, Sum,
+    I, Abs, Float, IndexedBase, KroneckerDelta, Matrix, Max, Min, Mod, Piecewise, Pow, Product, Rational, Sum,
     atan, atan2, binomial, ceiling, cos, cosh, exp, factorial, floor, frac, gamma, log, oo, pi, sign, sin, sinh,
     sqrt, tan, zeta,
 )

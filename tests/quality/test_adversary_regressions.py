@@ -23,8 +23,8 @@ from decimal import Decimal
 import pytest
 import sympy as sp
 from sympy import (
-    I, Abs, Float, IndexedBase, KroneckerDelta, Matrix, Mod, Piecewise, Pow, Rational, Sum, atan, atan2, binomial, cos,
-    cosh, exp, factorial, floor, frac, gamma, log, oo, pi, sin, sinh, sqrt, tan, zeta, zoo,
+    I, Float, IndexedBase, KroneckerDelta, Matrix, Mod, Piecewise, Pow, Rational, Sum, atan, atan2, binomial, cos,
+    cosh, factorial, floor, frac, gamma, log, oo, pi, sin, sinh, sqrt, tan, zeta, zoo,
 )
 
 from _oracle_audit import audit, outcome_class
