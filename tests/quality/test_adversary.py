@@ -19,6 +19,7 @@ examples); ``SYMPROOF_ADVERSARY_EXAMPLES=2000`` runs a longer hunt and
 """
 
 import os
+import signal
 
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
@@ -90,3 +91,16 @@ def test_matrix_symbol_laws(statement, point_seed):
 @given(tricky_statement(), st.integers(0, 10**6))
 def test_tricky_families(statement, point_seed):
     _judge(statement, point_seed)
+
+
+@seed(SEED)
+@settings(SETTINGS, max_examples=max(EXAMPLES // 2, 1))
+@given(st.one_of(true_scalar(), false_scalar(), matrix_statement(), tricky_statement()),
+       st.sampled_from([1e-3, 0.02, 0.1, 0.4]), st.integers(0, 10**6))
+def test_tiny_budgets(statement, timeout, point_seed):
+    """Any statement under a tiny budget: a verdict in time, the alarm handler restored, no stray alarm."""
+    before = signal.getsignal(signal.SIGALRM)
+    verdict, elapsed, problems = audit(statement.lhs, statement.rhs, statement.kind, timeout, point_seed)
+    assert not problems, f"{statement}: {verdict} after {elapsed:.2f} s: " + "; ".join(problems)
+    assert signal.getsignal(signal.SIGALRM) is before, "the SIGALRM handler was not restored"
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0), "an alarm is still pending after the call"
