@@ -911,7 +911,7 @@ def _indexed(expr, pt):
         if v.exact is None:
             raise Unknown("an index that is not exact")
         indices.append(v.exact)
-    return pt.element((str(expr.base.label), tuple(indices)))
+    return pt.element((expr.base.label, tuple(indices)))  # the label Symbol, with its assumptions
 
 
 def _applied_undef(expr, pt):
@@ -922,7 +922,7 @@ def _applied_undef(expr, pt):
         if v.exact is None:
             raise Unknown("an undefined function at an argument that is not exact")
         args.append(v.exact)
-    return pt.element(("function:" + str(expr.func), tuple(args)))
+    return pt.element((expr.func, tuple(args)))
 
 
 # -- matrices --------------------------------------------------------------------------------------
@@ -1092,7 +1092,7 @@ def _concrete_shape(expr):
 def _matrix_symbol(expr, pt):
     """A matrix symbol is a table of independent elements, like an IndexedBase (one value per element)."""
     rows, cols = _concrete_shape(expr)
-    name = "matrix:" + str(expr.name)
+    name = expr
     return [[pt.element((name, ((GQ(r), ZERO_GQ), (GQ(s), ZERO_GQ)))) for s in range(cols)] for r in range(rows)]
 
 

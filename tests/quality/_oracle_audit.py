@@ -194,7 +194,7 @@ def _check_witness(lhs, rhs, witness, problems):
             try:
                 for r in range(raw.rows):
                     for s in range(raw.cols):
-                        element = ("matrix:" + str(key.name), ((O.GQ(r), O.ZERO_GQ), (O.GQ(s), O.ZERO_GQ)))
+                        element = (key, ((O.GQ(r), O.ZERO_GQ), (O.GQ(s), O.ZERO_GQ)))
                         elements[element] = O.exact_value(raw[r, s])
             except (O.Undefined, O.Unknown, O.Unbound) as err:
                 problems.append(f"witness value of {key} is not a matrix of finite numbers ({err})")
@@ -214,14 +214,14 @@ def _check_witness(lhs, rhs, witness, problems):
                     and 0 <= r < key.parent.rows and 0 <= s < key.parent.cols):
                 problems.append(f"witness binds {key}, not an element of {key.parent} at concrete indices")
                 return
-            element = ("matrix:" + str(key.parent.name), ((O.GQ(int(r)), O.ZERO_GQ), (O.GQ(int(s)), O.ZERO_GQ)))
+            element = (key.parent, ((O.GQ(int(r)), O.ZERO_GQ), (O.GQ(int(s)), O.ZERO_GQ)))
             if element in elements:
                 problems.append(f"witness binds {key} twice")
             elements[element] = value
             continue
         if isinstance(key, sp.Symbol) and key in labels:
             # the label of an IndexedBase: the value of every element the witness does not list (one table)
-            defaults[str(key)] = value
+            defaults[key] = value
             continue
         if isinstance(key, sp.IndexedBase) or not isinstance(key, sp.Symbol) or key not in variables:
             problems.append(f"witness binds {key!r}, which is not a free variable of the statement")
@@ -243,7 +243,7 @@ def _check_witness(lhs, rhs, witness, problems):
         if any(v is None for v in idx):
             problems.append(f"witness binds {key} at a non-exact index")
             continue
-        element = (str(key.base.label), idx) if isinstance(key, sp.Indexed) else ("function:" + str(key.func), idx)
+        element = (key.base.label, idx) if isinstance(key, sp.Indexed) else (key.func, idx)
         value = O.exact_value(raw)
         if element in elements and not (elements[element].exact == value.exact):
             problems.append(f"witness gives the element {key} two values (inconsistent Indexed table)")

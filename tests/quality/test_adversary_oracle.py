@@ -31,7 +31,7 @@ POINT = {x: Rational(1, 3), y: 0, n: 0, i: 0, j: 0, p: 2}
 
 
 def _at(expr, **extra):
-    return O.evaluate(expr, O.Point({**POINT, **extra}, {("a", ((O.GQ(0), O.ZERO_GQ),)): O.Value.rational(5)}))
+    return O.evaluate(expr, O.Point({**POINT, **extra}, {(sp.Symbol("a"), ((O.GQ(0), O.ZERO_GQ),)): O.Value.rational(5)}))
 
 
 def _close(value, number):
@@ -133,7 +133,7 @@ def test_matrix_symbol_is_an_element_table():
     M = sp.MatrixSymbol("M", 2, 2)
     with pytest.raises(O.Unbound):
         _at(M)
-    table = {("matrix:M", ((O.GQ(r), O.ZERO_GQ), (O.GQ(s), O.ZERO_GQ))): O.Value.rational(2 * r + s)
+    table = {(M, ((O.GQ(r), O.ZERO_GQ), (O.GQ(s), O.ZERO_GQ))): O.Value.rational(2 * r + s)
              for r in range(2) for s in range(2)}
     value = O.evaluate(sp.Trace(sp.MatMul(M, M)), O.Point({}, table))
     assert value.real_rational() == 0 * 0 + 1 * 2 + 2 * 1 + 3 * 3
