@@ -175,10 +175,9 @@ def _reduce(expr, pairs):
 
 
 def _opaque(expr):
-    """Sums, products and integrals as opaque symbols: ``expand`` would otherwise rewrite their
-    bodies under the *declared* assumptions of the bound variable, which the range may break."""
-    bound = expr.atoms(ExprWithLimits)
-    return expr.xreplace({b: sp.Dummy("bound") for b in bound}) if bound else expr
+    """Sums, products and integrals as opaque symbols (the map): ``expand`` would otherwise rewrite
+    their bodies under the *declared* assumptions of the bound variable, which the range may break."""
+    return {b: sp.Dummy("bound") for b in expr.atoms(ExprWithLimits)}
 
 
 class _NotPolynomial(Exception):
@@ -293,9 +292,17 @@ def _ring_identity(difference, apps, pairs, multipliers) -> bool:
 
 def _trig(c):
     data = c.data
-    pairs = tuple(data["pairs"])
     lhs, rhs = _exact(c.lhs), _exact(c.rhs)
-    difference = _opaque(_rewrite(lhs - rhs))
+    difference = _rewrite(lhs - rhs)
+    hide = _opaque(difference)  # the same stand-in for a sum in the statement and in the data
+    if hide:
+        difference = difference.xreplace(hide)
+        data = {**data, "pairs": tuple((cv, sv, sp.sympify(angle).xreplace(hide)) for cv, sv, angle in data["pairs"]),
+                "apps": tuple((app.xreplace(hide), multiples, tuple(sp.sympify(k).xreplace(hide) for k in constants))
+                              for app, multiples, constants in data["apps"]),
+                "multipliers": None if data.get("multipliers") is None
+                else tuple(sp.sympify(q).xreplace(hide) for q in data["multipliers"])}
+    pairs = tuple(data["pairs"])
     variables = [v for cv, sv, _ in pairs for v in (cv, sv)]
     if len(set(variables)) != len(variables) or not all(isinstance(v, sp.Symbol) for v in variables):
         _reject(c, "the pair variables are not distinct symbols")

@@ -384,7 +384,14 @@ def _canonical(diff):
     bound = {b: sp.Dummy("bound") for b in diff.atoms(ExprWithLimits)}
     if bound:
         form = _canonical(diff.xreplace(bound))
-        form.back.update({d: b for b, d in bound.items()})
+        back = {d: b for b, d in bound.items()}
+        form.back.update(back)
+        # the certificate speaks of the statement's own sums, not of the stand-ins
+        form.apps = tuple((app.xreplace(back), multiples, tuple(k.xreplace(back) for k in constants))
+                          for app, multiples, constants in form.apps)
+        form.angles = tuple(angle.xreplace(back) for angle in form.angles)
+        if form.multipliers is not None:
+            form.multipliers = tuple(q.xreplace(back) for q in form.multipliers)
         return form
     cheap = to_trig_polynomial(diff, split=False, certify=True)
     if cheap.is_zero and not cheap.had_denominator:
