@@ -24,7 +24,7 @@ import pytest
 import sympy as sp
 from sympy import (
     I, Float, IndexedBase, KroneckerDelta, Matrix, Mod, Piecewise, Pow, Rational, Sum, atan, atan2, binomial, cos,
-    cosh, factorial, floor, frac, gamma, log, oo, pi, sin, sinh, sqrt, tan, zeta, zoo,
+    cosh, exp, factorial, floor, frac, gamma, log, oo, pi, sin, sinh, sqrt, tan, zeta, zoo,
 )
 
 from _oracle_audit import audit, outcome_class
@@ -258,3 +258,42 @@ with warnings.catch_warnings():  # deprecated constructions, on purpose: they ar
 def test_invalid_input(lhs, rhs):
     with pytest.raises(InvalidInputError):
         prove_equal(lhs, rhs, timeout=TIMEOUT)
+
+
+# -- (c) odd inputs: a verdict or a SymproofError, never another exception, never past the budget --------
+
+def _odd_inputs():
+    import fractions
+
+    import numpy as np
+
+    b = sp.IndexedBase("b")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [
+            None, "x", [1], (1,), {1}, np.array([1.0]), np.float64(0.1), np.int64(3), np.bool_(True),
+            fractions.Fraction(1, 3), 1 + 2j, Decimal("NaN"), Decimal("sNaN"), Decimal("-Infinity"),
+            Decimal("1e-999999"), 10**5000, True, float("nan"), float("inf"), sp.Tuple(1, 2), sp.Interval(0, 1),
+            sp.FiniteSet(1), sp.Poly(x**2 + 1, x), sp.Integral(x, x), sp.O(x), sp.AccumBounds(-1, 1),
+            sp.Subs(x**2, x, 1), sp.Derivative(sp.Function("f")(x), x), sp.Limit(1 / x, x, 0), sp.UnevaluatedExpr(x),
+            sp.S.EmptySet, sp.Array([1, 2]), sp.MatrixSymbol("A", n, n), sp.Symbol("i", infinite=True), sp.nan, oo,
+            zoo, sp.ImmutableSparseMatrix([[1, 0]]), Matrix(0, 0, []), sp.Symbol("x", commutative=False), sp.Wild("w"),
+            sp.Function("f"), sp.CRootOf(x**5 - x - 1, 0), sp.LambertW(x), sp.erf(x), sp.polar_lift(x),
+            Piecewise((x, x > 0)), Piecewise((1, sp.Contains(x, sp.Interval(0, 1))), (0, True)),
+            Sum(x, (k, 0, oo)), sp.Product(x, (k, 1, 3)), sp.Heaviside(x, sp.nan), Float("1e-4000"),
+            Rational(1, 10**5000), exp(sp.Integer(10) ** 10), b[sp.Idx("i", 5)], sp.IndexedBase("b"),
+        ]
+
+
+@pytest.mark.parametrize("odd", _odd_inputs(), ids=lambda v: type(v).__name__)
+def test_odd_inputs(odd):
+    for lhs, rhs in ((odd, odd), (odd, x), (x, odd)):
+        before = signal.getsignal(signal.SIGALRM)
+        start = time.monotonic()
+        try:
+            prove_equal(lhs, rhs, timeout=2.0)
+        except SymproofError:
+            pass
+        elapsed = time.monotonic() - start
+        assert elapsed <= 2.0 + 3.0, f"{lhs!r} = {rhs!r} took {elapsed:.1f} s against 2 s"
+        assert signal.getsignal(signal.SIGALRM) is before
