@@ -338,9 +338,9 @@ def _arg(y, x):
     if x.a > 0:
         return iv.atan2(y, x)
     if y.a > 0:
-        return iv.pi / 2 - iv.atan2(x, y)
+        return iv.pi / 2 - iv.atan2(x, y)  # arg = pi/2 - atan(x/y) for y > 0
     if y.b < 0:
-        return -iv.pi / 2 - iv.atan2(x, y)
+        return -iv.pi / 2 - iv.atan2(-x, -y)  # arg = -pi/2 - atan(x/y) for y < 0
     raise Unknown("an argument on the branch cut")
 
 

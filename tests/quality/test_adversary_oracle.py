@@ -71,6 +71,28 @@ VALUES = [
 ]
 
 
+c = sp.Symbol("c")
+COMPLEX_VALUES = [
+    pytest.param(log(c), {c: -2 * I}, mpmath.log(-2j), id="log in the lower half-plane"),
+    pytest.param(log(c), {c: -1 - I}, mpmath.log(-1 - 1j), id="log in the third quadrant"),
+    pytest.param(log(c), {c: -1 + I}, mpmath.log(-1 + 1j), id="log in the second quadrant"),
+    pytest.param(log(c), {c: 3 - I}, mpmath.log(3 - 1j), id="log in the fourth quadrant"),
+    pytest.param(atan2(x, y), {x: -1, y: -1}, -3 * mpmath.pi / 4, id="atan2 at (-1, -1) with symbols"),
+    pytest.param(atan2(x, y), {x: 1, y: -1}, 3 * mpmath.pi / 4, id="atan2 at (1, -1) with symbols"),
+    pytest.param(sqrt(c), {c: -3 - 4 * I}, mpmath.sqrt(-3 - 4j), id="principal sqrt below the cut"),
+    pytest.param(c ** Rational(1, 3), {c: -8 * I}, mpmath.power(-8j, 1 / mpmath.mpf(3)),
+                 id="principal cube root of -8i"),
+    pytest.param(cosh(log(c)), {c: -2 * I}, (-2j + 1 / (-2j)) / 2, id="cosh(log c) = (c + 1/c)/2"),
+    pytest.param(sin(c) * exp(c), {c: 1 - 2 * I}, mpmath.sin(1 - 2j) * mpmath.exp(1 - 2j), id="sin and exp of a complex"),
+]
+
+
+@pytest.mark.parametrize("expr, point, expected", COMPLEX_VALUES)
+def test_complex_values(expr, point, expected):
+    value = O.evaluate(expr, O.Point(point))
+    assert _close(value, expected), (value, expected)
+
+
 @pytest.mark.parametrize("expr, expected", VALUES)
 def test_values(expr, expected):
     value = _at(expr)
