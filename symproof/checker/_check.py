@@ -588,7 +588,11 @@ def _closed_form(c, entry):
         index, anti, step = entry["index"], entry["antidifference"], entry["step"]
         _profile_ok(c, index, a, b)
         if (b - a + 1).is_nonnegative is not True:
-            _reject(c, f"the range {a}..{b} is not shown to have b >= a - 1")
+            # Karr's convention: G(b) - G(a - 1) for all integers a, b when the step holds at every
+            # integer (a plain integer index) and neither G nor f has a pole (polynomials in it)
+            plain = index.assumptions0 == sp.Dummy(integer=True).assumptions0
+            if not (plain and anti.is_polynomial(index) and f.xreplace({k: index}).is_polynomial(index)):
+                _reject(c, f"the range {a}..{b} is not shown to have b >= a - 1")
         if s.has(index):
             _reject(c, "the index of the antidifference occurs in the sum")
         expected_lhs = anti - anti.xreplace({index: index - 1})

@@ -126,12 +126,18 @@ def close_sum(s, prove):
         if 0 <= count <= MAX_FINITE_TERMS:
             return {"sum": s, "entry": "finite"}
         raise OutsideTable(f"the range {a}..{b} has {count} terms (at most {MAX_FINITE_TERMS} are added)")
-    if count.is_nonnegative is not True:
-        raise OutsideTable(f"the range {a}..{b} is not shown to satisfy b >= a - 1")
     f = s.function
-    if f.has(sp.KroneckerDelta):
+    karr = count.is_nonnegative is not True
+    if karr:
+        # Karr's convention (SymPy's): sum_a^b = G(b) - G(a - 1) for all integers a, b once
+        # G(K) - G(K - 1) = f(K) at every integer K: a polynomial summand, a plain integer index
+        if a.is_integer is not True or b.is_integer is not True or not f.is_polynomial(k) or f.has(sp.Sum):
+            raise OutsideTable(f"the range {a}..{b} is not shown to satisfy b >= a - 1")
+        index = sp.Dummy(str(k), integer=True)
+    elif f.has(sp.KroneckerDelta):
         return _delta_entry(s, k, a, b)
-    index = range_index(k, a, b)
+    else:
+        index = range_index(k, a, b)
     summand = f.xreplace({k: index})
     from ._trigpoly import to_trig_polynomial  # the reduced summand proposes the antidifference
 

@@ -92,6 +92,11 @@ EXAMPLES = [
     pytest.param(cosh(x) ** 2 - sinh(x) ** 2, 1, (PROVED,), id="7+: cosh^2 - sinh^2 = 1"),
     pytest.param(cosh(x + y), cosh(x) * cosh(y) + sinh(x) * sinh(y), (PROVED,), id="7+: cosh addition"),
     pytest.param(sinh(2 * x), sinh(x) * cosh(x), (REFUTED,), id="7+: sinh 2x != sinh x cosh x"),
+    # completeness inside the grammar: sums with symbolic bounds under Karr's convention
+    pytest.param(Sum(k, (k, 1, sp.Symbol("m", integer=True))) - Sum(k, (k, 1, sp.Symbol("m", integer=True) - 1)),
+                 sp.Symbol("m", integer=True), (PROVED,), id="7+: Karr: sum_1^m k - sum_1^(m-1) k = m for every integer m"),
+    pytest.param(Sum(k, (k, 1, sp.Symbol("m", integer=True))), sp.Symbol("m", integer=True) ** 2 / 2, (REFUTED,),
+                 id="7+: Karr: a wrong closed form is refuted"),
     # 8. budgets
     pytest.param((sin(x) ** 2 + cos(x) ** 2) ** 100, 1, (PROVED,), id="8: (sin^2+cos^2)^100 = 1"),
     pytest.param(Decimal("1e-20000000"), 0, (INVALID,), id="8: a decimal with a huge exponent"),
