@@ -787,6 +787,25 @@ TRICKY += [
 ]
 
 
+TRICKY += [
+    # hyperbolic functions (through exp), at complex arguments too, and their poles cosh = 0, sinh = 0
+    (cosh(c) ** 2 - sinh(c) ** 2, sp.Integer(1), "true"),
+    (tanh(c) * cosh(c), sinh(c), "true"),
+    (tanh(c), 1 - 2 / (exp(2 * c) + 1), "true"),
+    (tanh(c), _add(1 - 2 / (exp(2 * c) + 1), Rational(1, 10**20)), "false"),
+    (cosh(x + y), cosh(x) * cosh(y) - sinh(x) * sinh(y), "false"),
+    (tanh(2 * c), 2 * tanh(c) / (1 + tanh(c) ** 2), "true"),
+    (sinh(x) ** 3, (sinh(3 * x) + 3 * sinh(x)) / 4, "false"),
+    (cosh(log(c)), (c + 1 / c) / 2, "true"),
+    (sinh(log(x)), (x - 1 / x) / 2, "true"),
+    (Abs(cosh(c)), cosh(c), "false"),
+    (1 / sinh(x), _add(1 / sinh(x), 1), "false"),
+    (sp.Pow(cosh(c), -1, evaluate=False), 2 / (exp(c) + exp(-c)), "true"),
+    (tanh(pi * I / 2, evaluate=False), sp.Integer(0), "undefined"),
+    (cosh(I * pi / 2, evaluate=False) * x, sp.Integer(0), "true"),
+]
+
+
 @st.composite
 def tricky_statement(draw):
     lhs, rhs, kind = draw(st.sampled_from(TRICKY))
