@@ -253,7 +253,9 @@ class _Parse:
     # scalars
 
     def scalar(self, node, where: str, bound: frozenset = frozenset(), enclosing=None):
-        key = (node, bound) if bound else node
+        # the context is part of the key: a subterm met inside a Piecewise branch and again
+        # outside it has conditions in both places
+        key = (node, bound, self.guarded) if bound or self.guarded else node
         if key in self.seen:
             return
         self.seen[key] = None
