@@ -279,8 +279,13 @@ def _check_witness(lhs, rhs, witness, problems):
                 problems.append(f"witness is incomplete: {err}, and the sides do not differ for every value of it")
                 return
         return
-    if outcome[0] != "defined":
-        outcome = _evaluate_both(lhs, rhs, point, 3 * O.DPS)
+    for dps in (3 * O.DPS, 10 * O.DPS):  # more digits when undecided: large values (exp(exp(exp(pi/2)))) need them
+        try:
+            if outcome[0] == "defined" and O.disjoint(outcome[1], outcome[2]):
+                break
+        except O.Unknown:
+            pass
+        outcome = _evaluate_both(lhs, rhs, point, dps)
     if outcome[0] == "undefined":
         problems.append(f"refuted at a point where a subterm is undefined ({outcome[1]})")
         return
