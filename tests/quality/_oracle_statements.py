@@ -824,3 +824,15 @@ def tricky_statement(draw):
 
 
 statements = st.one_of(statements, tricky_statement())
+
+
+@st.composite
+def deep_statement(draw):
+    """A deeper random expression against itself plus a zero in disguise (true) or a small constant (false)."""
+    e = draw(expressions(3))
+    u = draw(st.sampled_from([x, y]))
+    if draw(st.booleans()):
+        zd = draw(st.sampled_from(zeros_in_disguise(u) + ZEROS_IN_THE_FRAGMENT[:6]))
+        return Statement(e, _add(e, _mul(zd, draw(total_expressions()))), "true", f"deep e + ({zd})*g")
+    delta = draw(st.sampled_from([sp.Integer(1), Rational(1, 10**30), near_zeros(u)[1], Float(2.0**-60)]))
+    return Statement(e, _add(e, delta), "false", f"deep e + {delta}")

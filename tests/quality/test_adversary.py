@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from _oracle_audit import audit
 from _oracle_statements import (
-    false_scalar, law_statement, matrix_law_statement, matrix_statement, tricky_statement, true_scalar,
+    deep_statement, false_scalar, law_statement, matrix_law_statement, matrix_statement, tricky_statement, true_scalar,
     undefined_scalar,
 )
 
@@ -90,6 +90,13 @@ def test_matrix_symbol_laws(statement, point_seed):
 @SETTINGS
 @given(tricky_statement(), st.integers(0, 10**6))
 def test_tricky_families(statement, point_seed):
+    _judge(statement, point_seed)
+
+
+@seed(SEED)
+@SETTINGS
+@given(deep_statement(), st.integers(0, 10**6))
+def test_deeper_expressions(statement, point_seed):
     _judge(statement, point_seed)
 
 
