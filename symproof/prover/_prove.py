@@ -757,6 +757,8 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: boo
             if verdict.proved and statement.needs_point:
                 verdict = _defined_somewhere(verdict, statement.conditions)
             return _checked(verdict) if check else verdict
+    except CertificateError as err:  # a tactic's evidence the checker refused on the way: no proof
+        return Verdict(UNKNOWN, "internal", lhs, rhs, reason=f"a step was rejected by the checker: {err.message}")
     except SymproofError:
         raise
     except _budget.BudgetExhausted:
