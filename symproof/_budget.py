@@ -41,8 +41,17 @@ def cpu_budget(seconds: float | None, what: str):
         signal.setitimer(signal.ITIMER_PROF, 0)
         raise BudgetExhausted(seconds, what)
 
+    try:
+        seconds_f = min(float(seconds), 1e6)
+    except OverflowError:  # 10**400: larger than any timer, so the cap
+        seconds_f = 1e6
     previous = signal.signal(signal.SIGPROF, exhausted)
-    signal.setitimer(signal.ITIMER_PROF, max(seconds, 1e-3))
+    try:  # capped: the timer cannot be armed for 1e12 s, and the handler must go back then too
+        signal.setitimer(signal.ITIMER_PROF, max(seconds_f, 1e-3))
+    except (ValueError, OverflowError, TypeError):
+        signal.signal(signal.SIGPROF, previous)
+        yield
+        return
     try:
         yield
     finally:

@@ -17,6 +17,7 @@ KINDS = {
     "same-range": "index (the summation variable the summands are compared at), summands",
     "entrywise": "entries ((row, col, certificate), ...)",
     "blockwise": "blocks ((representative, renaming), ...), proofs {representative: certificate}",
+    "defined": "proof (a certificate of lhs = rhs where both are defined), point (where every subterm is)",
 }
 
 

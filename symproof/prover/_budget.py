@@ -22,7 +22,34 @@ import threading
 import time
 from contextlib import contextmanager
 
-__all__ = ["BudgetExhausted", "check", "budget", "remaining"]
+import math
+from numbers import Real
+
+from .._errors import InvalidInputError
+
+__all__ = ["BudgetExhausted", "check", "budget", "remaining", "validate_timeout", "MAX_TIMEOUT"]
+
+#: budgets above this many seconds (about 11 days) are this many seconds: the platform's timer
+#: cannot be armed much further (``setitimer(ITIMER_REAL, 1e12)`` raises ``OverflowError``)
+MAX_TIMEOUT = 10.0**6
+
+
+def validate_timeout(timeout):
+    """``timeout`` as a float number of seconds (``None``: no limit), checked before anything else:
+    a positive finite real, capped at :data:`MAX_TIMEOUT` (``10**400`` and ``1e12`` run with that
+    cap); a negative number, zero, ``nan``, ``inf`` or a non-number is refused (``None`` is the
+    way to ask for no limit)."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, Real):
+        raise InvalidInputError(f"timeout must be a positive number of seconds or None, got {timeout!r:.80}")
+    try:
+        positive = timeout > 0
+    except TypeError:
+        positive = False
+    if not positive or (isinstance(timeout, float) and not math.isfinite(timeout)):
+        raise InvalidInputError(f"timeout must be a positive number of seconds or None, got {timeout!r:.80}")
+    return MAX_TIMEOUT if timeout >= MAX_TIMEOUT else float(timeout)
 
 
 class BudgetExhausted(BaseException):
@@ -52,7 +79,15 @@ def check() -> None:
         raise BudgetExhausted
 
 
+#: code an alarm must not interrupt: it swallows the exception (a gc callback of a test
+#: framework) or is reporting one (``traceback``); the timer fires again 50 ms later
+_FOREIGN = ("/_pytest/", "/hypothesis/", "/pluggy/", "traceback.py", "warnings.py")
+
+
 def _alarm(signum, frame):
+    filename = frame.f_code.co_filename if frame is not None else ""
+    if any(part in filename for part in _FOREIGN):
+        return
     raise BudgetExhausted
 
 
@@ -75,12 +110,18 @@ def budget(seconds: float | None):
         if signal.getitimer(signal.ITIMER_REAL)[0] == 0:
             try:
                 previous = signal.signal(signal.SIGALRM, _alarm)
-                # a little after the cooperative deadline: the checks between steps stop
-                # the work cleanly when they can, the alarm only when they cannot
-                signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.0) + 0.05)
-                armed = True
             except ValueError:  # not allowed here (an embedded interpreter)
-                armed = False
+                previous = None
+            else:
+                try:
+                    # a little after the cooperative deadline: the checks between steps stop
+                    # the work cleanly when they can, the alarm only when they cannot
+                    # and again every 50 ms: an alarm raised inside a callback that swallows
+                    # exceptions (a gc callback) must not leave the call unbounded
+                    signal.setitimer(signal.ITIMER_REAL, min(max(seconds, 0.0), MAX_TIMEOUT) + 0.05, 0.05)
+                    armed = True
+                except (ValueError, OverflowError):  # the handler goes back at once
+                    signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
     try:
         yield
     finally:

@@ -70,10 +70,8 @@ becomes *unknown* with its type and message.
 
 from __future__ import annotations
 
-import decimal
-import math
-import numbers
 import operator
+from fractions import Fraction
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import reduce
@@ -82,15 +80,22 @@ from typing import Any, Mapping
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 from sympy.matrices import MatrixBase
-from sympy.matrices.expressions import BlockDiagMatrix, MatAdd, MatMul, MatrixExpr, Transpose
+from sympy.matrices.expressions import (
+    Adjoint, BlockDiagMatrix, BlockMatrix, HadamardProduct, Identity, KroneckerProduct, MatAdd, MatMul, MatPow,
+    MatrixExpr, MatrixSymbol, Transpose, ZeroMatrix,
+)
 
 from .._errors import CertificateError, InvalidInputError, SymproofError, UndefinedExpressionError
 from ..checker import Certificate, certificate_holds, check_certificate
 from ..checker._check import closed_form
+from ..checker._interval import value_at
 from . import _budget
 from ._sums import OutsideTable, close_sum, range_index
 from ._trigpoly import rewrite_trig, to_trig_polynomial
-from ._witness import complete_witness, evaluate_at, find_defined_point, find_witness, format_witness
+from ._fragment import Outside, parse_statement
+from ._witness import (
+    complete_witness, condition_holds, defined_context, evaluate_at, find_defined_point, find_witness, format_witness,
+)
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT"]
 
@@ -163,44 +168,13 @@ class Verdict:
         return text
 
 
-# -- input checking -----------------------------------------------------------------------------
-
-
-_EXPECTED = "a SymPy expression, a SymPy matrix or a block-diagonal matrix expression"
-
-
-def _as_sympy(value, name: str):
-    if isinstance(value, (MatrixBase, MatrixExpr)):
-        return value  # floats are read exactly entry by entry (a whole-tree pass costs at d_k = 4096)
-    if isinstance(value, sp.Basic):
-        if not isinstance(value, sp.Expr):
-            kind = type(value).__name__
-            hint = (" (pass the two sides of a relation separately)"
-                    if isinstance(value, (sp.core.relational.Relational, sp.logic.boolalg.Boolean)) else "")
-            raise InvalidInputError(
-                f"{name} must be {_EXPECTED}, got {kind} {value}{hint}", expected=_EXPECTED,
-            )
-        return _exact_floats(value)
-    if isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            raise UndefinedExpressionError(f"{name} is the decimal {value}, which is not a finite number", side=name)
-        return sp.Rational(*value.as_integer_ratio())  # exact: Decimal('0.1') is 1/10, not the binary float nearest it
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
-        kind = type(value).__name__
-        hint = " (convert it with sympy.Matrix(...))" if hasattr(value, "shape") or isinstance(
-            value, (list, tuple)) else ""
-        raise InvalidInputError(
-            f"{name} must be {_EXPECTED} (or a Python number), got {kind} {_short(value)}{hint}")
-    return _exact_floats(sp.sympify(value))
-
-
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _exact_floats(expr):
-    """Floats read as the exact binary rationals they store: every later step is exact."""
+    """Floats read as the exact binary rationals they store (closed forms built by a tactic)."""
     if not expr.has(sp.Float):
         return expr
     if isinstance(expr, MatrixBase):
@@ -208,26 +182,11 @@ def _exact_floats(expr):
     return expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)})
 
 
-def _check_defined(expr, name: str) -> None:
-    if isinstance(expr, MatrixExpr) and not isinstance(expr, MatrixBase):
-        return
-    if expr.has(sp.nan) or expr.has(sp.zoo):
-        raise UndefinedExpressionError(
-            f"{name} is undefined (it contains nan or zoo, e.g. a division by zero): {expr}",
-            side=name,
-        )
-
-
 def _is_matrix(x) -> bool:
     return isinstance(x, (MatrixBase, MatrixExpr))
 
 
 # -- definedness --------------------------------------------------------------------------------
-
-#: functions undefined where their argument is 0, and where it is +-1
-_POLE_AT_ZERO = (sp.log, sp.loggamma, sp.gamma, sp.cot, sp.csc, sp.polygamma, sp.digamma)
-_POLE_AT_ONE = (sp.atanh, sp.acoth)
-
 
 def _vanishes_identically(expr) -> bool:
     """True when ``expr`` is the zero function (decided by the canonical form, so sound)."""
@@ -240,29 +199,6 @@ def _vanishes_identically(expr) -> bool:
         return True
     full = to_trig_polynomial(expr)
     return full.is_zero and not full.denominator_vanishes
-
-
-def _undefined_part(expr):
-    """A sub-expression that makes ``expr`` undefined everywhere, with why, or ``None``."""
-    for node in sp.preorder_traversal(expr):
-        if isinstance(node, sp.Pow) and node.exp.is_negative and node.base.free_symbols:
-            if _vanishes_identically(node.base):
-                return node, f"the denominator {node.base} is identically zero"
-        elif isinstance(node, _POLE_AT_ZERO) and node.args and node.args[-1].free_symbols:
-            if _vanishes_identically(node.args[-1]):
-                return node, f"the argument of {node.func.__name__} is identically zero"
-        elif isinstance(node, _POLE_AT_ONE) and node.args[0].free_symbols:
-            arg = node.args[0]
-            if _vanishes_identically(arg - 1) or _vanishes_identically(arg + 1):
-                return node, f"the argument of {node.func.__name__} is identically +-1"
-    return None
-
-
-def _require_defined(expr, name: str) -> None:
-    found = _undefined_part(expr)
-    if found is not None:
-        node, why = found
-        raise UndefinedExpressionError(f"{name} is undefined everywhere: {why} (in {_short(node)})", side=name)
 
 
 # -- scalar tactics ----------------------------------------------------------------------------
@@ -288,8 +224,6 @@ def _structural(lhs, rhs) -> Verdict:
 
 def _prove_scalar(lhs, rhs) -> Verdict:
     _budget.check()
-    _require_defined(lhs, "lhs")
-    _require_defined(rhs, "rhs")
     if lhs == rhs:
         return _structural(lhs, rhs)
     inside = _non_commutative_trig(lhs - rhs)
@@ -319,7 +253,7 @@ def _prove_power(lhs, rhs):
     if not any(isinstance(p, sp.Pow) and not p.exp.is_Integer for side in (lhs, rhs) for p in side.atoms(sp.Pow)):
         return None
     certificate = Certificate("power", lhs, rhs)
-    if not certificate_holds(certificate):
+    if not certificate_holds(certificate, top=False):
         return None
     step = Step("positive bases, real exponents: compare log lhs and log rhs as linear forms in the logs", lhs, rhs)
     return Verdict(PROVED, "power", lhs, rhs, (step,), certificate=certificate)
@@ -393,10 +327,7 @@ def _trig_certificate(lhs, rhs, canonical):
         "pairs": tuple((c, s, angle) for (c, s), angle in zip(canonical.pairs, canonical.angles)),
         "apps": canonical.apps,
         "multipliers": canonical.multipliers,
-        "point": None,
     }
-    if canonical.had_denominator or _has_denominator(canonical.rewritten):
-        data["point"] = find_defined_point(lhs, rhs)
     return Certificate("trig-polynomial", lhs, rhs, data)
 
 
@@ -407,9 +338,6 @@ def _has_denominator(expr) -> bool:
 def _trig_verdict(lhs, rhs, canonical, method, rule=_REDUCE_RULE):
     certificate = _trig_certificate(lhs, rhs, canonical)
     step = Step(rule, lhs - rhs, canonical.as_trig())
-    if certificate.data["point"] is None and (canonical.had_denominator or _has_denominator(canonical.rewritten)):
-        return Verdict(UNKNOWN, method, lhs, rhs, (step,),
-                       reason="the numerator is zero, but no point was found where both sides are defined")
     return Verdict(PROVED, method, lhs, rhs, (step,), certificate=certificate)
 
 
@@ -467,7 +395,14 @@ def _canonical(diff):
     bound = {b: sp.Dummy("bound") for b in diff.atoms(ExprWithLimits)}
     if bound:
         form = _canonical(diff.xreplace(bound))
-        form.back.update({d: b for b, d in bound.items()})
+        back = {d: b for b, d in bound.items()}
+        form.back.update(back)
+        # the certificate speaks of the statement's own sums, not of the stand-ins
+        form.apps = tuple((app.xreplace(back), multiples, tuple(k.xreplace(back) for k in constants))
+                          for app, multiples, constants in form.apps)
+        form.angles = tuple(angle.xreplace(back) for angle in form.angles)
+        if form.multipliers is not None:
+            form.multipliers = tuple(q.xreplace(back) for q in form.multipliers)
         return form
     cheap = to_trig_polynomial(diff, split=False, certify=True)
     if cheap.is_zero and not cheap.had_denominator:
@@ -482,6 +417,11 @@ def _canonical(diff):
 
 
 def _residual(lhs, rhs, witness):
+    """``lhs - rhs`` at the witness: exact from the bottom-up evaluation when both sides are
+    rational there, else the sides substituted (a closed form for display)."""
+    left, right = value_at(lhs, witness), value_at(rhs, witness)
+    if isinstance(left, Fraction) and isinstance(right, Fraction):
+        return sp.Rational(left - right)
     return evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
 
 
@@ -520,20 +460,56 @@ def _block_terms(m):
 
 
 def _explicit(m):
-    """The explicit matrix of ``m``, multiplying explicit factors directly
-    (``as_explicit`` on a product goes through one ``Sum`` per entry: 100x slower)."""
+    """The explicit matrix of ``m`` by the engine's own rules, one per class of the matrix
+    grammar (never ``doit``: it would evaluate ``Sum``s and other entries unchecked).  Explicit
+    factors are multiplied directly (``as_explicit`` on a product builds a ``Sum`` per entry)."""
     if isinstance(m, MatrixBase):
         return sp.ImmutableMatrix(m)
-    if isinstance(m, BlockDiagMatrix):
-        return sp.ImmutableMatrix(sp.diag(*[_explicit(b) for b in m.diag]))
-    if isinstance(m, Transpose):
-        return _explicit(m.arg).T
-    if isinstance(m, (MatMul, MatAdd)):
-        scalars = [a for a in m.args if not _is_matrix(a)]
-        factors = [_explicit(a) for a in m.args if _is_matrix(a)]
-        product = reduce(operator.mul if isinstance(m, MatMul) else operator.add, factors)
-        return sp.ImmutableMatrix(sp.Mul(*scalars) * product if scalars else product)
-    return sp.ImmutableMatrix(m.doit().as_explicit())
+    rule = _EXPLICIT.get(type(m))
+    if rule is None:
+        raise Outside(f"{type(m).__name__} (no rule makes it explicit)")
+    return sp.ImmutableMatrix(rule(m))
+
+
+def _product_rule(m):
+    scalars = [a for a in m.args if not _is_matrix(a)]
+    factors = [_explicit(a) for a in m.args if _is_matrix(a)]
+    combine = {MatMul: operator.mul, MatAdd: operator.add,
+               HadamardProduct: lambda a, b: a.multiply_elementwise(b), KroneckerProduct: _kronecker}[type(m)]
+    product = reduce(combine, factors)
+    return sp.Mul(*scalars) * product if scalars else product
+
+
+def _kronecker(a, b):
+    return sp.Matrix(a.rows * b.rows, a.cols * b.cols,
+                     lambda i, j: a[i // b.rows, j // b.cols] * b[i % b.rows, j % b.cols])
+
+
+def _power_rule(m):
+    base, n = _explicit(m.args[0]), int(m.args[1])
+    result = sp.eye(base.rows)
+    for _ in range(n):
+        result = result * base
+    return result
+
+
+def _block_rule(m):
+    grid = m.blocks
+    return sp.Matrix.vstack(*[sp.Matrix.hstack(*[_explicit(grid[r, c]) for c in range(grid.cols)])
+                              for r in range(grid.rows)])
+
+
+_EXPLICIT = {
+    MatrixSymbol: lambda m: sp.Matrix(*m.shape, lambda i, j: m[i, j]),
+    ZeroMatrix: lambda m: sp.zeros(*m.shape),
+    Identity: lambda m: sp.eye(m.rows),
+    BlockDiagMatrix: lambda m: sp.diag(*[_explicit(b) for b in m.diag]),
+    BlockMatrix: _block_rule,
+    Transpose: lambda m: _explicit(m.arg).T,
+    Adjoint: lambda m: _explicit(m.arg).T.applyfunc(sp.conjugate),
+    MatMul: _product_rule, MatAdd: _product_rule, HadamardProduct: _product_rule, KroneckerProduct: _product_rule,
+    MatPow: _power_rule,
+}
 
 
 def _split_explicit(m, shapes):
@@ -775,28 +751,25 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: boo
     expressions (``nan``, ``zoo``, a denominator or a ``log`` argument that
     vanishes identically), before any tactic runs.  No other exception leaves it.
     """
-    if timeout is not None and not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-                                    and timeout > 0 and math.isfinite(timeout)):
-        raise InvalidInputError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
-    lhs, rhs = _as_sympy(lhs, "lhs"), _as_sympy(rhs, "rhs")
-    _check_defined(lhs, "lhs")
-    _check_defined(rhs, "rhs")
-    if _is_matrix(lhs) != _is_matrix(rhs):
-        sides = [
-            f"{name} is a {_shape_text(side)} matrix" if _is_matrix(side) else f"{name} is the scalar {_short(side)}"
-            for name, side in (("lhs", lhs), ("rhs", rhs))
-        ]
-        raise InvalidInputError(
-            f"cannot compare a matrix with a scalar: {sides[0]}, {sides[1]} "
-            "(compare an entry of the matrix, or wrap the scalar in sympy.Matrix([[...]]))"
-        )
+    timeout = _budget.validate_timeout(timeout)
     try:
         with _budget.budget(timeout):
-            if _is_matrix(lhs):
-                verdict = _complete_witness(_prove_matrix(lhs, rhs))
+            try:
+                statement = parse_statement(lhs, rhs, _vanishes_identically)
+            except Outside as why:
+                return Verdict(UNKNOWN, "fragment", lhs, rhs, reason=f"outside the fragment: {why}")
+            lhs, rhs = statement.lhs, statement.rhs
+            if statement.is_matrix:
+                with defined_context(statement.conditions):
+                    verdict = _prove_matrix(lhs, rhs)
+                verdict = _valid_witness(_complete_witness(verdict), statement.conditions)
             else:
                 verdict = _prove_scalar(lhs, rhs)
+            if verdict.proved and statement.needs_point:
+                verdict = _defined_somewhere(verdict, statement.conditions)
             return _checked(verdict) if check else verdict
+    except CertificateError as err:  # a tactic's evidence the checker refused on the way: no proof
+        return Verdict(UNKNOWN, "internal", lhs, rhs, reason=f"a step was rejected by the checker: {err.message}")
     except SymproofError:
         raise
     except _budget.BudgetExhausted:
@@ -806,6 +779,34 @@ def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: boo
     except Exception as err:  # noqa: BLE001 - a tactic's failure is an unknown, never a crash
         return Verdict(UNKNOWN, "internal", lhs, rhs,
                        reason=f"a tactic failed internally ({type(err).__name__}: {_short(err)})")
+
+
+def _defined_somewhere(verdict: Verdict, conditions) -> Verdict:
+    """A statement with side conditions is proved where it is defined: a point where every
+    side condition holds (every denominator and pole argument non-zero) shows that this is
+    somewhere; the checker re-derives the conditions and re-checks them there."""
+    point = find_defined_point(conditions)
+    if point is None:
+        return replace(verdict, status=UNKNOWN, certificate=None,
+                       reason="the two sides agree where they are defined, but no point was found where "
+                              "every subterm of both sides is defined")
+    certificate = Certificate("defined", verdict.lhs, verdict.rhs, {"point": point, "proof": verdict.certificate})
+    return replace(verdict, certificate=certificate)
+
+
+def _valid_witness(verdict: Verdict, conditions) -> Verdict:
+    """A matrix refutation stands only if every entry of both sides is defined at the witness:
+    every side condition of the statement (each denominator and pole argument of every entry)
+    holds there; the entry that differs was evaluated in full by the search."""
+    if verdict.witness is None:
+        return verdict
+    for condition, kind in conditions:
+        _budget.check()
+        if not condition_holds(condition, kind, verdict.witness):
+            return replace(verdict, status=UNKNOWN, witness=None, residual=None, method="witness",
+                           reason=f"the point {format_witness(verdict.witness)} refutes one entry but leaves "
+                                  f"{_short(condition)} undefined or zero")
+    return verdict
 
 
 def _checked(verdict: Verdict) -> Verdict:

@@ -26,6 +26,7 @@ Anything else is *unknown*: "summand outside the closed-form table".
 from __future__ import annotations
 
 import sympy as sp
+from sympy.concrete.gosper import gosper_sum
 
 from .._errors import CertificateError
 from ..checker._check import closed_form as _closed_form
@@ -80,8 +81,16 @@ def _proposal(f, index, a):
     if opaque:
         raise OutsideTable(f"summand {f} outside the closed-form table ({opaque[0]} depends on the index)")
     if f.is_polynomial(index):
-        j = sp.Dummy("j", integer=True)
-        return "polynomial", sp.expand(sp.Sum(f.xreplace({index: j}), (j, 0, index)).doit())
+        # Faulhaber by interpolation: G(K) = f(0) + ... + f(K) is a polynomial of degree d + 1,
+        # fixed by its values at K = 0..d+1 (exact sums of exact values)
+        degree = sp.degree(f, index)
+        if degree > 40:
+            raise OutsideTable(f"summand {f} of degree {degree} (at most 40)")
+        points, total = [], sp.S.Zero
+        for K in range(int(degree) + 2):
+            total += f.xreplace({index: K})
+            points.append((K, total))
+        return "polynomial", sp.expand(sp.interpolate(points, index))
     coeff, dependent = f.as_independent(index, as_Add=False)
     ratio = None
     if isinstance(dependent, sp.Pow) and not dependent.base.has(index):
@@ -98,8 +107,8 @@ def _proposal(f, index, a):
         return "geometric", coeff * dependent * ratio / (ratio - 1)
     if f.is_rational_function(index):
         j = sp.Dummy("j", integer=True)
-        proposal = sp.Sum(f.xreplace({index: j}), (j, a, index)).doit()
-        if proposal.is_rational_function(index) and not proposal.has(sp.Sum, sp.Piecewise):
+        proposal = gosper_sum(f.xreplace({index: j}), (j, a, index))  # only a guess: the step is proved
+        if proposal is not None and proposal.is_rational_function(index) and not proposal.has(sp.Sum, sp.Piecewise):
             return "telescoping", proposal
         raise OutsideTable(f"summand {f} outside the closed-form table (no rational antidifference)")
     raise OutsideTable(f"summand {f} outside the closed-form table")
@@ -117,12 +126,18 @@ def close_sum(s, prove):
         if 0 <= count <= MAX_FINITE_TERMS:
             return {"sum": s, "entry": "finite"}
         raise OutsideTable(f"the range {a}..{b} has {count} terms (at most {MAX_FINITE_TERMS} are added)")
-    if count.is_nonnegative is not True:
-        raise OutsideTable(f"the range {a}..{b} is not shown to satisfy b >= a - 1")
     f = s.function
-    if f.has(sp.KroneckerDelta):
+    karr = count.is_nonnegative is not True
+    if karr:
+        # Karr's convention (SymPy's): sum_a^b = G(b) - G(a - 1) for all integers a, b once
+        # G(K) - G(K - 1) = f(K) at every integer K: a polynomial summand, a plain integer index
+        if a.is_integer is not True or b.is_integer is not True or not f.is_polynomial(k) or f.has(sp.Sum):
+            raise OutsideTable(f"the range {a}..{b} is not shown to satisfy b >= a - 1")
+        index = sp.Dummy(str(k), integer=True)
+    elif f.has(sp.KroneckerDelta):
         return _delta_entry(s, k, a, b)
-    index = range_index(k, a, b)
+    else:
+        index = range_index(k, a, b)
     summand = f.xreplace({k: index})
     from ._trigpoly import to_trig_polynomial  # the reduced summand proposes the antidifference
 

@@ -42,6 +42,10 @@ _OTHER_TRIG = {
     sp.cot: lambda a: cos(a) / sin(a),
     sp.sec: lambda a: 1 / cos(a),
     sp.csc: lambda a: 1 / sin(a),
+    # hyperbolic functions through exp (identities for every complex argument)
+    sp.sinh: lambda a: (sp.exp(a) - sp.exp(-a)) / 2,
+    sp.cosh: lambda a: (sp.exp(a) + sp.exp(-a)) / 2,
+    sp.tanh: lambda a: (sp.exp(a) - sp.exp(-a)) / (sp.exp(a) + sp.exp(-a)),
 }
 
 
@@ -251,7 +255,7 @@ def to_trig_polynomial(expr: sp.Expr, *, split: bool = True, certify: bool = Fal
         decidable = not whole and not opaque and not large and _in_decidable_class(fast, set(back))
         return TrigPolynomial(expr=fast, back=back, pairs=tuple(pair_of.values()),
                               in_decidable_class=decidable,
-                              multipliers=tuple(multipliers) if certify and fast == 0 else None, **extra)
+                              multipliers=tuple(multipliers) if certify and fast == 0 and len(multipliers) == len(pair_of) else None, **extra)
 
     cache: dict = {}
     replacement = {}
@@ -329,7 +333,24 @@ def _collect_atoms(expr, pair_vars, atoms):
     atoms[expr] = None
 
 
-def _to_ring(expr, ring, index):
+#: a power ``base**n`` of a sum with ``n`` above this is reduced as it is built (by squaring, each
+#: square reduced mod ``c^2 + s^2 - 1``): ``(sin^2 + cos^2)**100`` never expands to 5 000 terms
+BIG_POWER = 4
+
+
+def _power_reduced(base, n, reduce):
+    result, square = None, base
+    while n:
+        if n & 1:
+            result = square if result is None else reduce(result * square)
+        n >>= 1
+        if n:
+            square = reduce(square * square)
+    return result
+
+
+def _to_ring(expr, ring, index, reduce=None):
+    """``expr`` as a ring element; with ``reduce``, large powers are reduced as they are built."""
     element = index.get(expr)
     if element is not None:
         return element
@@ -338,14 +359,17 @@ def _to_ring(expr, ring, index):
     if isinstance(expr, sp.Add):
         total = ring.zero
         for arg in expr.args:
-            total += _to_ring(arg, ring, index)
+            total += _to_ring(arg, ring, index, reduce)
         return total
     if isinstance(expr, sp.Mul):
         product = ring.one
         for arg in expr.args:
-            product *= _to_ring(arg, ring, index)
+            product *= _to_ring(arg, ring, index, reduce)
         return product
-    return _to_ring(expr.base, ring, index) ** int(expr.exp)
+    base, n = _to_ring(expr.base, ring, index, reduce), int(expr.exp)
+    if reduce is not None and n > BIG_POWER and len(base) > 1:
+        return _power_reduced(reduce(base), n, reduce)
+    return base ** n
 
 
 def _reduce_in_ring(expr, s_vars):
@@ -481,6 +505,12 @@ def _form_in_ring(expr, recipes, pair_of, multipliers=None):
                 ct, st = multiple(*data)
             c_total, s_total = c_total * ct - s_total * st, s_total * ct + c_total * st
         index[f] = c_total if isinstance(f, cos) else s_total
+    big = any(isinstance(p, Pow) and p.exp.is_Integer and p.exp > BIG_POWER and isinstance(p.base, Add)
+              for p in expr.atoms(Pow))
+    if big:  # reduced as it is built; the checker reduces itself (no multipliers)
+        reduced = _reduce_ring_element(
+            _to_ring(expr, ring, index, lambda p: _reduce_ring_element(p, ring, gens, n)), ring, gens, n)
+        return _from_ring(reduced, atom_list)
     qs = [ring.zero] * n if multipliers is not None else None
     reduced = _reduce_ring_element(_to_ring(expr, ring, index), ring, gens, n, qs)
     result = _from_ring(reduced, atom_list)

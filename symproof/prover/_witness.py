@@ -16,16 +16,18 @@ non-commutative symbol has no numeric witness (numbers commute).
 from __future__ import annotations
 
 import random
+import threading
+from contextlib import contextmanager
 from typing import Iterable, Mapping
 
 import sympy as sp
 from sympy import Rational, pi
 
-from ..checker._interval import certainly_finite, certainly_nonzero
+from ..checker._interval import certainly_different, certainly_finite, certainly_nonzero, value_at
 from . import _budget
 
 __all__ = ["candidates_for", "search_variables", "complete_witness", "find_witness", "find_defined_point",
-           "is_certainly_nonzero", "evaluate_at", "format_witness"]
+           "is_certainly_nonzero", "evaluate_at", "format_witness", "condition_holds", "defined_context"]
 
 _BASE_CANDIDATES = [
     sp.Integer(0), sp.Integer(1), sp.Integer(-1), sp.Integer(2), sp.Integer(-2),
@@ -79,7 +81,13 @@ def evaluate_at(expr, point: Mapping):
     # values given as Python numbers are sympified first: xreplace of a bare symbol
     # would hand back the Python int itself
     point = {symbol: sp.sympify(v) for symbol, v in dict(point).items()}
-    value = sp.sympify(sp.sympify(expr).xreplace(point))
+    expr = sp.sympify(expr)
+    labels = {s for s in point if isinstance(s, sp.Symbol)}
+    if expr.has(sp.Indexed) and labels:
+        # elements first: a bound label is the value of every element it does not bind itself
+        expr = expr.replace(lambda e: isinstance(e, sp.Indexed) and e not in point and e.base.label in labels,
+                            lambda e: point[e.base.label])
+    value = sp.sympify(expr.xreplace(point))
     if value.has(sp.Sum, sp.Product):
         value = _expand_finite(value)
     return value
@@ -109,17 +117,59 @@ def _expand_finite(value):
     return value
 
 
-def _is_witness(lhs, rhs, point) -> bool:
-    _budget.check()
+_context = threading.local()
+
+
+@contextmanager
+def defined_context(conditions):
+    """Within the block, a witness must also satisfy ``conditions`` (the side conditions of the
+    whole statement: every entry of a matrix statement defined, not only the entry refuted);
+    the variables they add take their simplest admissible values."""
+    outer = getattr(_context, "conditions", ())
+    _context.conditions = tuple(conditions)
     try:
-        left, right = evaluate_at(lhs, point), evaluate_at(rhs, point)
-    except Exception:  # noqa: BLE001 - a point SymPy cannot evaluate is simply not a witness
-        return False
-    if not (_defined(left) and _defined(right)):
-        return False
-    if not (certainly_finite(left) and certainly_finite(right)):
-        return False  # a side undefined or unevaluable here: not a counterexample
-    return is_certainly_nonzero(left - right)
+        yield
+    finally:
+        _context.conditions = outer
+
+
+#: how many values of the other variables are tried to satisfy the statement's side conditions
+MAX_COMPLETIONS = 40
+
+
+def _completion(point):
+    """``point`` with the statement's other variables bound so that every side condition holds,
+    or ``None``: the simplest such values, among a few."""
+    conditions = getattr(_context, "conditions", ())
+    if not conditions:
+        return point
+    extra = sorted(search_variables(*[e for e, _ in conditions]) - set(point), key=str)
+    if UNSEARCHABLE in extra:
+        return None
+    pools = [candidates_for(v) for v in extra]
+    if any(not p for p in pools):
+        return None
+    for n, values in enumerate(_points(extra, pools, random.Random(0)) if extra else [{}]):
+        if n >= MAX_COMPLETIONS:
+            return None
+        full = {**point, **values}
+        if all(condition_holds(e, kind, full) for e, kind in conditions):
+            return full
+    return None
+
+
+def _is_witness(lhs, rhs, point) -> bool:
+    """Both sides defined at ``point`` at every subterm, evaluated bottom-up on the unevaluated
+    trees (no substitution: SymPy's evaluation of ``1/(1 + 1/x)`` at ``x = 0`` gives 0), their
+    values certainly different, and the statement's other side conditions satisfiable there."""
+    _budget.check()
+    return certainly_different(lhs, rhs, point) and _completion(point) is not None
+
+
+def condition_holds(expr, kind, point) -> bool:
+    """A side condition at ``point``: ``"nonzero"`` (certified non-zero, every subterm defined)
+    or ``"defined"`` (every subterm defined), evaluated bottom-up."""
+    return (certainly_nonzero if kind == "nonzero" else certainly_finite)(expr, point)
 
 
 def _points(symbols, pools, rng) -> Iterable[dict]:
@@ -172,19 +222,40 @@ def _shrink(lhs, rhs, point, pools, symbols, fixed):
 
 
 def search_variables(*exprs) -> set:
-    """The variables a witness binds: free symbols, with a matrix symbol replaced by its
-    entries (``A[0, 1]``), since only entries have values."""
+    """The variables a witness binds: the genuine free variables.  A matrix symbol is replaced by
+    its entries (``A[0, 1]``), an ``IndexedBase`` by its elements at literal indices (``a[0]``):
+    only entries and elements have values, and an element at a literal index is one value.  A
+    bound index is never free; an element at a bound index (``omega[r]`` in a sum over ``r``)
+    reads the table, whose other elements all take the label's value (``omega: 1``: one
+    consistent table); an element at a free index has no value of its own and makes the
+    statement unsearchable (:data:`UNSEARCHABLE`)."""
     variables = set()
     for expr in exprs:
+        labels = {i.base.label for i in expr.atoms(sp.Indexed)} if expr.has(sp.Indexed) else set()
         for symbol in expr.free_symbols:
             if isinstance(symbol, sp.MatrixSymbol):
                 rows, cols = symbol.shape
                 if not (isinstance(rows, (int, sp.Integer)) and isinstance(cols, (int, sp.Integer))):
                     continue
                 variables.update(symbol[r, c] for r in range(int(rows)) for c in range(int(cols)))
+            elif isinstance(symbol, sp.Indexed):
+                if all(isinstance(i, sp.Integer) for i in symbol.indices):
+                    variables.add(symbol)
+                elif any(i.free_symbols & expr.free_symbols for i in symbol.indices):
+                    variables.add(UNSEARCHABLE)  # an element at a free index: no value of its own
+                else:
+                    variables.add(symbol.base.label)  # at a bound index: the table's constant value
+            elif isinstance(symbol, sp.IndexedBase):
+                continue
+            elif symbol in labels:
+                continue
             else:
                 variables.add(symbol)
     return variables
+
+
+#: stands for a variable no point can bind (an element at a symbolic index)
+UNSEARCHABLE = sp.Dummy("unsearchable")
 
 
 def complete_witness(witness: Mapping, *exprs) -> dict:
@@ -215,7 +286,7 @@ def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: 
     if symbols is None:
         symbols = search_variables(lhs, rhs) - set(fixed)
     symbols = sorted(symbols, key=str)
-    if any(s.is_commutative is False for s in symbols):
+    if UNSEARCHABLE in symbols or any(s.is_commutative is False for s in symbols):
         return None  # numbers commute: no numeric point refutes an ordering
     pools = [candidates_for(s) for s in symbols]
     if any(not p for p in pools):
@@ -228,8 +299,25 @@ def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: 
             return None
         full = {**fixed, **point}
         if _is_witness(lhs, rhs, full):
-            return {**fixed, **_shrink(lhs, rhs, point, pools, symbols, fixed)}
+            found = _completion({**fixed, **_shrink(lhs, rhs, point, pools, symbols, fixed)})
+            return None if found is None else _explicit_tables(lhs, rhs, found)
     return None
+
+
+def _explicit_tables(lhs, rhs, point):
+    """The witness with each table label replaced by the elements the evaluation read from it
+    (``{a: 1, n: 0}`` becomes ``{a[0]: 1, n: 0}``): a witness binds elements, never a label; it
+    is re-checked in that form, else dropped."""
+    labels = {v for v in point if isinstance(v, sp.Symbol) and (lhs.has(sp.Indexed) or rhs.has(sp.Indexed))
+              and any(i.base.label == v for side in (lhs, rhs) for i in side.atoms(sp.Indexed))}
+    if not labels:
+        return point
+    record: dict = {}
+    value_at(lhs, point, record=record)
+    value_at(rhs, point, record=record)
+    explicit = {v: value for v, value in point.items() if v not in labels}
+    explicit.update({element: point[label] for element, label in record.items()})
+    return explicit if _is_witness(lhs, rhs, explicit) else None
 
 
 def format_witness(witness: Mapping) -> str:
@@ -238,15 +326,17 @@ def format_witness(witness: Mapping) -> str:
     return "{" + ", ".join(f"{k}: {sp.sstr(v)}" for k, v in items) + "}"
 
 
-def find_defined_point(lhs, rhs):
-    """A simplest exact point where both sides are certified finite, or ``None``.
+def find_defined_point(checks):
+    """A simplest exact point that passes every check, or ``None``: ``(expression, "nonzero")``
+    (certified non-zero there, every subterm defined) or ``(expression, "defined")`` (every
+    subterm defined there), evaluated bottom-up.
 
-    A proof of a statement with a denominator holds wherever it is defined; the
+    A proof of a statement with side conditions holds wherever it is defined; the
     point shows that this is somewhere (``0/0 = 42`` has no such point).
     """
-    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    symbols = sorted(search_variables(lhs, rhs), key=str)
-    if any(isinstance(s, sp.MatrixSymbol) or not isinstance(s, sp.Symbol) for s in symbols):
+    checks = [(sp.sympify(e), kind) for e, kind in checks]
+    symbols = sorted(search_variables(*[e for e, _ in checks]), key=str)
+    if UNSEARCHABLE in symbols or any(s.is_commutative is False for s in symbols):
         return None
     pools = [candidates_for(s) for s in symbols]
     if any(not p for p in pools):
@@ -255,10 +345,6 @@ def find_defined_point(lhs, rhs):
         if n >= 60:
             return None
         _budget.check()
-        try:
-            left, right = lhs.xreplace(point), rhs.xreplace(point)
-        except Exception:  # noqa: BLE001 - not a point where the sides can be evaluated
-            continue
-        if _defined(left) and _defined(right) and certainly_finite(left) and certainly_finite(right):
+        if all(condition_holds(e, kind, point) for e, kind in checks):
             return point
     return None

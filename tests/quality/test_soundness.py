@@ -163,7 +163,8 @@ DECIMALS = [
 
 ANSWERS = [
     pytest.param(sp.Integral(floor(x), (x, 0, y)), y, NOT_PROVED, id="integral of floor"),
-    pytest.param(sp.Integral(floor(x), (x, 0, y)), sp.Integral(floor(x), (x, 0, y)), (PROVED,), id="same integral"),
+    # an integral is outside the fragment: even ``a = a`` is not proved (a divergent integral is undefined)
+    pytest.param(sp.Integral(floor(x), (x, 0, y)), sp.Integral(floor(x), (x, 0, y)), (UNKNOWN,), id="same integral"),
     pytest.param(Sum(tan(k * x), (k, 1, 40)), 0, NOT_PROVED, id="sum of 40 tangents"),
     pytest.param(exp(10**3000), exp(10**3000) + 1, NOT_PROVED, id="exp(10^3000)"),
     pytest.param(exp(10**3000) * 0 + 1, 1, (PROVED,), id="exp(10^3000) times 0"),

@@ -43,7 +43,7 @@ def test_undecided_statement_is_unknown(lhs, rhs):
     verdict = prove_equal(lhs, rhs)
     assert verdict.status == "unknown", str(verdict)
     assert verdict.witness is None
-    assert "no witness" in verdict.reason
+    assert "no witness" in verdict.reason or verdict.reason.startswith("outside the fragment: ")
 
 
 ZERO = cos(2 * x) - cos(x) ** 2 + sin(x) ** 2  # identically zero, but only once cos 2x is split

@@ -13,7 +13,7 @@ import sympy as sp
 from symproof import InvalidInputError, SymproofError, UndefinedExpressionError, prove_equal
 
 x = sp.Symbol("x", real=True)
-EXPECTED = "a SymPy expression, a SymPy matrix or a block-diagonal matrix expression"
+EXPECTED = "a SymPy expression, a SymPy matrix or a matrix expression"
 
 REFUSED = [
     pytest.param("sin(x)", x, InvalidInputError,
