@@ -14,7 +14,12 @@ PROVENANCE = (
     'Claims verified for it: rope.rotation (proved), rope.orthogonal (proved), rope.compose (proved), rope.relative (proved), rope.block_relative (proved), rope.frequency_denominator (proved), rope.partial (proved), rope.pairing_permutation (proved), rope.algorithm_7_1 (proved), grad.rotation_backward (proved).',
 )
 
+import ctypes
+import hashlib
 import os
+import shutil
+import subprocess
+import tempfile
 import threading
 
 import numpy
@@ -41,8 +46,465 @@ THREADS = min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity"
 PARALLEL_ELEMENTS = 1 << 20
 # a larger threads= is read as this many: more threads than cores only add start-up cost
 MAX_THREADS = 64
+# contiguous half-pairing arrays of at least this many entries run the C kernel (below, none is compiled)
+NATIVE_ELEMENTS = 1 << 16
+DIRECTIONS = ("forward", "backward")
 # largest span of position ids tabulated in one cached table (about 2^22 entries per table)
 TABLE_SPAN_LIMIT = max(1, (1 << 22) // len(FREQUENCIES))
+
+# The exported C kernel of the same definitions (``symproof export rope --target c``, float32 and
+# float64), behind contiguous CPU arrays: one pass over x where the library's own operations take
+# three (half pairing: two products and the add of the swapped halves).  Compiled
+# on first use with the system C compiler into a cache folder (SYMPROOF_CACHE, else
+# $XDG_CACHE_HOME/symproof or ~/.cache/symproof), keyed by the hash of source, compiler and flags.
+# NATIVE = False or SYMPROOF_NATIVE=0 keeps every call in numpy; so does a failed compile
+# (native_status() says why).
+NATIVE = os.environ.get("SYMPROOF_NATIVE", "1") != "0"
+C_SOURCES = {
+    'rope_f32.c': (
+        '#include "rope_f32.h"\n'
+        '\n'
+        '#include <math.h>\n'
+        '#include <stdlib.h>\n'
+        '\n'
+        '// omega_r = 10000**(-2 r / 64), r = 0 .. 31: exact values rounded once\n'
+        'static const double FREQUENCIES[ROPE_F32_N_PAIRS] = {\n'
+        '    1.0,  // 1\n'
+        '    0.7498942093324559,  // 10**(7/8)/10\n'
+        '    0.5623413251903491,  // 10**(3/4)/10\n'
+        '    0.4216965034285822,  // 10**(5/8)/10\n'
+        '    0.31622776601683794,  // sqrt(10)/10\n'
+        '    0.23713737056616552,  // 10**(3/8)/10\n'
+        '    0.1778279410038923,  // 10**(1/4)/10\n'
+        '    0.1333521432163324,  // 10**(1/8)/10\n'
+        '    0.1,  // 1/10\n'
+        '    0.07498942093324558,  // 10**(7/8)/100\n'
+        '    0.05623413251903491,  // 10**(3/4)/100\n'
+        '    0.042169650342858224,  // 10**(5/8)/100\n'
+        '    0.03162277660168379,  // sqrt(10)/100\n'
+        '    0.023713737056616554,  // 10**(3/8)/100\n'
+        '    0.01778279410038923,  // 10**(1/4)/100\n'
+        '    0.01333521432163324,  // 10**(1/8)/100\n'
+        '    0.01,  // 1/100\n'
+        '    0.007498942093324558,  // 10**(7/8)/1000\n'
+        '    0.005623413251903491,  // 10**(3/4)/1000\n'
+        '    0.004216965034285823,  // 10**(5/8)/1000\n'
+        '    0.0031622776601683794,  // sqrt(10)/1000\n'
+        '    0.0023713737056616554,  // 10**(3/8)/1000\n'
+        '    0.0017782794100389228,  // 10**(1/4)/1000\n'
+        '    0.001333521432163324,  // 10**(1/8)/1000\n'
+        '    0.001,  // 1/1000\n'
+        '    0.0007498942093324559,  // 10**(7/8)/10000\n'
+        '    0.0005623413251903491,  // 10**(3/4)/10000\n'
+        '    0.00042169650342858224,  // 10**(5/8)/10000\n'
+        '    0.00031622776601683794,  // sqrt(10)/10000\n'
+        '    0.00023713737056616554,  // 10**(3/8)/10000\n'
+        '    0.00017782794100389227,  // 10**(1/4)/10000\n'
+        '    0.0001333521432163324,  // 10**(1/8)/10000\n'
+        '};\n'
+        '\n'
+        'void rope_f32_table(int64_t first_position, size_t n_positions, float *table)\n'
+        '{\n'
+        '    for (size_t k = 0; k < n_positions; ++k) {\n'
+        '        const double p = (double)(first_position + (int64_t)k);\n'
+        '        for (size_t r = 0; r < ROPE_F32_N_PAIRS; ++r) {\n'
+        '            const double w = FREQUENCIES[r];\n'
+        '            table[2 * (k * ROPE_F32_N_PAIRS + r)] = (float)(cos(p*w));\n'
+        '            table[2 * (k * ROPE_F32_N_PAIRS + r) + 1] = (float)(sin(p*w));\n'
+        '        }\n'
+        '    }\n'
+        '}\n'
+        '\n'
+        'int rope_f32_apply_with_table(const float *x, float *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const float *table, int64_t first_position, size_t n_positions)\n'
+        '{\n'
+        '    for (size_t row = 0; row < n_rows; ++row) {\n'
+        '        const int64_t k = positions[row] - first_position;\n'
+        '        if (k < 0 || (uint64_t)k >= (uint64_t)n_positions) {\n'
+        '            return ROPE_F32_POSITION_OUT_OF_TABLE;\n'
+        '        }\n'
+        '        const float *t = table + 2 * (size_t)k * ROPE_F32_N_PAIRS;\n'
+        '        const float *in = x + row * ROPE_F32_HEAD_DIM;\n'
+        '        float *o = out + row * ROPE_F32_HEAD_DIM;\n'
+        '        for (size_t r = 0; r < ROPE_F32_N_PAIRS; ++r) {\n'
+        '            const float c = t[2 * r], s = t[2 * r + 1];\n'
+        '            const float x_a = in[2*r], x_b = in[2*r + 1];\n'
+        '            o[2*r] = c*x_a - s*x_b;\n'
+        '            o[2*r + 1] = c*x_b + s*x_a;\n'
+        '        }\n'
+        '        for (size_t j = ROPE_F32_ROTARY_DIM; j < ROPE_F32_HEAD_DIM; ++j) {\n'
+        '            o[j] = in[j];\n'
+        '        }\n'
+        '    }\n'
+        '    return ROPE_F32_OK;\n'
+        '}\n'
+        '\n'
+        'int rope_f32_apply(const float *x, float *out, const int64_t *positions, size_t n_rows)\n'
+        '{\n'
+        '    if (n_rows == 0) {\n'
+        '        return ROPE_F32_OK;\n'
+        '    }\n'
+        '    int64_t lo = positions[0], hi = positions[0];\n'
+        '    for (size_t row = 1; row < n_rows; ++row) {\n'
+        '        lo = positions[row] < lo ? positions[row] : lo;\n'
+        '        hi = positions[row] > hi ? positions[row] : hi;\n'
+        '    }\n'
+        '    const size_t n_positions = (size_t)(hi - lo) + 1;\n'
+        '    float *table = malloc(2 * n_positions * ROPE_F32_N_PAIRS * sizeof *table);\n'
+        '    if (table == NULL) {\n'
+        '        return ROPE_F32_OUT_OF_MEMORY;\n'
+        '    }\n'
+        '    rope_f32_table(lo, n_positions, table);\n'
+        '    const int status = rope_f32_apply_with_table(x, out, positions, n_rows, table, lo, n_positions);\n'
+        '    free(table);\n'
+        '    return status;\n'
+        '}\n'
+        '\n'
+        'int rope_f32_backward_with_table(const float *x, float *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const float *table, int64_t first_position, size_t n_positions)\n'
+        '{\n'
+        '    for (size_t row = 0; row < n_rows; ++row) {\n'
+        '        const int64_t k = positions[row] - first_position;\n'
+        '        if (k < 0 || (uint64_t)k >= (uint64_t)n_positions) {\n'
+        '            return ROPE_F32_POSITION_OUT_OF_TABLE;\n'
+        '        }\n'
+        '        const float *t = table + 2 * (size_t)k * ROPE_F32_N_PAIRS;\n'
+        '        const float *in = x + row * ROPE_F32_HEAD_DIM;\n'
+        '        float *o = out + row * ROPE_F32_HEAD_DIM;\n'
+        '        for (size_t r = 0; r < ROPE_F32_N_PAIRS; ++r) {\n'
+        '            const float c = t[2 * r], s = t[2 * r + 1];\n'
+        '            const float x_a = in[2*r], x_b = in[2*r + 1];\n'
+        '            o[2*r] = c*x_a + s*x_b;\n'
+        '            o[2*r + 1] = c*x_b - s*x_a;\n'
+        '        }\n'
+        '        for (size_t j = ROPE_F32_ROTARY_DIM; j < ROPE_F32_HEAD_DIM; ++j) {\n'
+        '            o[j] = in[j];\n'
+        '        }\n'
+        '    }\n'
+        '    return ROPE_F32_OK;\n'
+        '}\n'
+        '\n'
+        'int rope_f32_backward(const float *x, float *out, const int64_t *positions, size_t n_rows)\n'
+        '{\n'
+        '    if (n_rows == 0) {\n'
+        '        return ROPE_F32_OK;\n'
+        '    }\n'
+        '    int64_t lo = positions[0], hi = positions[0];\n'
+        '    for (size_t row = 1; row < n_rows; ++row) {\n'
+        '        lo = positions[row] < lo ? positions[row] : lo;\n'
+        '        hi = positions[row] > hi ? positions[row] : hi;\n'
+        '    }\n'
+        '    const size_t n_positions = (size_t)(hi - lo) + 1;\n'
+        '    float *table = malloc(2 * n_positions * ROPE_F32_N_PAIRS * sizeof *table);\n'
+        '    if (table == NULL) {\n'
+        '        return ROPE_F32_OUT_OF_MEMORY;\n'
+        '    }\n'
+        '    rope_f32_table(lo, n_positions, table);\n'
+        '    const int status = rope_f32_backward_with_table(x, out, positions, n_rows, table, lo, n_positions);\n'
+        '    free(table);\n'
+        '    return status;\n'
+        '}\n'
+    ),
+    'rope_f32.h': (
+        '#ifndef ROPE_F32_H\n'
+        '#define ROPE_F32_H\n'
+        '\n'
+        '#include <stddef.h>\n'
+        '#include <stdint.h>\n'
+        '\n'
+        '#define ROPE_F32_HEAD_DIM 64\n'
+        '#define ROPE_F32_ROTARY_DIM 64\n'
+        '#define ROPE_F32_N_PAIRS 32\n'
+        '/* return codes */\n'
+        '#define ROPE_F32_OK 0\n'
+        '#define ROPE_F32_POSITION_OUT_OF_TABLE 1\n'
+        '#define ROPE_F32_OUT_OF_MEMORY 2\n'
+        '\n'
+        '/* (cos, sin) of position ids first .. first + n_positions - 1: table[2 (k N_PAIRS + r) + {0, 1}] */\n'
+        'void rope_f32_table(int64_t first_position, size_t n_positions, float *table);\n'
+        '\n'
+        "/* R_m x for n_rows rows of HEAD_DIM values; positions[row] is the row's position id.\n"
+        ' * out may equal x.  _with_table uses a table from rope_f32_table covering every id. */\n'
+        'int rope_f32_apply_with_table(const float *x, float *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const float *table, int64_t first_position, size_t n_positions);\n'
+        'int rope_f32_apply(const float *x, float *out, const int64_t *positions, size_t n_rows);\n'
+        '\n'
+        "/* R_m^T g (the gradient of apply) for n_rows rows of HEAD_DIM values; positions[row] is the row's position id.\n"
+        ' * out may equal x.  _with_table uses a table from rope_f32_table covering every id. */\n'
+        'int rope_f32_backward_with_table(const float *x, float *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const float *table, int64_t first_position, size_t n_positions);\n'
+        'int rope_f32_backward(const float *x, float *out, const int64_t *positions, size_t n_rows);\n'
+        '\n'
+        '#endif /* ROPE_F32_H */\n'
+    ),
+    'rope_f64.c': (
+        '#include "rope_f64.h"\n'
+        '\n'
+        '#include <math.h>\n'
+        '#include <stdlib.h>\n'
+        '\n'
+        '// omega_r = 10000**(-2 r / 64), r = 0 .. 31: exact values rounded once\n'
+        'static const double FREQUENCIES[ROPE_F64_N_PAIRS] = {\n'
+        '    1.0,  // 1\n'
+        '    0.7498942093324559,  // 10**(7/8)/10\n'
+        '    0.5623413251903491,  // 10**(3/4)/10\n'
+        '    0.4216965034285822,  // 10**(5/8)/10\n'
+        '    0.31622776601683794,  // sqrt(10)/10\n'
+        '    0.23713737056616552,  // 10**(3/8)/10\n'
+        '    0.1778279410038923,  // 10**(1/4)/10\n'
+        '    0.1333521432163324,  // 10**(1/8)/10\n'
+        '    0.1,  // 1/10\n'
+        '    0.07498942093324558,  // 10**(7/8)/100\n'
+        '    0.05623413251903491,  // 10**(3/4)/100\n'
+        '    0.042169650342858224,  // 10**(5/8)/100\n'
+        '    0.03162277660168379,  // sqrt(10)/100\n'
+        '    0.023713737056616554,  // 10**(3/8)/100\n'
+        '    0.01778279410038923,  // 10**(1/4)/100\n'
+        '    0.01333521432163324,  // 10**(1/8)/100\n'
+        '    0.01,  // 1/100\n'
+        '    0.007498942093324558,  // 10**(7/8)/1000\n'
+        '    0.005623413251903491,  // 10**(3/4)/1000\n'
+        '    0.004216965034285823,  // 10**(5/8)/1000\n'
+        '    0.0031622776601683794,  // sqrt(10)/1000\n'
+        '    0.0023713737056616554,  // 10**(3/8)/1000\n'
+        '    0.0017782794100389228,  // 10**(1/4)/1000\n'
+        '    0.001333521432163324,  // 10**(1/8)/1000\n'
+        '    0.001,  // 1/1000\n'
+        '    0.0007498942093324559,  // 10**(7/8)/10000\n'
+        '    0.0005623413251903491,  // 10**(3/4)/10000\n'
+        '    0.00042169650342858224,  // 10**(5/8)/10000\n'
+        '    0.00031622776601683794,  // sqrt(10)/10000\n'
+        '    0.00023713737056616554,  // 10**(3/8)/10000\n'
+        '    0.00017782794100389227,  // 10**(1/4)/10000\n'
+        '    0.0001333521432163324,  // 10**(1/8)/10000\n'
+        '};\n'
+        '\n'
+        'void rope_f64_table(int64_t first_position, size_t n_positions, double *table)\n'
+        '{\n'
+        '    for (size_t k = 0; k < n_positions; ++k) {\n'
+        '        const double p = (double)(first_position + (int64_t)k);\n'
+        '        for (size_t r = 0; r < ROPE_F64_N_PAIRS; ++r) {\n'
+        '            const double w = FREQUENCIES[r];\n'
+        '            table[2 * (k * ROPE_F64_N_PAIRS + r)] = (double)(cos(p*w));\n'
+        '            table[2 * (k * ROPE_F64_N_PAIRS + r) + 1] = (double)(sin(p*w));\n'
+        '        }\n'
+        '    }\n'
+        '}\n'
+        '\n'
+        'int rope_f64_apply_with_table(const double *x, double *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const double *table, int64_t first_position, size_t n_positions)\n'
+        '{\n'
+        '    for (size_t row = 0; row < n_rows; ++row) {\n'
+        '        const int64_t k = positions[row] - first_position;\n'
+        '        if (k < 0 || (uint64_t)k >= (uint64_t)n_positions) {\n'
+        '            return ROPE_F64_POSITION_OUT_OF_TABLE;\n'
+        '        }\n'
+        '        const double *t = table + 2 * (size_t)k * ROPE_F64_N_PAIRS;\n'
+        '        const double *in = x + row * ROPE_F64_HEAD_DIM;\n'
+        '        double *o = out + row * ROPE_F64_HEAD_DIM;\n'
+        '        for (size_t r = 0; r < ROPE_F64_N_PAIRS; ++r) {\n'
+        '            const double c = t[2 * r], s = t[2 * r + 1];\n'
+        '            const double x_a = in[2*r], x_b = in[2*r + 1];\n'
+        '            o[2*r] = c*x_a - s*x_b;\n'
+        '            o[2*r + 1] = c*x_b + s*x_a;\n'
+        '        }\n'
+        '        for (size_t j = ROPE_F64_ROTARY_DIM; j < ROPE_F64_HEAD_DIM; ++j) {\n'
+        '            o[j] = in[j];\n'
+        '        }\n'
+        '    }\n'
+        '    return ROPE_F64_OK;\n'
+        '}\n'
+        '\n'
+        'int rope_f64_apply(const double *x, double *out, const int64_t *positions, size_t n_rows)\n'
+        '{\n'
+        '    if (n_rows == 0) {\n'
+        '        return ROPE_F64_OK;\n'
+        '    }\n'
+        '    int64_t lo = positions[0], hi = positions[0];\n'
+        '    for (size_t row = 1; row < n_rows; ++row) {\n'
+        '        lo = positions[row] < lo ? positions[row] : lo;\n'
+        '        hi = positions[row] > hi ? positions[row] : hi;\n'
+        '    }\n'
+        '    const size_t n_positions = (size_t)(hi - lo) + 1;\n'
+        '    double *table = malloc(2 * n_positions * ROPE_F64_N_PAIRS * sizeof *table);\n'
+        '    if (table == NULL) {\n'
+        '        return ROPE_F64_OUT_OF_MEMORY;\n'
+        '    }\n'
+        '    rope_f64_table(lo, n_positions, table);\n'
+        '    const int status = rope_f64_apply_with_table(x, out, positions, n_rows, table, lo, n_positions);\n'
+        '    free(table);\n'
+        '    return status;\n'
+        '}\n'
+        '\n'
+        'int rope_f64_backward_with_table(const double *x, double *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const double *table, int64_t first_position, size_t n_positions)\n'
+        '{\n'
+        '    for (size_t row = 0; row < n_rows; ++row) {\n'
+        '        const int64_t k = positions[row] - first_position;\n'
+        '        if (k < 0 || (uint64_t)k >= (uint64_t)n_positions) {\n'
+        '            return ROPE_F64_POSITION_OUT_OF_TABLE;\n'
+        '        }\n'
+        '        const double *t = table + 2 * (size_t)k * ROPE_F64_N_PAIRS;\n'
+        '        const double *in = x + row * ROPE_F64_HEAD_DIM;\n'
+        '        double *o = out + row * ROPE_F64_HEAD_DIM;\n'
+        '        for (size_t r = 0; r < ROPE_F64_N_PAIRS; ++r) {\n'
+        '            const double c = t[2 * r], s = t[2 * r + 1];\n'
+        '            const double x_a = in[2*r], x_b = in[2*r + 1];\n'
+        '            o[2*r] = c*x_a + s*x_b;\n'
+        '            o[2*r + 1] = c*x_b - s*x_a;\n'
+        '        }\n'
+        '        for (size_t j = ROPE_F64_ROTARY_DIM; j < ROPE_F64_HEAD_DIM; ++j) {\n'
+        '            o[j] = in[j];\n'
+        '        }\n'
+        '    }\n'
+        '    return ROPE_F64_OK;\n'
+        '}\n'
+        '\n'
+        'int rope_f64_backward(const double *x, double *out, const int64_t *positions, size_t n_rows)\n'
+        '{\n'
+        '    if (n_rows == 0) {\n'
+        '        return ROPE_F64_OK;\n'
+        '    }\n'
+        '    int64_t lo = positions[0], hi = positions[0];\n'
+        '    for (size_t row = 1; row < n_rows; ++row) {\n'
+        '        lo = positions[row] < lo ? positions[row] : lo;\n'
+        '        hi = positions[row] > hi ? positions[row] : hi;\n'
+        '    }\n'
+        '    const size_t n_positions = (size_t)(hi - lo) + 1;\n'
+        '    double *table = malloc(2 * n_positions * ROPE_F64_N_PAIRS * sizeof *table);\n'
+        '    if (table == NULL) {\n'
+        '        return ROPE_F64_OUT_OF_MEMORY;\n'
+        '    }\n'
+        '    rope_f64_table(lo, n_positions, table);\n'
+        '    const int status = rope_f64_backward_with_table(x, out, positions, n_rows, table, lo, n_positions);\n'
+        '    free(table);\n'
+        '    return status;\n'
+        '}\n'
+    ),
+    'rope_f64.h': (
+        '#ifndef ROPE_F64_H\n'
+        '#define ROPE_F64_H\n'
+        '\n'
+        '#include <stddef.h>\n'
+        '#include <stdint.h>\n'
+        '\n'
+        '#define ROPE_F64_HEAD_DIM 64\n'
+        '#define ROPE_F64_ROTARY_DIM 64\n'
+        '#define ROPE_F64_N_PAIRS 32\n'
+        '/* return codes */\n'
+        '#define ROPE_F64_OK 0\n'
+        '#define ROPE_F64_POSITION_OUT_OF_TABLE 1\n'
+        '#define ROPE_F64_OUT_OF_MEMORY 2\n'
+        '\n'
+        '/* (cos, sin) of position ids first .. first + n_positions - 1: table[2 (k N_PAIRS + r) + {0, 1}] */\n'
+        'void rope_f64_table(int64_t first_position, size_t n_positions, double *table);\n'
+        '\n'
+        "/* R_m x for n_rows rows of HEAD_DIM values; positions[row] is the row's position id.\n"
+        ' * out may equal x.  _with_table uses a table from rope_f64_table covering every id. */\n'
+        'int rope_f64_apply_with_table(const double *x, double *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const double *table, int64_t first_position, size_t n_positions);\n'
+        'int rope_f64_apply(const double *x, double *out, const int64_t *positions, size_t n_rows);\n'
+        '\n'
+        "/* R_m^T g (the gradient of apply) for n_rows rows of HEAD_DIM values; positions[row] is the row's position id.\n"
+        ' * out may equal x.  _with_table uses a table from rope_f64_table covering every id. */\n'
+        'int rope_f64_backward_with_table(const double *x, double *out, const int64_t *positions, size_t n_rows,\n'
+        '                     const double *table, int64_t first_position, size_t n_positions);\n'
+        'int rope_f64_backward(const double *x, double *out, const int64_t *positions, size_t n_rows);\n'
+        '\n'
+        '#endif /* ROPE_F64_H */\n'
+    ),
+}
+# no -march=native: a cached library may be loaded on another CPU sharing the folder
+C_FLAGS = ("-std=c99", "-O3", "-ffp-contract=off", "-shared", "-fPIC")
+_native = {}
+_native_lock = threading.Lock()
+
+
+def _cache_folder():
+    found = os.environ.get("SYMPROOF_CACHE")
+    if found:
+        return found
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "symproof")
+
+
+def _compile():
+    """``(functions, status)``: the C kernel's entry points by (dtype, direction), compiled if not cached."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None, "pure numpy: no C compiler (cc or gcc) on PATH"
+    key = repr((sorted(C_SOURCES.items()), compiler, C_FLAGS)).encode("utf-8")
+    folder = _cache_folder()
+    library = os.path.join(folder, f"rope-{hashlib.sha256(key).hexdigest()[:24]}.so")
+    if not os.path.exists(library):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as build:
+            for name, text in C_SOURCES.items():
+                with open(os.path.join(build, name), "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            sources = [os.path.join(build, name) for name in sorted(C_SOURCES) if name.endswith(".c")]
+            built = os.path.join(build, "rope.so")
+            done = subprocess.run([compiler, *C_FLAGS, *sources, "-o", built, "-lm"], capture_output=True,
+                                  text=True, timeout=300)
+            if done.returncode != 0:
+                return None, f"pure numpy: {compiler} failed: {(done.stderr or done.stdout).strip()[:300]}"
+            os.replace(built, library)  # atomic: a process loading the library never sees half of it
+    lib = ctypes.CDLL(library)
+    pointer, functions = ctypes.c_void_p, {}
+    for dtype, name in (("float32", "rope_f32"), ("float64", "rope_f64")):
+        for direction, verb in zip(DIRECTIONS, ("apply", "backward")):
+            function = getattr(lib, f"{name}_{verb}_with_table")
+            function.argtypes = [pointer, pointer, pointer, ctypes.c_size_t, pointer, ctypes.c_int64, ctypes.c_size_t]
+            function.restype = ctypes.c_int
+            functions[dtype, direction] = function
+    return functions, f"C kernel: {library} (built with {compiler})"
+
+
+def _native_functions():
+    if not NATIVE:
+        return None
+    if "functions" not in _native:
+        with _native_lock:
+            if "functions" not in _native:
+                try:
+                    _native["functions"], _native["status"] = _compile()
+                except (OSError, subprocess.SubprocessError) as err:
+                    _native["functions"], _native["status"] = None, f"pure numpy: {type(err).__name__}: {err}"
+    return _native["functions"]
+
+
+def native_status():
+    """Which kernel the calls the C kernel can serve run: the C library's path, or why not."""
+    if not NATIVE:
+        return f"pure numpy: NATIVE is off (SYMPROOF_NATIVE=0)"
+    _native_functions()
+    return _native["status"]
+
+
+def _native_run(function, x_at, out_at, rows_at, count, row_bytes, pairs_at, n_pairs, parts):
+    """``function`` over ``count`` rows, split into ``parts`` calls side by side (ctypes releases
+    the GIL; rows are independent, so the split changes no bit)."""
+    cuts = [count * k // parts for k in range(parts + 1)]
+
+    def run(part):
+        first, size = cuts[part], cuts[part + 1] - cuts[part]
+        return function(x_at + first * row_bytes, out_at + first * row_bytes, rows_at + 8 * first, size,
+                        pairs_at, 0, n_pairs)
+
+    if parts == 1:
+        statuses = [run(0)]
+    else:
+        pool = _native.get("pool")
+        if pool is None or pool._max_workers < parts - 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = _native["pool"] = ThreadPoolExecutor(parts - 1, thread_name_prefix="rope")
+        pending = [pool.submit(run, part) for part in range(1, parts)]
+        statuses = [run(0)] + [job.result() for job in pending]
+    if any(statuses):  # the row ids index the table by construction: this would be a bug, not bad input
+        raise RuntimeError(f"internal: the C kernel returned {statuses}")
+
+
 
 _cache = {}
 
@@ -100,6 +562,8 @@ def _table_and_index(positions, direction, kind, dtype):
 
 
 def _combine(cos_, sin_, direction, kind, dtype):
+    if kind == "pairs":  # the C kernel's table: (cos, sin) of each id, whatever the direction
+        return numpy.ascontiguousarray(numpy.stack((cos_, sin_), axis=-1).astype(dtype))
     if kind == "real":  # out = x * diagonal + swap_halves(x * swapped_off), entries of the 2x2 matrix
         if direction == "forward":
             diagonal, off = (cos_, cos_), (sin_, -sin_)
@@ -206,6 +670,9 @@ def _rotate_half(x, positions, direction, out, aliased, threads):
     NumPy has no fused multiply-add, so this is three passes over each block; on a large array
     they are split over threads (NumPy releases the GIL in its loops), so one thread computes
     while another waits on memory."""
+    if (NATIVE and x.size >= NATIVE_ELEMENTS and x.flags.c_contiguous and out.flags.c_contiguous
+            and _native_half(x, positions, direction, out, threads)):
+        return out
     (diagonal, off), index = _table_and_index(positions, direction, "real", x.dtype)
     rows = x.shape[:-1]
     shared = [k for k in range(len(rows)) if positions.shape[k] == 1 and rows[k] > 1]
@@ -233,6 +700,20 @@ def _rotate_half(x, positions, direction, out, aliased, threads):
     if failures:
         raise failures[0]
     return out
+
+
+def _native_half(x, positions, direction, out, threads):
+    """The half-pairing update by the C kernel, one pass; False where it is not available."""
+    functions = _native_functions()
+    function = None if functions is None else functions.get((x.dtype.name, direction))
+    if function is None:
+        return False
+    pairs, index = _table_and_index(positions, "forward", "pairs", x.dtype)
+    rows = numpy.ascontiguousarray(numpy.broadcast_to(index, x.shape[:-1]), dtype=numpy.int64)
+    parts = min(threads, MAX_THREADS) if x.size >= PARALLEL_ELEMENTS else 1
+    _native_run(function, x.ctypes.data, out.ctypes.data, rows.ctypes.data, rows.size, HEAD_DIM * x.itemsize,
+                pairs.ctypes.data, len(pairs), max(1, min(parts, rows.size)))
+    return True
 
 
 def _rotate_half_blocks(blocks, x, out, out_pairs, diagonal, off, index, shared, aliased):
