@@ -81,9 +81,12 @@ def resolve_example(argument, option: str = "") -> str:
 def example_title(example: Example) -> str:
     """One line saying what the example is: a variant's ``title``; for a config, what ``check`` reads in it."""
     if example.kind == "model config":
-        from .variants import load_model_config
+        from .variants._model_config import load_model
 
-        return load_model_config(example.path).title
+        model = load_model(example.path)  # a config whose layers differ has several regimes
+        titles = [model.regime(name).variant for name in model.names]
+        return "; ".join(v.title if v is not None else f"{name}: no rotation"
+                         for name, v in zip(model.names, titles))
     try:
         import tomllib
     except ImportError:  # Python 3.10

@@ -32,6 +32,14 @@ class _Named:
         name = self._names.get(expr)
         return name if name is not None else super()._print_Symbol(expr)
 
+    def _print_AppliedUndef(self, expr):
+        # a table lookup is an undefined function to the prover (an opaque atom of its fragment);
+        # SymPy's dispatch starts an AppliedUndef's class walk at AppliedUndef, past _print_LookupBase
+        table = getattr(self, "_print_LookupBase", None)
+        if table is not None and getattr(type(expr), "table_name", ""):
+            return table(expr)
+        return self._print_Function(expr)
+
 
 def _nested(printer, function, args) -> str:
     """``function(a, function(b, c))``: a binary elementwise function over any number of arguments."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .._errors import VariantFileError
 
@@ -173,10 +174,12 @@ CONSTANTS: dict = {"pi": sp.pi, "E": sp.E}
 MAX_TABLE_VALUES = 4096
 
 
-class LookupBase(sp.Function):
+class LookupBase(AppliedUndef):
     """``name(index)``: entry ``index`` (an integer 0..len-1) of a table of exact numbers written in the
     file (T5's buckets, Shaw's clipped offsets, learned values).  Unevaluated at a symbolic index, so
-    ``T(j - i)`` on both sides of an identity is the same expression; a concrete index outside the
+    ``T(j - i)`` on both sides of an identity is the same expression, and to the prover an undefined
+    function of its argument (an opaque atom of its fragment): what it proves then holds for every table,
+    this one included; at a concrete index it is the table's entry.  A concrete index outside the
     table, or not an integer, is an error naming the table.  (The name ends in ``Base`` so that SymPy's
     printers dispatch every table's class to ``_print_LookupBase``.)"""
 
