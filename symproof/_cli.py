@@ -92,13 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(func=_cmd_check)
 
     audit = sub.add_parser(
-        "audit", help="audit your own RoPE function against a model: equivalent, after re-laying weights, or what differs",
-        description="Probe FUNCTION(x, positions) of FILE.py with basis vectors and compare it with the declared "
-                    "model. WARNING: FILE.py is imported, which runs the code in it; the audit then only calls "
-                    "FUNCTION. Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, 2: invalid input.")
-    audit.add_argument("target", metavar="FILE.py:FUNCTION",
-                       help="your rotary map FUNCTION(x, positions), x of shape (..., T, d); numpy or torch "
-                            "(importing FILE.py runs its code)")
+        "audit", help="audit your own RoPE code against a model: equivalent, after re-laying weights, or what differs",
+        description="Probe the rotary code NAME of FILE.py (or of an importable module) with basis vectors and "
+                    "compare it with the declared model. How it is called is found from its signature: "
+                    "fn(x, positions); fn(q, k, positions) -> (q, k); a rotary module making (cos, sin) with "
+                    "its apply(q, k, cos, sin); a table builder with the function consuming it; nn.Module "
+                    "classes taking input_pos / position_ids / offset; vLLM's forward_native(positions, query, "
+                    "key). WARNING: FILE.py is imported, which runs the code in it (in a child process, with a "
+                    "time limit). Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, "
+                    "2: invalid input.")
+    audit.add_argument("target", metavar="FILE.py:NAME",
+                       help="your rotary code: a function, a class or Class.method in FILE.py, or "
+                            "package.module:NAME (importing it runs its code)")
     audit.add_argument("--like", required=True, metavar="VARIANT.toml|CONFIG.json",
                        help="the model it should equal: a variant description or a model's config.json")
     audit.add_argument("--json", action="store_true", help="print the verdict and differences as JSON")
@@ -107,6 +112,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="call length (max position id + 1) to audit at; for length-dependent models (dynamic "
                             "NTK, LongRoPE) the default is their threshold, the longest call before they change")
     audit.add_argument("--report", default=None, metavar="DIR", help="write an HTML/LaTeX section and a plot there")
+    audit.add_argument("--apply", default=None, metavar="NAME",
+                       help="the function applying cos/sin or a table to q and k (e.g. apply_rotary_pos_emb), "
+                            "defined next to the target")
+    audit.add_argument("--table", default=None, metavar="NAME",
+                       help="the function building the table (freqs_cis or cos, sin) or the rotary module")
+    audit.add_argument("--call", default=None, metavar="EXPR",
+                       help="where no convention fits: a Python expression in x and positions (the target "
+                            "module's names in scope) giving the rotated x")
+    audit.add_argument("--layout", default=None, choices=("td", "bthd", "bhtd", "tbhd", "flat"),
+                       help="how x is laid out: td (..., T, D) (default), bthd, bhtd, tbhd, flat (tokens, D)")
+    audit.add_argument("--dtype", default=None, choices=("float32", "float16", "bfloat16"),
+                       help="probe in the element type the model runs in (value rounding accepted)")
+    audit.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                       help="most seconds one probe call may take (default 10; the first call has its own "
+                            "warm-up limit)")
     audit.set_defaults(func=_cmd_audit)
     return parser
 
