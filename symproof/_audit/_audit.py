@@ -438,7 +438,7 @@ def _resolved_target(target: str) -> str:
 
 def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float) -> AuditResult:
     info = probe.setup()
-    probed = probe.usable_positions(probed)
+    probed = probe.usable_positions(probed, extend=seq_len is None)
     positions = np.array(probed, dtype=np.int64)
     inputs = _linearity_inputs(variant.width, len(positions))
     found, key_found, outputs = probe.basis_images(positions, extra=inputs)

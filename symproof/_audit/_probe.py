@@ -151,7 +151,7 @@ class Probe:
         self.has_key = bool(info.get("key"))
         return info
 
-    def usable_positions(self, positions: tuple) -> tuple:
+    def usable_positions(self, positions: tuple, extend: bool = True) -> tuple:
         """``positions`` within the range the code can take: its tables' length, then a trial at the largest.
 
         An out-of-range error at the largest position shrinks the range to the largest position that
@@ -160,6 +160,8 @@ class Probe:
         bound = self.info.get("bound")
         kept = tuple(p for p in positions if bound is None or p < bound)
         if bound is not None and len(kept) < len(positions):
+            if extend and bound - 1 > max(kept, default=-1):
+                kept = kept + (bound - 1,)  # the largest position the code takes is probed too
             self.range_note = (f"positions probed below {bound}, the range the code holds tables for "
                                f"({self._bound_source()})")
         candidates = sorted(set(kept), reverse=True)
@@ -184,7 +186,7 @@ class Probe:
                                 "--seq-len N audits calls of length N (positions below N)")
 
     def _bound_source(self) -> str:
-        return "max_position_embeddings of the config, or the rows of a table it built"
+        return self.info.get("bound_source") or "the code's own tables"
 
     # -- calls -----------------------------------------------------------------------------------
     def _raw(self, x, positions, repeat=False):

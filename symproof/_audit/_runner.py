@@ -56,6 +56,11 @@ _LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_positio
 _BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
 
 
+#: extra parameters an apply may require, filled from the declared model (llama2.c's head_size...)
+_FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "theta", "base", "rope_theta",
+           "kv_dim")
+
+
 class RunnerError(Exception):
     """A convention does not fit, or the code cannot be called; the message is one line."""
 
@@ -417,6 +422,7 @@ class Convention:
     positions: str = "shared"  # shared (T,) | full x.shape[:-1] | contiguous (one call per position) | scalar
     needs: str | None = None  # "rotary" (a module making cos, sin) | "table" (a builder) | None
     returns: str = "x"  # x | qk | inplace
+    split: bool = False  # the caller rotates x[..., :r] only (r from the cos table) and keeps the rest (HF partial)
 
 
 #: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
@@ -434,6 +440,16 @@ CONVENTIONS = (
                ("positions", "x", "k"), ("flat",), positions="full", returns="qk"),
     Convention("hf-rotary", "rotary(x, position_ids) -> (cos, sin); apply(q, k, cos, sin)", "apply",
                ("x", "k", "cos", "sin"), ("bhtd", "bthd", "td"), needs="rotary", returns="qk"),
+    Convention("hf-rotary-partial", "rotary(x, position_ids) -> (cos, sin); apply(q[..., :r], k[..., :r], cos, "
+               "sin), the rest of q, k kept (partial rotary)", "apply", ("x", "k", "cos", "sin"),
+               ("bhtd", "bthd", "td"), needs="rotary", returns="qk", split=True),
+    Convention("rotary-x", "rotary(x, position_ids) -> (cos, sin); apply(x, cos, sin)", "apply",
+               ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary"),
+    Convention("rotary-x-partial", "rotary(x, position_ids) -> (cos, sin); apply(x[..., :r], cos, sin), the rest "
+               "kept (partial rotary)", "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary",
+               split=True),
+    Convention("angles-module", "freqs = module(positions); apply(freqs, x)", "apply", ("freqs", "x"),
+               ("td", "bhtd", "bthd"), needs="angles"),
     Convention("table-freqs-qk", "table = build(dim, end, theta); apply(xq, xk, table[positions])", "apply",
                ("x", "k", "freqs"), ("bthd", "bhtd", "td", "tbhd"), needs="table", returns="qk"),
     Convention("table-freqs", "table = build(dim, end, theta); apply(x, table[positions])", "apply",
@@ -442,6 +458,9 @@ CONVENTIONS = (
                "apply", ("x", "k", "cos", "sin"), ("bthd", "bhtd", "td"), needs="table", returns="qk"),
     Convention("table-cos-sin", "cos, sin = build(dim, end, theta); apply(x, cos[positions], sin[positions])",
                "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="table"),
+    Convention("table-cos-sin-partial", "cos, sin = build(dim, end, theta); apply(x[..., :r], cos[positions], "
+               "sin[positions]), the rest kept", "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"),
+               needs="table", split=True),
     Convention("module-positions", "module(x, <positions keyword>=positions)", "module", ("x", "positions"),
                ("bthd", "td", "bhtd", "tbhd"), positions="full"),
     Convention("module-positions-shared", "module(x, <positions keyword>=positions), positions (T,)", "module",
@@ -467,17 +486,23 @@ def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
     n, t, d = x.shape
     return {"td": lambda: x, "bhtd": lambda: x[:, None], "bthd": lambda: x[:, :, None],
             "tbhd": lambda: np.transpose(x, (1, 0, 2))[:, :, None], "flat": lambda: x.reshape(n * t, d),
-            "vector": lambda: x}[layout]()
+            "vector": lambda: x.reshape(n * t * d)}[layout]()
 
 
 def _from_layout(y: np.ndarray, layout: str, shape: tuple) -> np.ndarray:
     n, t, d = shape
     want = _to_layout(np.empty(shape), layout).shape
+    if layout == "vector":
+        return np.asarray(y).reshape(shape) if np.size(y) == n * t * d else _bad_shape(y, want)
     if y.shape != want:
         raise RunnerError(f"returned shape {tuple(y.shape)} for an input of shape {want}; expected the input's shape")
     if layout == "tbhd":
         return np.transpose(y[:, :, 0], (1, 0, 2))
     return y.reshape(shape)
+
+
+def _bad_shape(y, want):
+    raise RunnerError(f"returned shape {tuple(np.shape(y))} for an input of shape {want}; expected the input's shape")
 
 
 def _positions_for(layout: str, positions: np.ndarray, n: int) -> np.ndarray:
@@ -525,7 +550,17 @@ class _Attempt:
                     k[b, t] = ko[0, 0]
         return q, k
 
-    def _arg(self, role: str, xin, kin, positions, n):
+    def _roles(self):
+        """The row's roles in the order of the apply's parameters (``apply(tensor, sin, cos)`` for GPT-J)."""
+        roles = list(self.row.args)
+        names = [n.lower() for n in _names(self.apply) if n != "self"][:len(roles)]
+        if "cos" in roles and "sin" in roles and len(names) == len(roles):
+            i, j = roles.index("cos"), roles.index("sin")
+            if names[i] in _SIN and names[j] in _COS:
+                roles[i], roles[j] = "sin", "cos"
+        return roles
+
+    def _arg(self, role: str, xin, kin, positions, n, rows):
         A = self.s.arrays
         if role == "x":
             return xin
@@ -534,11 +569,8 @@ class _Attempt:
         if role == "positions":
             pos = positions if self.row.positions == "shared" else _positions_for(self.layout, positions, n)
             return A.ints(pos)
-        if role == "offset":
+        if role in ("offset", "position"):
             return int(positions[0])
-        if role == "position":
-            return int(positions[0])
-        rows = self._rows(positions, xin)
         if role == "freqs":
             return rows
         if role in ("cos", "sin"):
@@ -548,22 +580,61 @@ class _Attempt:
         raise RunnerError(f"internal: unknown role {role}")
 
     def _rows(self, positions, xin):
+        if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
+            return self.maker(self.s.arrays.values(positions.astype(np.float64)))
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
             pos = self.s.arrays.ints(positions[None, :])
             out = self.maker(xin, pos)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
-            return tuple(out)
-        return self.s.arrays.gather(self.table, positions)
+            return self._ordered(tuple(out), positions)
+        rows = self.s.arrays.gather(self.table, positions)
+        return self._ordered(rows, positions) if isinstance(rows, tuple) else rows
+
+    def _ordered(self, pair, positions):
+        """``(cos, sin)`` whichever order the code returns them in: cos is the one equal to 1 at position 0."""
+        if getattr(self, "swap", None) is None and len(positions) and int(positions[0]) == 0:
+            first = self.s.arrays.numpy(pair[0]).reshape(-1, *np.shape(self.s.arrays.numpy(pair[0]))[-1:])
+            second = self.s.arrays.numpy(pair[1]).reshape(first.shape[0], -1) if first.size else first
+            t0 = 0
+            self.swap = bool(np.allclose(second[t0:t0 + 1], 1.0) and not np.allclose(first[t0:t0 + 1], 1.0))
+        return (pair[1], pair[0]) if getattr(self, "swap", False) else pair
+
+    def _fill(self):
+        """Required parameters beyond the row's, filled from the declared model (``head_size``...)."""
+        h = self.s.hints
+        extra = {}
+        for name in _required(self.apply)[len(self.row.args):]:
+            key = name.lower()
+            if key == "self":
+                continue
+            if key in ("head_size", "head_dim"):
+                extra[name] = h.head_dim
+            elif key in _DIM:
+                extra[name] = h.rotated_dim
+            elif key in _BASE:
+                extra[name] = float(h.base if h.base is not None else 10000.0)
+            elif key == "kv_dim":
+                extra[name] = h.head_dim
+        return extra
 
     def _call(self, x, positions):
-        n = x.shape[0]
+        n, d = x.shape[0], x.shape[-1]
         A = self.s.arrays
         xl = _to_layout(x, self.layout)
         xin = A.values(xl)
         kin = A.values(xl) if "k" in self.row.args else None
-        args = [self._arg(role, xin, kin, positions, n) for role in self.row.args]
+        rows = None
+        if any(r in ("freqs", "cos", "sin") for r in self.row.args):
+            rows = self._rows(positions, xin)
+        keep = None
+        if self.row.split:  # partial rotary: the caller splits off the coordinates the table covers
+            r = self._split_width(rows, d)
+            keep = (xin[..., r:], None if kin is None else kin[..., r:])
+            xin, kin = xin[..., :r], None if kin is None else kin[..., :r]
+        args = [self._arg(role, xin, kin, positions, n, rows) for role in self._roles()]
         kwargs = dict(self.s.extra_kwargs(self.apply, self.layout))
+        kwargs.update(self._fill())
         if self.keyword is not None:  # positions passed under the name the code uses
             kwargs[self.keyword] = args.pop(self.row.args.index("positions" if "positions" in self.row.args
                                                                 else "offset"))
@@ -580,9 +651,28 @@ class _Attempt:
             if isinstance(out, (tuple, list)):
                 raise RunnerError(f"returned a {type(out).__name__} of {len(out)}; expected the rotated x")
             q, k = out, None
+        if keep is not None:
+            q = self._joined(q, keep[0])
+            k = None if k is None else self._joined(k, keep[1])
         qn = _from_layout(A.numpy(q), self.layout, x.shape)
         kn = None if k is None else _from_layout(A.numpy(k), self.layout, x.shape)
         return qn, kn
+
+    def _split_width(self, rows, d):
+        cos = rows[0] if isinstance(rows, (tuple, list)) else rows
+        r = int(cos.shape[-1])
+        if getattr(self, "split_double", False):
+            r *= 2
+        if not 0 < r < d:
+            raise RunnerError(f"the table covers {r} of the {d} coordinates: nothing to split")
+        return r
+
+    def _joined(self, rotated, kept):
+        if self.s.arrays.name == "torch":
+            return self.s.arrays.torch.cat([rotated, kept.to(rotated.dtype)], dim=-1)
+        if self.s.arrays.name == "jax":
+            return self.s.arrays.jnp.concatenate([rotated, kept], axis=-1)
+        return np.concatenate([np.asarray(rotated), np.asarray(kept)], axis=-1)
 
 
 class Session:
@@ -712,6 +802,10 @@ class Session:
             for attempt in self._bind(row, obj, named_apply, named_table):
                 for layout in layouts:
                     yield _Attempt(self, row, layout, *attempt)
+                    if row.split:  # GPT-J's sin, cos cover half the rotated width (repeated twice by the apply)
+                        twice = _Attempt(self, row, layout, *attempt)
+                        twice.split_double = True
+                        yield twice
 
     def _bind(self, row, obj, named_apply, named_table):
         """Zero or more ``(apply, maker, table, keyword, shown)`` for ``row`` (signature inspection)."""
@@ -725,7 +819,11 @@ class Session:
                 cls = obj if inspect.isclass(obj) else None
                 method = getattr(obj, "forward_native", None) if cls is None else None
                 if _is_bound_method_of_class(obj) and obj.__name__ == "forward_native":
-                    yield (self._bound_method(obj), None, None, None, f"{self.label}(positions, query, key)")
+                    bound = self._module_callable(obj)
+                    if bound is not None:
+                        yield (bound, None, None, None, f"{obj.__qualname__.split('.')[0]}"
+                                                        f"({', '.join(self.used[-6:])}).forward_native(positions, "
+                                                        "query, key)")
                 elif cls is not None and hasattr(cls, "forward_native"):
                     inst = self._instance(cls)
                     yield (inst.forward_native, None, None, None, f"{cls.__name__}(...).forward_native(positions, "
@@ -741,8 +839,8 @@ class Session:
             sig_of = getattr(target, "forward", target)
             if "positions" in row.args:
                 keyword = _has(sig_of, _POS)
-                if keyword is None:
-                    return
+                if keyword is None or [n for n in _names(sig_of) if n != "self"][:1] == [keyword]:
+                    return  # positions first: vLLM's row
                 if row.name == "module-qk-positions" and not _has(sig_of, _K):
                     return
                 if row.name != "module-qk-positions" and _has(sig_of, _K) and _required_count(sig_of) > 2:
@@ -766,8 +864,8 @@ class Session:
             applies.append(("target", obj))
         if named_apply is not None:
             applies.insert(0, ("named", named_apply))
-        elif row.needs and not applies:
-            applies += [("found", v) for _, v in self._discover("apply")]
+        elif row.needs:  # the target may be the table builder: the apply next to it
+            applies += [("found", v) for _, v in self._discover("apply") if v is not obj]
         for how, fn in applies:
             if not _fits(fn, row):
                 continue
@@ -776,7 +874,7 @@ class Session:
                 if fn is not obj:
                     continue
                 yield (fn, None, None, None, "")
-            elif row.needs == "rotary":
+            elif row.needs in ("rotary", "angles"):
                 makers = []
                 if inspect.isclass(obj) or hasattr(obj, "forward"):
                     makers.append(obj)
@@ -789,8 +887,11 @@ class Session:
                         continue
                     inst = self._instance(maker)
                     mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
-                    yield (fn, inst, None, None, f"{mname}(config)(x, position_ids) -> cos, sin; "
-                                                 f"{name}(q, k, cos, sin{_extra_text(fn)})")
+                    if row.needs == "angles":
+                        yield (fn, inst, None, None, f"freqs = {mname}(...)(positions); {name}(freqs, x)")
+                    else:
+                        yield (fn, inst, None, None, f"{mname}(config)(x, position_ids) -> cos, sin; "
+                                                     f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
             else:
                 builders = []
                 if named_table is not None:
@@ -864,42 +965,48 @@ class Session:
                         with _quiet():
                             q, k = attempt.run(x, positions)
                     except RunnerError as err:
-                        errors.append(f"{attempt.row.call} [{attempt.layout}, {library}]: {err}")
+                        errors.append((attempt.row.name, library, str(err)[:140]))
                         continue
                     except BaseException as err:  # noqa: BLE001 - a wrong convention's attempt
-                        errors.append(f"{attempt.row.call} [{attempt.layout}, {library}]: raised {_one_line(err, 120)}")
+                        errors.append((attempt.row.name, library, f"raised {_one_line(err, 100)}"))
                         continue
                     if not np.isfinite(q).all() and np.isfinite(x).all():
-                        errors.append(f"{attempt.row.call} [{attempt.layout}, {library}]: non-finite outputs")
+                        errors.append((attempt.row.name, library, "non-finite outputs"))
                         continue
                     self.attempt = attempt
                     info = attempt.describe()
                     info["array_library"] = library
                     info["built"] = list(self.used)
                     info["key"] = k is not None
-                    info["bound"] = self._bound(attempt)
+                    info["bound"], info["bound_source"] = self._bound(attempt)
                     return info
             except RunnerError as err:  # a role could not be built (a class, a table)
-                errors.append(f"{library}: {err}")
+                errors.append(("building", library, str(err)[:200]))
             except BaseException as err:  # noqa: BLE001
-                errors.append(f"{library}: building the code's objects raised {_one_line(err, 160)}")
-        shown = "; ".join(dict.fromkeys(errors[:12]))
-        raise RunnerError(f"no calling convention fits {self.label}: tried {shown or 'nothing that fits its signature'}"
-                          + (" (... and more)" if len(errors) > 12 else ""))
+                errors.append(("building", library, f"building the code's objects raised {_one_line(err, 160)}"))
+        first: dict = {}
+        for row, library, text in errors:  # one line per convention: its first failure (other layouts alike)
+            first.setdefault((row, library), text)
+        shown = "; ".join(f"{row} ({library}): {text}" for (row, library), text in list(first.items())[:10])
+        more = f" (and {len(first) - 10} more)" if len(first) > 10 else ""
+        shown = shown or "none: no row of the table fits its signature"
+        raise RunnerError(f"no calling convention fits {self.label}: tried {shown}{more}; name the pieces with "
+                          "--apply/--table, or give --call EXPR")
 
-    def _bound(self, attempt) -> int | None:
-        bounds = [b for b in (self.hints.max_position,) if b]
+    def _bound(self, attempt) -> tuple:
+        """``(bound, where it comes from)``: the fewest positions the code's tables or the config hold."""
+        bounds = [(self.hints.max_position, "max_position_embeddings of the config")] if self.hints.max_position else []
         for obj in (attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None)):
             if obj is not None and not inspect.isfunction(obj):
                 b = _bound_of(obj)
                 if b:
-                    bounds.append(b)
+                    bounds.append((b, f"the tables of {type(obj).__name__}"))
         if attempt.table is not None:
             t = attempt.table[0] if isinstance(attempt.table, (tuple, list)) else attempt.table
             n = _length(t)
             if n:
-                bounds.append(n)
-        return min(bounds) if bounds else None
+                bounds.append((n, "the rows of the table it built"))
+        return min(bounds, key=lambda b: b[0]) if bounds else (None, None)
 
     def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
         """``(q, k | None, stateful)``: the rotated x (and key) for the found convention."""
@@ -922,6 +1029,12 @@ def _is_bound_method_of_class(obj) -> bool:
 
 def _required_count(fn) -> int:
     return len([n for n in _required(fn) if n != "self"])
+
+
+def self_args(row) -> list:
+    prefix = {"x": "q" if "k" in row.args else "x", "k": "k", "cos": "cos", "sin": "sin"}
+    text = [prefix.get(r, r) for r in row.args]
+    return [f"{t}[..., :r]" if row.split and t in ("q", "k", "x") else t for t in text]
 
 
 def _extra_text(fn) -> str:
@@ -948,7 +1061,7 @@ def _fits(fn, row) -> bool:
     n_args = len(row.args)
     if len(names) < n_args and not any(p.kind == p.VAR_POSITIONAL for p in _params(fn)):
         return False
-    if len(required) > n_args:
+    if len([n for n in required[n_args:] if n not in _FILLED]) > 0:
         return False
     head = names[:n_args]
     for role, name in zip(row.args, head):
@@ -968,7 +1081,8 @@ def _fits(fn, row) -> bool:
             return False
         if role == "freqs" and (name in _COS or name in _SIN):
             return False
-        if role == "x" and (name in _POS or name in _OFFSET):
+        if role == "x" and (name in _POS or name in _OFFSET or name in _FREQS or name in _COS or name in _SIN
+                            or name in _DIM or name in _LEN or name in _BASE):
             return False
     return True
 
