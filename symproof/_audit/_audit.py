@@ -33,7 +33,8 @@ from .._text import printable
 from ..variants._model_config import _read as read_config_json
 from ._load import MAX_AUDIT_WIDTH, load_like
 from ._model import Model
-from ._probe import PROBE_SECONDS, WARMUP_SECONDS, Probe
+from ._child import WARMUP_FACTOR
+from ._probe import PROBE_SECONDS, Probe
 from ._structure import recover_structure
 
 __all__ = ["audit", "AuditResult", "POSITIONS", "VERDICTS", "MAX_AUDIT_WIDTH", "ENTRY_ATOL"]
@@ -365,7 +366,7 @@ _WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
 
 
 def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
-          probe_seconds: float = PROBE_SECONDS, warmup_seconds: float = WARMUP_SECONDS, apply: str | None = None,
+          probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
           table: str | None = None, call: str | None = None, layout: str | None = None,
           dtype: str | None = None) -> AuditResult:
     """Audit the user's rotary code ``fn`` against the declared model ``like``.
@@ -418,7 +419,10 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     probed, seq_len = audit_positions(variant, seq_len)
     options = {"hints": hints_of(variant, config), "apply": apply, "table": table, "call": call, "layout": layout,
                "dtype": dtype}
-    probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup_seconds)
+    if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
+        raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")
+    warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
+    probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
     try:
         return _audit(probe, variant, probed, seq_len, label, start)
     finally:

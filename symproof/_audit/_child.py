@@ -32,8 +32,10 @@ from . import _runner
 
 __all__ = ["ChildSession", "WARMUP_SECONDS", "ECHO_LIMIT"]
 
-#: the first request (importing the user's file, building its modules, the first trial calls)
-WARMUP_SECONDS = 120.0
+#: the first request (importing the user's file, building its modules, the trial calls) may take this many
+#: times the limit of one call (60 s at the default 10 s: importing transformers alone can take 15 s on a busy host)
+WARMUP_FACTOR = 6
+WARMUP_SECONDS = 60.0
 #: at most this many bytes of the child's own output are echoed to stderr
 ECHO_LIMIT = 64 * 1024
 #: a reply larger than this (beyond the arrays it must carry) is refused

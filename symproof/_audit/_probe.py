@@ -162,8 +162,7 @@ class Probe:
         if bound is not None and len(kept) < len(positions):
             if extend and bound - 1 > max(kept, default=-1):
                 kept = kept + (bound - 1,)  # the largest position the code takes is probed too
-            self.range_note = (f"positions probed below {bound}, the range the code holds tables for "
-                               f"({self._bound_source()})")
+            self.range_note = f"positions probed below {bound} ({self._bound_source()})"
         candidates = sorted(set(kept), reverse=True)
         last_error = None
         for p in candidates:
