@@ -306,13 +306,24 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
             base = float(variant.base.build({**variant.width_env(), "seq_len": variant._length(None)}))
         except Exception:  # noqa: BLE001 - a base that needs more than the widths: the builders' default
             base = None
-    max_position = None
+    max_position, factor = None, None
     if isinstance(config, dict):
         value = config.get("max_position_embeddings", config.get("n_positions"))
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             max_position = value
+        scaling = config.get("rope_scaling") or config.get("rope_parameters") or {}
+        if isinstance(scaling, dict) and isinstance(scaling.get("factor"), (int, float)):
+            factor = float(scaling["factor"])
+    elif variant.length_dependent:  # a length rule: its threshold is the model's trained length
+        max_position = variant.length_threshold
+    if factor is None and variant.params.get("s") is not None:
+        try:
+            factor = float(variant.params["s"])
+        except (TypeError, ValueError):
+            factor = None
     return {"head_dim": variant.width, "rotated_dim": variant.rotated_width, "pairing": variant.pairing,
-            "base": base, "max_position": max_position, "config": dict(config) if isinstance(config, dict) else None}
+            "base": base, "max_position": max_position, "scaling_factor": factor,
+            "config": dict(config) if isinstance(config, dict) else None}
 
 
 def _config_of(like) -> dict | None:
@@ -497,13 +508,12 @@ def _stateful(probe: Probe, variant: Variant, positions: np.ndarray, probed: tup
     length = min(2 * longest, STATE_PROBE_LENGTH)
     if length <= longest:
         return None
-    x = np.zeros((1, len(positions), variant.width))
-    x[0, :, 0] = 1.0
+    x = np.ones((1, len(positions), variant.width))  # every pair (pair 0's frequency is 1 whatever the base)
     if probe.disturbed(x, positions, np.arange(length, dtype=np.int64)):
         return Difference("stateful", "the same output for the same call",
                           f"a different output after one call of length {length}",
                           f"stateful: the same call gives another result after a call at positions 0..{length - 1}: "
                           "a cache computed for a longer call is kept (like a dynamic-NTK base recomputed for a "
                           "long call and never reset)", basis=None,
-                          extra={"input": {"x": "e_0 at every probed position", "after": f"positions 0..{length - 1}"}})
+                          extra={"input": {"x": "all ones at every probed position", "after": f"positions 0..{length - 1}"}})
     return None

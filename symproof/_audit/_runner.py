@@ -58,7 +58,7 @@ _BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
 
 #: extra parameters an apply may require, filled from the declared model (llama2.c's head_size...)
 _FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "theta", "base", "rope_theta",
-           "kv_dim")
+           "kv_dim", "position_ids")
 
 
 class RunnerError(Exception):
@@ -296,11 +296,12 @@ class Hints:
     max_position: int | None = None
     config: dict | None = None
     heads: int = 1
+    scaling_factor: float | None = None
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config")} | {"heads": 1})
+                                                 "config", "scaling_factor")} | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -370,6 +371,8 @@ def instantiate(cls, h: Hints, hints_used: list):
             value = int(h.max_position)
         elif name in _LEN and p.default is p.empty:
             value = 32768
+        elif name in ("scaling_factor", "factor", "rope_scaling_factor") and h.scaling_factor is not None:
+            value = float(h.scaling_factor)
         elif name == "is_neox_style":
             value = h.pairing == "half"
         elif name == "interleaved":
@@ -401,9 +404,15 @@ def _bound_of(obj) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             bounds.append(value)
     for attr in ("cache", "cos_sin_cache", "freqs_cis", "cos_cached", "sin_cached", "_cos_cached", "rope_cache"):
-        n = _length(getattr(obj, attr, None)) if not callable(getattr(obj, attr, None)) else None
-        if n:
-            bounds.append(n)
+        table = getattr(obj, attr, None)
+        shape = getattr(table, "shape", None)
+        if shape is None or callable(table) or len(shape) < 1:
+            continue
+        dims = [int(v) for v in shape]
+        while len(dims) > 2 and dims[0] == 1:  # (1, 1, positions, d): transformers' old cos_cached
+            dims = dims[1:]
+        if dims[0] > 1:
+            bounds.append(dims[0])
     return min(bounds) if bounds else None
 
 
@@ -583,6 +592,14 @@ class _Attempt:
         if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
             return self.maker(self.s.arrays.values(positions.astype(np.float64)))
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
+            names = [n.lower() for n in _names(getattr(self.maker, "forward", self.maker))]
+            if "seq_len" in names and not set(names) & set(_POS):
+                # transformers before 4.38: rotary(x, seq_len=) gives whole tables, apply(..., position_ids) gathers
+                self.full_tables = True
+                out = self.maker(xin, seq_len=int(positions.max()) + 1)
+                if not isinstance(out, (tuple, list)) or len(out) != 2:
+                    raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
+                return tuple(out)
             pos = self.s.arrays.ints(positions[None, :])
             out = self.maker(xin, pos)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -616,6 +633,8 @@ class _Attempt:
                 extra[name] = float(h.base if h.base is not None else 10000.0)
             elif key == "kv_dim":
                 extra[name] = h.head_dim
+        if getattr(self, "full_tables", False) and "position_ids" in _names(self.apply):
+            extra["position_ids"] = self.s.arrays.ints(self._positions[None, :])
         return extra
 
     def _call(self, x, positions):
@@ -632,6 +651,7 @@ class _Attempt:
             r = self._split_width(rows, d)
             keep = (xin[..., r:], None if kin is None else kin[..., r:])
             xin, kin = xin[..., :r], None if kin is None else kin[..., :r]
+        self._positions = positions
         args = [self._arg(role, xin, kin, positions, n, rows) for role in self._roles()]
         kwargs = dict(self.s.extra_kwargs(self.apply, self.layout))
         kwargs.update(self._fill())
@@ -693,6 +713,7 @@ class Session:
         self.attempt = None
         self.arrays = None
         self.tried: list = []
+        self.built: dict = {}
         self.bound = None
         self.range_note = None
 
@@ -736,11 +757,17 @@ class Session:
 
     def _instance(self, cls_or_obj):
         if inspect.isclass(cls_or_obj):
-            inst = instantiate(cls_or_obj, self.hints, self.used)
+            used: list = []
+            inst = instantiate(cls_or_obj, self.hints, used)
+            self.used += used
+            self.built[id(inst)] = f"{cls_or_obj.__name__}({', '.join(used)})"
         else:
             inst = cls_or_obj
         self._float(inst)
         return inst
+
+    def built_text(self, inst, fallback: str) -> str:
+        return self.built.get(id(inst), fallback)
 
     def _float(self, inst):
         """A torch module in float64 (the probes' precision), or in the --dtype the model runs in."""
@@ -826,8 +853,8 @@ class Session:
                                                         "query, key)")
                 elif cls is not None and hasattr(cls, "forward_native"):
                     inst = self._instance(cls)
-                    yield (inst.forward_native, None, None, None, f"{cls.__name__}(...).forward_native(positions, "
-                                                                  "query, key)")
+                    yield (inst.forward_native, None, None, None, f"{self.built_text(inst, cls.__name__)}"
+                                                                  ".forward_native(positions, query, key)")
                 elif method is not None:
                     yield (method, None, None, None, "forward_native(positions, query, key)")
                 return
@@ -887,10 +914,11 @@ class Session:
                         continue
                     inst = self._instance(maker)
                     mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
+                    made = self.built_text(inst, mname)
                     if row.needs == "angles":
-                        yield (fn, inst, None, None, f"freqs = {mname}(...)(positions); {name}(freqs, x)")
+                        yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
                     else:
-                        yield (fn, inst, None, None, f"{mname}(config)(x, position_ids) -> cos, sin; "
+                        yield (fn, inst, None, None, f"{made}(x, position_ids) -> cos, sin; "
                                                      f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
             else:
                 builders = []
@@ -931,7 +959,7 @@ class Session:
 
     def _shown_module(self, obj):
         if inspect.isclass(obj):
-            return f"{obj.__name__}({', '.join(self.used[-6:])})" if self.used else f"{obj.__name__}()"
+            return next((t for t in self.built.values() if t.startswith(obj.__name__ + "(")), obj.__name__)
         return getattr(obj, "__qualname__", type(obj).__name__)
 
     def _expression(self):
