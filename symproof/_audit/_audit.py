@@ -467,6 +467,7 @@ def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, s
     result.range_note = probe.range_note
     (result.verdict, result.max_error, result.relayout, result.analysis, result.differences,
      result.max_angle_error) = _compare(variant, model, found, expected, tol, positions, nonlinear)
+    _contiguous_offset(result)
     if key_found is not None:
         result.key = _key_result(variant, model, found, key_found, expected, tol, positions, probe)
         if result.key.get("verdict") and _WORSE[result.key["verdict"]] > _WORSE[result.verdict]:
@@ -481,6 +482,23 @@ def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, s
     result.seconds = time.perf_counter() - start
     result.probe_calls = probe.calls
     return result
+
+
+def _contiguous_offset(result: AuditResult) -> None:
+    """One call per start position rotating nothing: the code ignores its start offset (``offset=``, ``start_pos``)."""
+    c = result.convention or {}
+    diffs = result.differences
+    if c.get("positions") != "contiguous" or result.verdict != "differs" or not diffs:
+        return
+    if diffs[0].what == "rotary_dim" and diffs[0].found == 0:
+        keyword = c.get("call", "")
+        result.differences = [Difference(
+            "position_offset", "token t of a call starting at position p rotated by the angle of p + t",
+            "the same rotation for every start position",
+            f"called once per position with the start as the offset ({keyword}), the code rotates every call "
+            "as if it started at position 0: the start offset is ignored (a missing offset)",
+            basis=diffs[0].basis, position=diffs[0].position, expected_output=diffs[0].expected_output,
+            found_output=diffs[0].found_output)]
 
 
 def _key_result(variant, model, found, key_found, expected, tol, positions, probe) -> dict:

@@ -436,7 +436,7 @@ class Convention:
 
 #: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
 CONVENTIONS = (
-    Convention("expression", "--call EXPR, in x and positions", "expr", (), ("td",)),
+    Convention("expression", "--call EXPR, in x and positions", "expr", ("x", "positions"), ("td",)),
     Convention("x-positions", "fn(x, positions)", "apply", ("x", "positions"), ("td", "bhtd", "bthd", "tbhd"),
                positions="shared"),
     Convention("x-positions-full", "fn(x, positions) with positions of x.shape[:-1]", "apply", ("x", "positions"),
@@ -912,6 +912,8 @@ class Session:
                 for maker in makers:
                     if not (inspect.isclass(maker) or hasattr(maker, "forward")):
                         continue
+                    if fn is not obj and maker is not obj and named_apply is None and named_table is None:
+                        continue  # the named target must be one of the pieces called
                     inst = self._instance(maker)
                     mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
                     made = self.built_text(inst, mname)
@@ -931,6 +933,8 @@ class Session:
                 for builder in builders:
                     if inspect.isclass(builder):
                         continue
+                    if fn is not obj and builder is not obj and named_apply is None and named_table is None:
+                        continue  # the named target must be one of the pieces called
                     table = self._build_table(builder)
                     shape = _table_kind(table)
                     if (row.name.startswith("table-cos-sin")) != (shape == "pair"):
