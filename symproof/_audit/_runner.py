@@ -437,14 +437,14 @@ class Convention:
 #: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
 CONVENTIONS = (
     Convention("expression", "--call EXPR, in x and positions", "expr", ("x", "positions"), ("td",)),
-    Convention("x-positions", "fn(x, positions)", "apply", ("x", "positions"), ("td", "bhtd", "bthd", "tbhd"),
-               positions="shared"),
     Convention("x-positions-full", "fn(x, positions) with positions of x.shape[:-1]", "apply", ("x", "positions"),
                ("td", "bthd", "bhtd"), positions="full"),
-    Convention("qk-positions", "fn(q, k, positions) -> (q, k)", "apply", ("x", "k", "positions"),
-               ("td", "bhtd", "bthd", "tbhd"), positions="shared", returns="qk"),
+    Convention("x-positions", "fn(x, positions)", "apply", ("x", "positions"), ("td", "bhtd", "bthd", "tbhd"),
+               positions="shared"),
     Convention("qk-positions-full", "fn(q, k, positions) -> (q, k), positions of q.shape[:-1]", "apply",
                ("x", "k", "positions"), ("td", "bthd", "bhtd"), positions="full", returns="qk"),
+    Convention("qk-positions", "fn(q, k, positions) -> (q, k)", "apply", ("x", "k", "positions"),
+               ("td", "bhtd", "bthd", "tbhd"), positions="shared", returns="qk"),
     Convention("vllm", "forward_native(positions, query, key) -> (query, key), flattened tokens", "module",
                ("positions", "x", "k"), ("flat",), positions="full", returns="qk"),
     Convention("hf-rotary", "rotary(x, position_ids) -> (cos, sin); apply(q, k, cos, sin)", "apply",
@@ -478,8 +478,6 @@ CONVENTIONS = (
                ("bhtd", "bthd", "td"), positions="full", returns="qk"),
     Convention("module-offset", "module(x, offset=start): contiguous positions, one call per position", "module",
                ("x", "offset"), ("td", "bthd", "bhtd"), positions="contiguous"),
-    Convention("module-x", "module(x): positions 0..T-1", "module", ("x",), ("td", "bthd", "bhtd"),
-               positions="contiguous"),
     Convention("offset", "fn(x, start_pos): contiguous positions, one call per position", "apply", ("x", "offset"),
                ("td", "bthd", "bhtd"), positions="contiguous"),
     Convention("qk-offset", "fn(q, k, offset) -> (q, k): contiguous positions, one call per position", "apply",
@@ -1005,6 +1003,14 @@ class Session:
                     if not np.isfinite(q).all() and np.isfinite(x).all():
                         errors.append((attempt.row.name, library, "non-finite outputs"))
                         continue
+                    try:
+                        with _quiet():
+                            problem = _inconsistent(attempt, x, positions, q)
+                    except BaseException as err:  # noqa: BLE001
+                        problem = f"a second trial call raised {_one_line(err, 100)}"
+                    if problem:
+                        errors.append((attempt.row.name, library, problem))
+                        continue
                     self.attempt = attempt
                     info = attempt.describe()
                     info["array_library"] = library
@@ -1048,6 +1054,25 @@ class Session:
         q2, k2 = self.attempt.run(x, positions)
         same = _same(q, q2) and (k is None or _same(k, k2))
         return q, k, not same
+
+
+def _inconsistent(attempt, x, positions, q) -> str | None:
+    """Why this convention's outputs cannot be the code's map, or None: a map of (x_t, p_t) per token does not
+    care about the order of the tokens or the other samples (a wrong layout broadcasts across them)."""
+    back, _ = attempt.run(x[:, ::-1].copy(), positions[::-1].copy())
+    if not _close(back[:, ::-1], q):
+        return "outputs change with the order of the positions (a layout that mixes tokens)"
+    one, _ = attempt.run(x[:1].copy(), positions)
+    if not _close(one, q[:1]):
+        return "outputs change with the other samples of the batch (a layout that mixes samples)"
+    return None
+
+
+def _close(a, b) -> bool:
+    if a.shape != b.shape:
+        return False
+    scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
+    return bool(np.all(np.abs(a - b) <= 1e-5 * scale))
 
 
 def _same(a, b) -> bool:
