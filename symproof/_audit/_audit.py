@@ -53,6 +53,12 @@ _OTHER = {"adjacent": "half", "half": "adjacent"}
 LAYOUT_CHOICES = ("td", "bthd", "bhtd", "tbhd", "flat")
 #: the --dtype choices: the element type the model runs in
 DTYPE_CHOICES = ("float64", "float32", "float16", "bfloat16")
+#: with --dtype float16/bfloat16 the outputs are rounded to that format: entries may be off by this much more
+#: (four units of round-off: x*cos + rotate(x)*sin rounds each product and the sum)
+VALUE_ROUNDING = {"float16": 4 * 2.0 ** -11, "bfloat16": 4 * 2.0 ** -8}
+#: the most bytes one (T, d, d) array of images may take (several exist at once); wide heads probe fewer positions
+IMAGE_BYTES = 160 * 2**20
+MIN_POSITIONS = 4
 #: the longest call the stateful check makes (a call after which an identical probe call is repeated)
 STATE_PROBE_LENGTH = 1 << 16
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -203,10 +209,11 @@ def _declared_images(variant: Variant, model: Model, positions: np.ndarray) -> n
     return np.transpose(out, (1, 2, 0))  # (T, i, j)
 
 
-def _column_tolerance(model: Model, positions: np.ndarray) -> np.ndarray:
-    """``(T, d)``: how far each entry of column j may be off (its pair's angle tolerance times its scale)."""
+def _column_tolerance(model: Model, positions: np.ndarray, values: float = 0.0) -> np.ndarray:
+    """``(T, d)``: how far each entry of column j may be off (its pair's angle tolerance times its scale, plus
+    ``values``: the rounding of outputs computed in the deployment dtype)."""
     d = model.variant.width
-    tol = np.full((len(positions), d), ENTRY_ATOL)
+    tol = np.full((len(positions), d), ENTRY_ATOL + values)
     angles = np.abs(model.angles(positions))
     scales = np.abs(model.scales(positions))
     for r, (a, b) in enumerate(model.pairs):
@@ -229,7 +236,7 @@ def _linearity_inputs(d: int, n: int) -> np.ndarray:
 
 
 def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: np.ndarray,
-               outputs: np.ndarray) -> Difference | None:
+               outputs: np.ndarray, rel: float = LINEARITY_REL) -> Difference | None:
     """``None`` when the images predict the outputs of other inputs; otherwise a ``nonlinear`` difference."""
     d, n = probe.width, len(positions)
 
@@ -244,31 +251,31 @@ def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: 
         b, t = (int(v) for v in np.argwhere(~np.isfinite(outputs))[0][:2])
         raise InvalidInputError(f"{probe.name} returned a non-finite value for a random input at position "
                                 f"{int(positions[t])}; expected finite numbers")
-    if off(inputs, outputs).max() <= LINEARITY_REL:
+    if off(inputs, outputs).max() <= rel:
         return None
     # a minimal witness: zero, then 2 e_j, then e_j + e_k
     zero_out = outputs[-1]
-    if np.abs(zero_out).max() > LINEARITY_REL:
+    if np.abs(zero_out).max() > rel:
         t, i = (int(v) for v in np.unravel_index(np.argmax(np.abs(zero_out)), zero_out.shape))
         return Difference("nonlinear", "T(0) = 0 (a linear map)", f"T(0) has coordinate {i} = {zero_out[t, i]:.6g}",
                           f"the zero vector is not mapped to zero at position {int(positions[t])}: the map adds "
                           "something that does not depend on x", extra={"input": {"x": "0", "position": int(positions[t])}})
     for c in (2.0, -1.0, 0.5):
         z = np.broadcast_to(c * np.eye(d)[:, None, :], (d, n, d))
-        out = probe(np.array(z), positions)
+        out = probe(np.array(z), positions, repeat=False)[0]
         if not np.isfinite(out).all():
             continue
         gap = off(z, out)
-        if gap.max() > LINEARITY_REL:
+        if gap.max() > rel:
             j, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
             return _nonlinear_witness(f"{c:g} * e_{j}", out[j, t], predicted(z)[j, t], positions[t],
                                       f"T({c:g} x) != {c:g} T(x) for x = e_{j}", basis=j)
     pairs = np.zeros((d - 1, n, d))
     pairs[:, :, 0] = 1.0
     pairs[np.arange(d - 1), :, np.arange(1, d)] = 1.0
-    out = probe(pairs, positions)
+    out = probe(pairs, positions, repeat=False)[0]
     gap = off(pairs, out)
-    if gap.max() > LINEARITY_REL:
+    if gap.max() > rel:
         k, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
         return _nonlinear_witness(f"e_0 + e_{k + 1}", out[k, t], predicted(pairs)[k, t], positions[t],
                                   f"T(e_0 + e_{k + 1}) != T(e_0) + T(e_{k + 1})", basis=[0, k + 1])
@@ -435,7 +442,7 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
     probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
     try:
-        return _audit(probe, variant, probed, seq_len, label, start)
+        return _audit(probe, variant, probed, seq_len, label, start, dtype)
     finally:
         probe.close()
 
@@ -451,20 +458,23 @@ def _resolved_target(target: str) -> str:
     return target
 
 
-def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float) -> AuditResult:
+def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float,
+           dtype: str | None = None) -> AuditResult:
     info = probe.setup()
     probed = probe.usable_positions(probed, extend=seq_len is None)
+    probed, memory_note = _within_memory(probed, variant.width)
     positions = np.array(probed, dtype=np.int64)
     inputs = _linearity_inputs(variant.width, len(positions))
     found, key_found, outputs = probe.basis_images(positions, extra=inputs)
-    nonlinear = _linearity(probe, found, positions, inputs, outputs)
+    rounding = VALUE_ROUNDING.get(dtype, 0.0)
+    nonlinear = _linearity(probe, found, positions, inputs, outputs, max(LINEARITY_REL, 8 * rounding))
     model = Model.of(variant, seq_len if variant.length_dependent else None)
     expected = _declared_images(variant, model, positions)
-    tol = _column_tolerance(model, positions)
+    tol = _column_tolerance(model, positions, rounding)
     result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None,
                          positions=probed, seq_len=seq_len)
     result.convention = info
-    result.range_note = probe.range_note
+    result.range_note = "; ".join(n for n in (probe.range_note, memory_note) if n) or None
     (result.verdict, result.max_error, result.relayout, result.analysis, result.differences,
      result.max_angle_error) = _compare(variant, model, found, expected, tol, positions, nonlinear)
     _contiguous_offset(result)
@@ -501,6 +511,18 @@ def _contiguous_offset(result: AuditResult) -> None:
             found_output=diffs[0].found_output)]
 
 
+def _within_memory(probed: tuple, width: int) -> tuple:
+    """At most as many positions as keep each ``(T, d, d)`` array of the audit within :data:`IMAGE_BYTES`
+    (a wide head: d = 2048 is 32 MB per position); the smallest and the largest positions are kept."""
+    most = max(MIN_POSITIONS, IMAGE_BYTES // (8 * width * width))
+    if len(probed) <= most:
+        return probed, None
+    small = most // 2
+    kept = tuple(probed[:small]) + tuple(probed[len(probed) - (most - small):])
+    return kept, (f"{len(kept)} of the {len(probed)} positions probed at head width {width} (each position's "
+                  f"matrix is {8 * width * width / 2**20:.0f} MB)")
+
+
 def _key_result(variant, model, found, key_found, expected, tol, positions, probe) -> dict:
     """The key output audited too (a ``(q, k) -> (q, k)`` convention): same map, or its own verdict."""
     if variant.key_scale != variant.query_scale:
@@ -524,8 +546,8 @@ def _stateful(probe: Probe, variant: Variant, positions: np.ndarray, probed: tup
                           "between calls)", extra={"input": {"x": "any probe batch, called twice"}})
     longest = int(positions.max()) + 1
     length = min(2 * longest, STATE_PROBE_LENGTH)
-    if length <= longest:
-        return None
+    if length <= longest or (probe.info or {}).get("positions") in ("contiguous", "scalar"):
+        return None  # one call per position: no call is longer than another
     x = np.ones((1, len(positions), variant.width))  # every pair (pair 0's frequency is 1 whatever the base)
     if probe.disturbed(x, positions, np.arange(length, dtype=np.int64)):
         return Difference("stateful", "the same output for the same call",

@@ -657,6 +657,8 @@ class _Attempt:
             kwargs[self.keyword] = args.pop(self.row.args.index("positions" if "positions" in self.row.args
                                                                 else "offset"))
         out = self.apply(*args, **kwargs)
+        if out is None and self.layout != "vector":
+            raise RunnerError("returned None; expected the rotated x (an array of the input's shape)")
         if self.row.returns == "qk" or (isinstance(out, (tuple, list)) and len(out) == 2 and "k" in self.row.args):
             if out is None:  # rotated in place (llama2.c's loop)
                 out = (xin, kin)
@@ -1001,7 +1003,7 @@ class Session:
                         errors.append((attempt.row.name, library, f"raised {_one_line(err, 100)}"))
                         continue
                     if not np.isfinite(q).all() and np.isfinite(x).all():
-                        errors.append((attempt.row.name, library, "non-finite outputs"))
+                        errors.append((attempt.row.name, library, "returned non-finite values; expected finite numbers"))
                         continue
                     try:
                         with _quiet():
