@@ -435,7 +435,10 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     else:
         label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
     probed, seq_len = audit_positions(variant, seq_len)
-    options = {"hints": hints_of(variant, config), "apply": apply, "table": table, "call": call, "layout": layout,
+    hints = hints_of(variant, config)
+    # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
+    hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
+    options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
                "dtype": dtype}
     if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
         raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")

@@ -983,6 +983,7 @@ class Session:
         """Find the convention (trial calls on ``x`` at small ``positions``); return what was found."""
         libraries = [self.options["library"]] if self.options.get("library") else _library_of(self.module)
         errors = []
+        fallback = None
         for library in libraries:
             try:
                 self.arrays = Arrays(library, self.dtype)
@@ -1011,19 +1012,20 @@ class Session:
                     except BaseException as err:  # noqa: BLE001
                         problem = f"a second trial call raised {_one_line(err, 100)}"
                     if problem:
+                        # kept as a fallback: code that really depends on token order (positions ignored) is
+                        # audited as it is when no other convention fits
                         errors.append((attempt.row.name, library, problem))
+                        fallback = fallback or (attempt, library, k, problem)
                         continue
-                    self.attempt = attempt
-                    info = attempt.describe()
-                    info["array_library"] = library
-                    info["built"] = list(self.used)
-                    info["key"] = k is not None
-                    info["bound"], info["bound_source"] = self._bound(attempt)
-                    return info
+                    return self._accept(attempt, library, k)
             except RunnerError as err:  # a role could not be built (a class, a table)
                 errors.append(("building", library, str(err)[:200]))
             except BaseException as err:  # noqa: BLE001
                 errors.append(("building", library, f"building the code's objects raised {_one_line(err, 160)}"))
+        if fallback is not None:
+            info = self._accept(fallback[0], fallback[1], fallback[2])
+            info["note"] = f"no convention passed every trial; used the first whose outputs fit: {fallback[3]}"
+            return info
         first: dict = {}
         for row, library, text in errors:  # one line per convention: its first failure (other layouts alike)
             first.setdefault((row, library), text)
@@ -1033,9 +1035,20 @@ class Session:
         raise RunnerError(f"no calling convention fits {self.label}: tried {shown}{more}; name the pieces with "
                           "--apply/--table, or give --call EXPR")
 
+    def _accept(self, attempt, library, k) -> dict:
+        self.attempt = attempt
+        self.arrays = attempt.s.arrays if attempt.s.arrays.name == library else Arrays(library, self.dtype)
+        info = attempt.describe()
+        info["array_library"] = library
+        info["built"] = list(self.used)
+        info["key"] = k is not None
+        info["bound"], info["bound_source"] = self._bound(attempt)
+        return info
+
     def _bound(self, attempt) -> tuple:
         """``(bound, where it comes from)``: the fewest positions the code's tables or the config hold."""
-        bounds = [(self.hints.max_position, "max_position_embeddings of the config")] if self.hints.max_position else []
+        bounds = [(self.hints.max_position, "max_position_embeddings of the config")] \
+            if self.hints.max_position and self.options["hints"].get("bound_by_config", True) else []
         for obj in (attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None)):
             if obj is not None and not inspect.isfunction(obj):
                 b = _bound_of(obj)
@@ -1050,10 +1063,11 @@ class Session:
 
     def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
         """``(q, k | None, stateful)``: the rotated x (and key) for the found convention."""
-        q, k = self.attempt.run(x, positions)
-        if not repeat:
-            return q, k, False
-        q2, k2 = self.attempt.run(x, positions)
+        with _quiet():
+            q, k = self.attempt.run(x, positions)
+            if not repeat:
+                return q, k, False
+            q2, k2 = self.attempt.run(x, positions)
         same = _same(q, q2) and (k is None or _same(k, k2))
         return q, k, not same
 

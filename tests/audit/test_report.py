@@ -40,7 +40,7 @@ def test_table_has_one_row_per_what(denominator_bug):
     result = audit(load_function(f"{path}:apply_rope"), model)
     rows = comparison_rows(result)
     assert [r[0] for r in rows] == ["pairing", "frequency", "denominator", "direction", "position_offset",
-                                    "rotary_dim", "scaling", "precision", "nonlinear"]
+                                    "rotary_dim", "scaling", "precision", "nonlinear", "stateful"]
     verdicts = {r[0]: r[4] for r in rows}
     assert verdicts.pop("denominator") == "differs" and set(verdicts.values()) == {"same"}
 
@@ -74,4 +74,4 @@ def test_report_path_that_is_a_file_is_refused(denominator_bug, tmp_path, capsys
     target.write_text("x")
     assert main(["audit", f"{path}:apply_rope", "--like", str(model), "--report", str(target)]) == 2
     captured = capsys.readouterr()
-    assert "not a folder" in captured.err and captured.out == "" and target.read_text() == "x"
+    assert "expected a folder" in captured.err and captured.out == "" and target.read_text() == "x"
