@@ -552,7 +552,8 @@ def _stateful(probe: Probe, variant: Variant, positions: np.ndarray, probed: tup
     if length <= longest or (probe.info or {}).get("positions") in ("contiguous", "scalar"):
         return None  # one call per position: no call is longer than another
     x = np.ones((1, len(positions), variant.width))  # every pair (pair 0's frequency is 1 whatever the base)
-    if probe.disturbed(x, positions, np.arange(length, dtype=np.int64)):
+    # the longer call carries two positions, 0 and length - 1: a call's length is its largest position id + 1
+    if probe.disturbed(x, positions, np.array([0, length - 1], dtype=np.int64)):
         return Difference("stateful", "the same output for the same call",
                           f"a different output after one call of length {length}",
                           f"stateful: the same call gives another result after a call at positions 0..{length - 1}: "

@@ -166,11 +166,12 @@ class ChildSession:
             got += len(chunk)
         return b"".join(chunks)
 
-    def _request(self, header: dict, arrays, seconds: float, what: str, expect_bytes: int):
+    def _request(self, header: dict, arrays, seconds: float, what: str, expect_bytes: int, shown=None):
         if self.proc is None:
             self._start()
         self._send(header, arrays)
         deadline = time.monotonic() + seconds
+        seconds = seconds if shown is None else shown  # the limit as the user set it (a call made twice: each)
         head = self._read(12, deadline, seconds, what)
         if head[:4] != _runner.MAGIC:
             self.close()
@@ -208,7 +209,8 @@ class ChildSession:
     def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
         seconds = self.call_seconds * (2 if repeat else 1)
         reply, arrays = self._request({"op": "call", "repeat": repeat}, [x, positions], seconds,
-                                      f"a probe call with x of shape {tuple(x.shape)}", 2 * x.nbytes + 4096)
+                                      f"a probe call with x of shape {tuple(x.shape)}", 2 * x.nbytes + 4096,
+                                      shown=self.call_seconds)
         if not reply.get("ok"):
             raise _ChildFailure(reply)
         if len(arrays) < 1 or arrays[0].shape != x.shape or (reply.get("key") and len(arrays) < 2):

@@ -75,12 +75,12 @@ class InProcess:
         self.label = self.session.label
         self.call_seconds, self.warmup_seconds = call_seconds, warmup_seconds
 
-    def _run(self, seconds, what, func, *args):
+    def _run(self, seconds, what, func, *args, shown=None):
         try:
             with _time_limit(seconds):
                 return func(*args)
         except _Timeout:
-            raise InvalidInputError(f"{self.label} did not return within {seconds:g} s ({what})") from None
+            raise InvalidInputError(f"{self.label} did not return within {shown or seconds:g} s ({what})") from None
         except (InvalidInputError, RunnerError):
             raise
         except BaseException as err:  # the user's code: KeyboardInterrupt and SystemExit are its failures too
@@ -96,7 +96,8 @@ class InProcess:
     def call(self, x, positions, repeat=False):
         try:
             return self._run(self.call_seconds * (2 if repeat else 1), f"a probe call with x of shape "
-                             f"{tuple(x.shape)}", self.session.call, x, positions, repeat)
+                             f"{tuple(x.shape)}", self.session.call, x, positions, repeat,
+                             shown=self.call_seconds)
         except RunnerError as err:
             raise ChildFailure({"error": str(err), "kind": "raised"}) from None
 
@@ -250,7 +251,7 @@ class Probe:
         """Does ``x`` at ``positions`` give other outputs after one call at the ``longer`` positions?"""
         try:
             before, _ = self(x, positions, repeat=False)
-            self._raw(np.zeros((1, len(longer), self.width)), longer)
+            self._raw(np.ones((1, len(longer), self.width)), longer)
             after, _ = self(x, positions, repeat=False)
         except (ChildFailure, InvalidInputError):
             return False
