@@ -201,3 +201,30 @@ def test_the_command_runs_reference_code_in_a_child(tmp_path):
     assert document["verdict"] == "equivalent"
     assert document["convention"]["name"] == "table-freqs-qk"
     assert "precompute_freqs_cis(dim=64" in document["convention"]["call"]
+
+
+@pytest.mark.parametrize("source, edit, verdict, whats", [
+    (ref.GPT_FAST, None, "equivalent", []),  # its bfloat16 cache is what the model runs in: rounding accepted
+    (ref.META, ("t = torch.arange(end, device=freqs.device)  # type: ignore",
+                "t = torch.arange(end, device=freqs.device).half()"), "differs", ["precision"]),
+], ids=["gpt-fast-bf16-cache", "fp16-angles-still-found"])
+def test_deployment_dtype(source, edit, verdict, whats, tmp_path):
+    if edit:
+        source = source.replace(*edit)
+    result = audit(_in_process(tmp_path, source, "apply_rotary_emb"), _like(tmp_path, META64), dtype="bfloat16")
+    assert result.verdict == verdict, result.summary()
+    assert [d.what for d in result.differences] == whats
+
+
+def test_assert_rope_matches_passes_and_fails_with_the_diagnosis(tmp_path):
+    from symproof.testing import assert_rope_matches
+
+    right = _write(tmp_path, ref.META, "meta_right")
+    wrong = _write(tmp_path, ref.META.replace("freqs = 1.0 / (theta ** (", "freqs = 1.0 / (10000.0 ** ("),
+                   "meta_wrong")
+    like = _like(tmp_path, META64_LLAMA3)
+    assert_rope_matches(_in_process(tmp_path, ref.META.replace("10000.0)", "500000.0)"), "apply_rotary_emb"), like)
+    with pytest.raises(AssertionError, match="frequency: expected base 500000"):
+        assert_rope_matches(load_target(f"{wrong}:apply_rotary_emb")[0], like)
+    with pytest.raises(AssertionError, match="could not be audited"):
+        assert_rope_matches(f"{right}:no_such_function", like)
