@@ -34,7 +34,7 @@ def main_audit(args) -> int:
         report = os.path.abspath(output_folder(args.report, "--report"))
     variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
     audit_positions(variant, args.seq_len)
-    like = os.path.abspath(args.like) if isinstance(args.like, str) and args.like else args.like
+    like = args.like  # read here, in this process, whose folder the user's code cannot change
     seconds = getattr(args, "timeout", None)
     result = audit(args.target, like, head_dim=args.head_dim, seq_len=args.seq_len, name=args.target,
                    apply=getattr(args, "apply", None), table=getattr(args, "table", None),
