@@ -89,7 +89,8 @@ class ChildSession:
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
         # the user's code must see the folders the audit itself was started with (e.g. PYTHONPATH)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [env.get("PYTHONPATH", "")] if p)
+        # and the current folder, as `python -m` puts it first: package.module:NAME importable from here
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [env.get("PYTHONPATH", ""), os.getcwd()] if p)
         env.pop("PYTHONSTARTUP", None)
         try:
             self.proc = subprocess.Popen(

@@ -28,8 +28,9 @@ __all__ = ["Probe", "PROBE_SECONDS", "MAX_PROBE_ELEMENTS", "WARMUP_SECONDS", "TR
 
 #: most seconds one call of the user's function may take
 PROBE_SECONDS = 10.0
-#: most elements of one probe batch (basis vectors are sent in chunks below this)
-MAX_PROBE_ELEMENTS = 1 << 22
+#: most elements of one probe batch (basis vectors are sent in chunks below this: 8 MB of float64, so that the
+#: user's code, its temporaries and the copies on the pipe stay small for wide heads)
+MAX_PROBE_ELEMENTS = 1 << 20
 #: positions of the trial calls that find the convention (small: inside any table)
 TRIAL_POSITIONS = (0, 1, 2, 3, 5)
 

@@ -157,4 +157,4 @@ def test_head_dim_2048_stays_well_under_a_gigabyte(tmp_path, like):
                          capture_output=True, text=True, env=_env(), timeout=900)
     code, kilobytes = (int(v) for v in run.stdout.split())
     assert code == 0, run.stderr
-    assert kilobytes < 700 * 1024
+    assert kilobytes < 600 * 1024
