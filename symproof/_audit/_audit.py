@@ -103,6 +103,8 @@ class AuditResult:
             "head_dim": self.variant.width,
             "array_library": self.backend,
             "convention": self.convention,
+            "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
+                                    "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
             "positions_range_note": self.range_note,
             "positions_probed": list(self.positions),
             "seq_len": self.seq_len,

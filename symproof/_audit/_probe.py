@@ -22,7 +22,7 @@ import numpy as np
 from .._errors import InvalidInputError
 from .._text import one_line
 from ._child import WARMUP_SECONDS, ChildFailure, ChildSession
-from ._runner import RunnerError, Session
+from ._runner import CallTimeout, RunnerError, Session
 
 __all__ = ["Probe", "PROBE_SECONDS", "MAX_PROBE_ELEMENTS", "WARMUP_SECONDS", "TRIAL_POSITIONS"]
 
@@ -35,8 +35,7 @@ MAX_PROBE_ELEMENTS = 1 << 20
 TRIAL_POSITIONS = (0, 1, 2, 3, 5)
 
 
-class _Timeout(BaseException):
-    pass
+_Timeout = CallTimeout
 
 
 def _one_line(err: BaseException) -> str:

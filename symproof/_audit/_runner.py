@@ -61,6 +61,10 @@ _FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "t
            "kv_dim", "position_ids")
 
 
+class CallTimeout(BaseException):
+    """Raised into the user's code by an in-process time limit: never taken for the code's own failure."""
+
+
 class RunnerError(Exception):
     """A convention does not fit, or the code cannot be called; the message is one line."""
 
@@ -131,7 +135,8 @@ def load_target(target: str) -> tuple:
         try:
             module = importlib.import_module(where)
         except BaseException as err:
-            raise RunnerError(f"module {where} does not import: {_one_line(err)}") from None
+            raise RunnerError(f"{where}: neither a .py file nor an importable module (importing it raised "
+                              f"{_one_line(err)})") from None
     obj = module
     for part in name.split("."):
         if not hasattr(obj, part):
@@ -1000,6 +1005,8 @@ class Session:
                     except RunnerError as err:
                         errors.append((attempt.row.name, library, str(err)[:140]))
                         continue
+                    except CallTimeout:
+                        raise
                     except BaseException as err:  # noqa: BLE001 - a wrong convention's attempt
                         errors.append((attempt.row.name, library, f"raised {_one_line(err, 100)}"))
                         continue
@@ -1009,6 +1016,8 @@ class Session:
                     try:
                         with _quiet():
                             problem = _inconsistent(attempt, x, positions, q)
+                    except CallTimeout:
+                        raise
                     except BaseException as err:  # noqa: BLE001
                         problem = f"a second trial call raised {_one_line(err, 100)}"
                     if problem:
@@ -1020,6 +1029,8 @@ class Session:
                     return self._accept(attempt, library, k)
             except RunnerError as err:  # a role could not be built (a class, a table)
                 errors.append(("building", library, str(err)[:200]))
+            except CallTimeout:
+                raise
             except BaseException as err:  # noqa: BLE001
                 errors.append(("building", library, f"building the code's objects raised {_one_line(err, 160)}"))
         if fallback is not None:
