@@ -271,14 +271,6 @@ def _has(fn, names) -> str | None:
     return None
 
 
-def _accepts_kwargs(fn) -> bool:
-    return any(p.kind == p.VAR_KEYWORD for p in _params(fn))
-
-
-def _is_module_class(obj) -> bool:
-    return inspect.isclass(obj)
-
-
 def _call_of(obj):
     """What calling ``obj`` runs: ``forward`` for an ``nn.Module``, ``__call__`` for an object."""
     forward = getattr(obj, "forward", None)
@@ -945,9 +937,6 @@ class Session:
                     if (row.name.startswith("table-cos-sin")) != (shape == "pair"):
                         continue
                     yield (fn, None, table, None, f"{self.used[-1]}; {name}({', '.join(_arg_text(row))})")
-
-    def _bound_method(self, method):
-        return method
 
     def _module_callable(self, obj):
         """A callable module: ``Class`` instantiated from the model, an instance, or ``Class.method``."""
