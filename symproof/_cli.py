@@ -156,11 +156,11 @@ COMMANDS = {
         (("--allow-unproved",), dict(action="store_true", help=_UNPROVED_HELP + " (--export)")),
     ), "Exit 0 when every property is decided (one that does not hold is an answer, with its witness), "
        "1 when one stays unknown or the generated kernel disagrees, 2 for an invalid file or option."),
-    "audit": Command(_cmd_audit, "audit your own RoPE function against a model: equivalent, after re-laying "
+    "audit": Command(_cmd_audit, "audit your own RoPE code against a model: equivalent, after re-laying "
                                  "weights, or what differs", (
-        (("target",), dict(metavar="FILE.py:FUNCTION",
-                           help="your rotary map FUNCTION(x, positions), x of shape (..., T, d); numpy or torch "
-                                "(importing FILE.py runs its code)")),
+        (("target",), dict(metavar="FILE.py:NAME",
+                           help="your rotary code: a function, a class or Class.method in FILE.py, or "
+                                "package.module:NAME (importing it runs its code)")),
         (("--like",), dict(required=True, metavar="FILE_OR_EXAMPLE",
                            help="the model it should equal: " + _EXAMPLE_FILE)),
         (("--json",), dict(action="store_true", help="print the verdict and differences as JSON")),
@@ -172,9 +172,28 @@ COMMANDS = {
         (("--report",), dict(default=None, metavar="DIR",
                              help="also write an HTML page, a LaTeX section and a plot of the comparison to DIR")),
         (("--force",), dict(action="store_true", help=_FORCE_HELP + " (--report)")),
-    ), "Probe FUNCTION(x, positions) of FILE.py with basis vectors and compare it with the declared model. "
-       "WARNING: FILE.py is imported, which runs the code in it; the audit then only calls FUNCTION. "
-       "Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, 2: invalid input."),
+        (("--apply",), dict(default=None, metavar="NAME",
+                            help="the function applying cos/sin or a table to q and k (e.g. apply_rotary_pos_emb), "
+                                 "defined next to the target")),
+        (("--table",), dict(default=None, metavar="NAME",
+                            help="the function building the table (freqs_cis or cos, sin) or the rotary module")),
+        (("--call",), dict(default=None, metavar="EXPR",
+                           help="where no convention fits: a Python expression in x and positions (the target "
+                                "module's names in scope) giving the rotated x")),
+        (("--layout",), dict(default=None, choices=("td", "bthd", "bhtd", "tbhd", "flat"),
+                             help="how x is laid out: td (..., T, D) (default), bthd, bhtd, tbhd, flat (tokens, D)")),
+        (("--dtype",), dict(default=None, choices=("float32", "float16", "bfloat16"),
+                            help="probe in the element type the model runs in (value rounding accepted)")),
+        (("--timeout",), dict(type=float, default=None, metavar="SECONDS",
+                              help="most seconds one probe call may take (default 10; the first call has its own "
+                                   "warm-up limit)")),
+    ), "Probe the rotary code NAME of FILE.py (or of an importable module) with basis vectors and compare it with "
+       "the declared model. How it is called is found from its signature: fn(x, positions); fn(q, k, positions) "
+       "-> (q, k); a rotary module making (cos, sin) with its apply(q, k, cos, sin); a table builder with the "
+       "function consuming it; nn.Module classes taking input_pos / position_ids / offset; vLLM's "
+       "forward_native(positions, query, key). WARNING: FILE.py is imported, which runs the code in it (in a "
+       "child process, with a time limit). Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, "
+       "2: invalid input."),
     "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
                         "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
                         "--like NAME`."),

@@ -17,8 +17,11 @@ float32 angle arithmetic (``ANGLE_ATOL + ANGLE_REL * |angle|`` per pair):
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
@@ -26,8 +29,11 @@ from .._errors import InvalidInputError
 from ..encodings import pairing_permutation
 from ..variants import Variant, build_kernel
 from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse, fallback_differences
+from .._text import printable
+from ..variants._model_config import _read as read_config_json
 from ._load import MAX_AUDIT_WIDTH, load_like
 from ._model import Model
+from ._child import WARMUP_FACTOR
 from ._probe import PROBE_SECONDS, Probe
 from ._structure import recover_structure
 
@@ -43,6 +49,19 @@ MAX_SEQ_LEN = 2**31
 #: the linearity check accepts this relative deviation (low-precision arithmetic stays well inside)
 LINEARITY_REL = 1e-2
 _OTHER = {"adjacent": "half", "half": "adjacent"}
+#: the --layout choices (the runner's layouts a user may force)
+LAYOUT_CHOICES = ("td", "bthd", "bhtd", "tbhd", "flat")
+#: the --dtype choices: the element type the model runs in
+DTYPE_CHOICES = ("float64", "float32", "float16", "bfloat16")
+#: with --dtype float16/bfloat16 the outputs are rounded to that format: entries may be off by this much more
+#: (four units of round-off: x*cos + rotate(x)*sin rounds each product and the sum)
+VALUE_ROUNDING = {"float16": 4 * 2.0 ** -11, "bfloat16": 4 * 2.0 ** -8}
+#: the most bytes one (T, d, d) array of images may take (several exist at once); wide heads probe fewer positions
+IMAGE_BYTES = 128 * 2**20
+MIN_POSITIONS = 4
+#: the longest call the stateful check makes (a call after which an identical probe call is repeated)
+STATE_PROBE_LENGTH = 1 << 16
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 @dataclass
@@ -63,6 +82,9 @@ class AuditResult:
     probe_calls: int = 0
     positions: tuple = POSITIONS
     seq_len: int | None = None  # the call length audited (None: every probed position in one call, any length)
+    convention: dict | None = None  # how the code was called (the runner's row, layout, what it built)
+    range_note: str | None = None  # why fewer positions were probed (a table shorter than the probes)
+    key: dict | None = None  # the key output's own audit, for code returning (q, k)
 
     @property
     def exit_code(self) -> int:
@@ -91,7 +113,10 @@ class AuditResult:
             "like": self.variant.describe(),
             "head_dim": self.variant.width,
             "array_library": self.backend,
-            "positions_passed_as": {"full": "x.shape[:-1]", "row": "(T,)"}.get(self.layout),
+            "convention": self.convention,
+            "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
+                                    "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
+            "positions_range_note": self.range_note,
             "positions_probed": list(self.positions),
             "seq_len": self.seq_len,
             "max_error": self.max_error,
@@ -100,6 +125,7 @@ class AuditResult:
                          "max(1, scale of its pair): float32 angle arithmetic passes",
             "relayout": self.relayout,
             "differences": [d.as_dict() for d in self.differences],
+            "key": self.key,
             "probe_calls": self.probe_calls,
             "seconds": round(self.seconds, 4),
         }
@@ -109,11 +135,23 @@ class AuditResult:
 
     def summary(self) -> str:
         """The text ``symproof audit`` prints without ``--json``."""
+        return "\n".join(printable(line) for line in self._lines())
+
+    def _lines(self) -> list:
         v = self.variant
         lines = [f"{self.function} vs {v.title} ({v.source}; width {v.width}, rotated {v.rotated_width}, "
-                 f"{v.pairing} pairing)",
-                 f"probed with {self.backend} inputs at {len(self.positions)} positions (0..{self.positions[-1]}), "
-                 f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"]
+                 f"{v.pairing} pairing)"]
+        if self.convention:
+            c = self.convention
+            lines.append(f"called as {c.get('call')} [{c.get('name')}; layout {c.get('layout_shape')}, "
+                         f"positions {c.get('positions')}]")
+        lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
+                     f"(0..{self.positions[-1]}), {self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, "
+                     f"{self.seconds:.2f} s")
+        if self.range_note:
+            lines.append(self.range_note)
+        if self.key and self.key.get("note"):
+            lines.append(f"key output: {self.key['note']}")
         if v.length_dependent:
             regime = "short" if self.seq_len <= v.length_threshold else "long"
             lines.append(f"frequencies depend on the call length: audited as calls of length {self.seq_len} "
@@ -139,7 +177,7 @@ class AuditResult:
                     lines.append(f"    shown by: {d.extra['input']}")
                 if d.extra.get("fix"):
                     lines.append(f"    fix: {d.extra['fix']}")
-        return "\n".join(lines)
+        return lines
 
     def _angle_text(self) -> str:
         a = self.max_angle_error
@@ -184,10 +222,11 @@ def _declared_images(variant: Variant, model: Model, positions: np.ndarray) -> n
     return np.transpose(out, (1, 2, 0))  # (T, i, j)
 
 
-def _column_tolerance(model: Model, positions: np.ndarray) -> np.ndarray:
-    """``(T, d)``: how far each entry of column j may be off (its pair's angle tolerance times its scale)."""
+def _column_tolerance(model: Model, positions: np.ndarray, values: float = 0.0) -> np.ndarray:
+    """``(T, d)``: how far each entry of column j may be off (its pair's angle tolerance times its scale, plus
+    ``values``: the rounding of outputs computed in the deployment dtype)."""
     d = model.variant.width
-    tol = np.full((len(positions), d), ENTRY_ATOL)
+    tol = np.full((len(positions), d), ENTRY_ATOL + values)
     angles = np.abs(model.angles(positions))
     scales = np.abs(model.scales(positions))
     for r, (a, b) in enumerate(model.pairs):
@@ -198,7 +237,12 @@ def _column_tolerance(model: Model, positions: np.ndarray) -> np.ndarray:
 
 
 def _matches(found, expected, tol) -> bool:
-    return bool(np.all(np.abs(found - expected) <= tol[:, None, :]))
+    # one position at a time: a (T, d, d) temporary is 32 MB per position at d = 2048
+    return all(bool(np.all(np.abs(found[t] - expected[t]) <= tol[t][None, :])) for t in range(len(found)))
+
+
+def _max_error(found, expected) -> float:
+    return max((float(np.abs(found[t] - expected[t]).max()) for t in range(len(found))), default=0.0)
 
 
 def _linearity_inputs(d: int, n: int) -> np.ndarray:
@@ -210,7 +254,7 @@ def _linearity_inputs(d: int, n: int) -> np.ndarray:
 
 
 def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: np.ndarray,
-               outputs: np.ndarray) -> Difference | None:
+               outputs: np.ndarray, rel: float = LINEARITY_REL) -> Difference | None:
     """``None`` when the images predict the outputs of other inputs; otherwise a ``nonlinear`` difference."""
     d, n = probe.width, len(positions)
 
@@ -225,31 +269,31 @@ def _linearity(probe: Probe, images: np.ndarray, positions: np.ndarray, inputs: 
         b, t = (int(v) for v in np.argwhere(~np.isfinite(outputs))[0][:2])
         raise InvalidInputError(f"{probe.name} returned a non-finite value for a random input at position "
                                 f"{int(positions[t])}; expected finite numbers")
-    if off(inputs, outputs).max() <= LINEARITY_REL:
+    if off(inputs, outputs).max() <= rel:
         return None
     # a minimal witness: zero, then 2 e_j, then e_j + e_k
     zero_out = outputs[-1]
-    if np.abs(zero_out).max() > LINEARITY_REL:
+    if np.abs(zero_out).max() > rel:
         t, i = (int(v) for v in np.unravel_index(np.argmax(np.abs(zero_out)), zero_out.shape))
         return Difference("nonlinear", "T(0) = 0 (a linear map)", f"T(0) has coordinate {i} = {zero_out[t, i]:.6g}",
                           f"the zero vector is not mapped to zero at position {int(positions[t])}: the map adds "
                           "something that does not depend on x", extra={"input": {"x": "0", "position": int(positions[t])}})
     for c in (2.0, -1.0, 0.5):
         z = np.broadcast_to(c * np.eye(d)[:, None, :], (d, n, d))
-        out = probe(np.array(z), positions)
+        out = probe(np.array(z), positions, repeat=False)[0]
         if not np.isfinite(out).all():
             continue
         gap = off(z, out)
-        if gap.max() > LINEARITY_REL:
+        if gap.max() > rel:
             j, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
             return _nonlinear_witness(f"{c:g} * e_{j}", out[j, t], predicted(z)[j, t], positions[t],
                                       f"T({c:g} x) != {c:g} T(x) for x = e_{j}", basis=j)
     pairs = np.zeros((d - 1, n, d))
     pairs[:, :, 0] = 1.0
     pairs[np.arange(d - 1), :, np.arange(1, d)] = 1.0
-    out = probe(pairs, positions)
+    out = probe(pairs, positions, repeat=False)[0]
     gap = off(pairs, out)
-    if gap.max() > LINEARITY_REL:
+    if gap.max() > rel:
         k, t, i = (int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
         return _nonlinear_witness(f"e_0 + e_{k + 1}", out[k, t], predicted(pairs)[k, t], positions[t],
                                   f"T(e_0 + e_{k + 1}) != T(e_0) + T(e_{k + 1})", basis=[0, k + 1])
@@ -279,58 +323,61 @@ def _max_angle(analysis: Analysis, positions) -> dict | None:
             "coordinates": list(analysis.pairs[k])}
 
 
-def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
-          probe_seconds: float = PROBE_SECONDS) -> AuditResult:
-    """Audit the rotary map ``fn(x, positions)`` against the declared model ``like``.
+def hints_of(variant: Variant, config: dict | None) -> dict:
+    """What the user's modules and tables are built from (a config's keys, or the variant's numbers)."""
+    base = None
+    if variant.rule == "geometric" and variant.base is not None:
+        try:
+            base = float(variant.base.build({**variant.width_env(), "seq_len": variant._length(None)}))
+        except Exception:  # noqa: BLE001 - a base that needs more than the widths: the builders' default
+            base = None
+    max_position, factor = None, None
+    if isinstance(config, dict):
+        value = config.get("max_position_embeddings", config.get("n_positions"))
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            max_position = value
+        scaling = config.get("rope_scaling") or config.get("rope_parameters") or {}
+        if isinstance(scaling, dict) and isinstance(scaling.get("factor"), (int, float)):
+            factor = float(scaling["factor"])
+    elif variant.length_dependent:  # a length rule: its threshold is the model's trained length
+        max_position = variant.length_threshold
+    if factor is None and variant.params.get("s") is not None:
+        try:
+            factor = float(variant.params["s"])
+        except (TypeError, ValueError):
+            factor = None
+    return {"head_dim": variant.width, "rotated_dim": variant.rotated_width, "pairing": variant.pairing,
+            "base": base, "max_position": max_position, "scaling_factor": factor,
+            "config": dict(config) if isinstance(config, dict) else None}
 
-    ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
-    ``config.json`` path / dict (read by ``symproof.variants.load_model_config``).
-    ``fn`` takes ``x`` of shape ``(..., T, d)`` and positions broadcastable to
-    ``x.shape[:-1]``, as NumPy arrays or torch tensors, and returns an array of
-    ``x``'s shape.  Returns an :class:`AuditResult` whose ``verdict`` is one of
-    :data:`VERDICTS`; raises :class:`~symproof.InvalidInputError` when the
-    function cannot be audited (it raises, returns the wrong shape or NaN).
 
-    When the declared frequencies depend on the call length (``[length]`` in a
-    variant file; dynamic NTK and LongRoPE configs), the audit compares calls of
-    one length ``seq_len`` (max position id + 1): by default the threshold, the
-    longest call before the rule changes (see :func:`audit_positions`).
-    """
-    start = time.perf_counter()
-    if not callable(fn):
-        raise InvalidInputError(f"fn must be callable, got {type(fn).__name__}")
-    variant = load_like(like, head_dim)
-    if variant.width > MAX_AUDIT_WIDTH:
-        raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
-    label = name or getattr(fn, "__qualname__", None) or repr(fn)
-    probed, seq_len = audit_positions(variant, seq_len)
-    positions = np.array(probed, dtype=np.int64)
-    probe = Probe(fn, variant.width, name=label, seconds=probe_seconds)
-    inputs = _linearity_inputs(variant.width, len(positions))
-    found, outputs = probe.basis_images(positions, extra=inputs)
-    nonlinear = _linearity(probe, found, positions, inputs, outputs)
+def _config_of(like) -> dict | None:
+    if isinstance(like, Mapping):
+        return dict(like)
+    if isinstance(like, (str, os.PathLike)) and os.fspath(like).endswith(".json"):
+        data = read_config_json(os.fspath(like))
+        return dict(data) if isinstance(data, Mapping) else None
+    return None
 
-    model = Model.of(variant, seq_len if variant.length_dependent else None)
-    expected = _declared_images(variant, model, positions)
-    tol = _column_tolerance(model, positions)
-    structure = recover_structure(found)
-    result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None,
-                         positions=probed, seq_len=seq_len)
+
+def _compare(variant: Variant, model: Model, found: np.ndarray, expected: np.ndarray, tol: np.ndarray,
+             positions: np.ndarray, nonlinear) -> tuple:
+    """``(verdict, max_error, relayout, analysis, differences, max_angle)`` of the images ``found``."""
+    verdict, relayout, analysis, differences, max_angle = "differs", None, None, [], None
+    max_error = _max_error(found, expected)
     if nonlinear is not None:
-        result.differences = [nonlinear]
-        result.max_error = float(np.abs(found - expected).max())
-    elif _matches(found, expected, tol):
-        result.verdict = "equivalent"
-        result.max_error = float(np.abs(found - expected).max())
+        return verdict, max_error, None, None, [nonlinear], None
+    if _matches(found, expected, tol):
+        verdict = "equivalent"
     else:
         other = _OTHER.get(variant.pairing)
         if other and variant.rotated_width == variant.width:
             q = pairing_permutation(variant.width, variant.pairing, other)
             relaid = expected[:, q][:, :, q]
             if _matches(found, relaid, tol[:, q]):
-                result.verdict = "equivalent_after_relayout"
-                result.max_error = float(np.abs(found - relaid).max())
-                result.relayout = {
+                verdict = "equivalent_after_relayout"
+                max_error = _max_error(found, relaid)
+                relayout = {
                     "call": f"relayout_pairing(w, n_heads, src={variant.pairing!r}, dst={other!r})",
                     "applies_to": "the query and key projections Wq, Wk (and their biases), not Wv or Wo",
                     "permutation": q,
@@ -338,19 +385,197 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
                            "with the re-laid weights it computes the model's scores exactly "
                            "(claim rope.pairing_permutation)",
                 }
-        if result.verdict == "differs":
-            result.max_error = float(np.abs(found - expected).max())
-    if nonlinear is None:
-        try:
-            result.analysis = analyse(model, found, expected, positions, structure,
-                                      explain=result.verdict == "differs")
-        except Exception as err:  # the verdict stands without its explanation; say why there is none
-            note = f"{type(err).__name__}: {err}"[:200]
-            if result.verdict == "differs":
-                result.differences = fallback_differences(model, found, expected, positions, structure, note)
-        else:
-            result.differences = result.analysis.differences
-            result.max_angle_error = _max_angle(result.analysis, positions)
+    structure = recover_structure(found)
+    try:
+        analysis = analyse(model, found, expected, positions, structure, explain=verdict == "differs")
+    except Exception as err:  # the verdict stands without its explanation; say why there is none
+        note = f"{type(err).__name__}: {err}"[:200]
+        if verdict == "differs":
+            differences = fallback_differences(model, found, expected, positions, structure, note)
+    else:
+        differences = analysis.differences
+        max_angle = _max_angle(analysis, positions)
+    return verdict, max_error, relayout, analysis, differences, max_angle
+
+
+_WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
+
+
+def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
+          probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
+          table: str | None = None, call: str | None = None, layout: str | None = None,
+          dtype: str | None = None) -> AuditResult:
+    """Audit the user's rotary code ``fn`` against the declared model ``like``.
+
+    ``fn`` is a target name, ``"FILE.py:NAME"`` or ``"package.module:NAME"``
+    (NAME a function, a class or ``Class.method``), run in a child process
+    with a hard time limit; or a Python object (a function, a class, an
+    ``nn.Module`` instance), run in this process.  How it is called is found
+    from its signature and trial calls (:data:`~._runner.CONVENTIONS`):
+    ``fn(x, positions)``, ``fn(q, k, positions) -> (q, k)``, a Hugging Face
+    rotary module with its ``apply(q, k, cos, sin)`` (``apply=``), a table
+    builder and the function consuming it (``table=``, ``apply=``), modules
+    taking ``input_pos``/``position_ids``/``offset``, vLLM's
+    ``forward_native(positions, query, key)``; ``call`` is a Python
+    expression in ``x`` and ``positions`` when nothing fits; ``layout`` one
+    of ``td`` (default ``(..., T, D)``), ``bthd``, ``bhtd``, ``tbhd``,
+    ``flat``; ``dtype`` the element type the model runs in (``float16``,
+    ``bfloat16``).
+
+    ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
+    ``config.json`` path / dict.  Returns an :class:`AuditResult` whose
+    ``verdict`` is one of :data:`VERDICTS`; raises
+    :class:`~symproof.InvalidInputError` when the code cannot be audited (it
+    raises, hangs, returns the wrong shape or NaN, or no convention fits).
+
+    When the declared frequencies depend on the call length (``[length]`` in a
+    variant file; dynamic NTK and LongRoPE configs), the audit compares calls of
+    one length ``seq_len`` (max position id + 1): by default the threshold, the
+    longest call before the rule changes (see :func:`audit_positions`).
+    """
+    start = time.perf_counter()
+    if not isinstance(fn, str) and not callable(fn):
+        raise InvalidInputError(f"fn must be a target name (FILE.py:NAME) or callable, got {type(fn).__name__}")
+    if layout is not None and layout not in LAYOUT_CHOICES:
+        raise InvalidInputError(f"--layout must be one of {', '.join(LAYOUT_CHOICES)}, got {layout!r}")
+    if dtype is not None and dtype not in DTYPE_CHOICES:
+        raise InvalidInputError(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {dtype!r}")
+    for option, value in (("--apply", apply), ("--table", table)):
+        if value is not None and not _DOTTED.match(str(value)):
+            raise InvalidInputError(f"{option} expects a Python name defined next to the target, got {value!r}")
+    variant = load_like(like, head_dim)
+    if variant.width > MAX_AUDIT_WIDTH:
+        raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
+    config = _config_of(like) if not isinstance(like, Variant) else None
+    if isinstance(fn, str):
+        label = name or fn
+        fn = _resolved_target(fn)
+    else:
+        label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
+    probed, seq_len = audit_positions(variant, seq_len)
+    hints = hints_of(variant, config)
+    # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
+    hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
+    options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
+               "dtype": dtype}
+    if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
+        raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")
+    warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
+    probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
+    try:
+        return _audit(probe, variant, probed, seq_len, label, start, dtype)
+    finally:
+        probe.close()
+
+
+def _resolved_target(target: str) -> str:
+    """A ``FILE.py:NAME`` target with its file made absolute (the user's code may ``chdir``)."""
+    if ":" in target:
+        where, name = target.rsplit(":", 1)
+        if where.endswith(".py"):
+            if not os.path.isfile(where):
+                raise InvalidInputError(f"{printable(where)}: no such file (from {printable(repr(target))})")
+            return f"{os.path.abspath(where)}:{name}"
+    return target
+
+
+def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float,
+           dtype: str | None = None) -> AuditResult:
+    info = probe.setup()
+    probed = probe.usable_positions(probed, extend=seq_len is None)
+    probed, memory_note = _within_memory(probed, variant.width)
+    positions = np.array(probed, dtype=np.int64)
+    inputs = _linearity_inputs(variant.width, len(positions))
+    found, key_found, outputs = probe.basis_images(positions, extra=inputs)
+    rounding = VALUE_ROUNDING.get(dtype, 0.0)
+    nonlinear = _linearity(probe, found, positions, inputs, outputs, max(LINEARITY_REL, 8 * rounding))
+    model = Model.of(variant, seq_len if variant.length_dependent else None)
+    expected = _declared_images(variant, model, positions)
+    tol = _column_tolerance(model, positions, rounding)
+    result = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None,
+                         positions=probed, seq_len=seq_len)
+    result.convention = info
+    result.range_note = "; ".join(n for n in (probe.range_note, memory_note) if n) or None
+    (result.verdict, result.max_error, result.relayout, result.analysis, result.differences,
+     result.max_angle_error) = _compare(variant, model, found, expected, tol, positions, nonlinear)
+    _contiguous_offset(result)
+    if key_found is not None:
+        result.key = _key_result(variant, model, found, key_found, expected, tol, positions, probe)
+        if result.key.get("verdict") and _WORSE[result.key["verdict"]] > _WORSE[result.verdict]:
+            result.verdict = result.key["verdict"]
+            result.differences = result.differences + result.key.pop("_differences", [])
+            result.relayout = result.relayout or result.key.get("relayout")
+        result.key.pop("_differences", None)
+    stateful = _stateful(probe, variant, positions, probed)
+    if stateful is not None:
+        result.verdict = "differs"
+        result.differences = [stateful] + list(result.differences)
     result.seconds = time.perf_counter() - start
     result.probe_calls = probe.calls
     return result
+
+
+def _contiguous_offset(result: AuditResult) -> None:
+    """One call per start position rotating nothing: the code ignores its start offset (``offset=``, ``start_pos``)."""
+    c = result.convention or {}
+    diffs = result.differences
+    if c.get("positions") != "contiguous" or result.verdict != "differs" or not diffs:
+        return
+    if diffs[0].what == "rotary_dim" and diffs[0].found == 0:
+        keyword = c.get("call", "")
+        result.differences = [Difference(
+            "position_offset", "token t of a call starting at position p rotated by the angle of p + t",
+            "the same rotation for every start position",
+            f"called once per position with the start as the offset ({keyword}), the code rotates every call "
+            "as if it started at position 0: the start offset is ignored (a missing offset)",
+            basis=diffs[0].basis, position=diffs[0].position, expected_output=diffs[0].expected_output,
+            found_output=diffs[0].found_output)]
+
+
+def _within_memory(probed: tuple, width: int) -> tuple:
+    """At most as many positions as keep each ``(T, d, d)`` array of the audit within :data:`IMAGE_BYTES`
+    (a wide head: d = 2048 is 32 MB per position); the smallest and the largest positions are kept."""
+    most = max(MIN_POSITIONS, IMAGE_BYTES // (8 * width * width))
+    if len(probed) <= most:
+        return probed, None
+    small = most // 2
+    kept = tuple(probed[:small]) + tuple(probed[len(probed) - (most - small):])
+    return kept, (f"{len(kept)} of the {len(probed)} positions probed at head width {width} (each position's "
+                  f"matrix is {8 * width * width / 2**20:.0f} MB)")
+
+
+def _key_result(variant, model, found, key_found, expected, tol, positions, probe) -> dict:
+    """The key output audited too (a ``(q, k) -> (q, k)`` convention): same map, or its own verdict."""
+    if variant.key_scale != variant.query_scale:
+        return {"verdict": None, "note": "the key output is not audited: the model scales keys differently"}
+    if _matches(key_found, found, np.full_like(tol, ENTRY_ATOL)):
+        return {"verdict": None, "note": "the key is rotated exactly as the query"}
+    lin = _linearity_inputs(variant.width, len(positions))
+    verdict, max_error, relayout, _, differences, _ = _compare(variant, model, key_found, expected, tol, positions,
+                                                               None)
+    for d in differences:
+        d.detail = "the key output: " + d.detail
+    return {"verdict": verdict, "max_error": max_error, "relayout": relayout, "_differences": differences,
+            "note": "the key is rotated differently from the query" if lin is not None else ""}
+
+
+def _stateful(probe: Probe, variant: Variant, positions: np.ndarray, probed: tuple) -> Difference | None:
+    """Identical calls that differ: each probe call was made twice; then once more after a longer call."""
+    if probe.stateful:
+        return Difference("stateful", "the same output for the same call", "the second identical call differs",
+                          "stateful: the second identical call differs (a cache or a counter changes the result "
+                          "between calls)", extra={"input": {"x": "any probe batch, called twice"}})
+    longest = int(positions.max()) + 1
+    length = min(2 * longest, STATE_PROBE_LENGTH)
+    if length <= longest or (probe.info or {}).get("positions") in ("contiguous", "scalar"):
+        return None  # one call per position: no call is longer than another
+    x = np.ones((1, len(positions), variant.width))  # every pair (pair 0's frequency is 1 whatever the base)
+    # the longer call carries two positions, 0 and length - 1: a call's length is its largest position id + 1
+    if probe.disturbed(x, positions, np.array([0, length - 1], dtype=np.int64)):
+        return Difference("stateful", "the same output for the same call",
+                          f"a different output after one call of length {length}",
+                          f"stateful: the same call gives another result after a call at positions 0..{length - 1}: "
+                          "a cache computed for a longer call is kept (like a dynamic-NTK base recomputed for a "
+                          "long call and never reset)", basis=None,
+                          extra={"input": {"x": "all ones at every probed position", "after": f"positions 0..{length - 1}"}})
+    return None

@@ -17,6 +17,8 @@ import sys
 from typing import Mapping
 
 from .._errors import InvalidInputError, SymproofError, VariantFileError
+from .._io import read_input_file
+from .._text import printable
 from ..variants import Variant, load_model_config, load_variant, parse_variant
 from ..variants._model_config import _read as read_config_json
 from ..variants._model_config import parse_model_config
@@ -86,17 +88,18 @@ def load_function(target: str):
 
 
 def _load_toml_dict(path: str) -> dict:
+    """The TOML document at ``path``, read by the bounded reader (a FIFO, /dev/zero or a folder is one line)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    raw = read_input_file(path, error=VariantFileError)
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise InvalidInputError(f"{path}: no such file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise InvalidInputError(f"{path}: not valid TOML ({err})") from None
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise VariantFileError(f"{printable(path)}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as err:
+        raise VariantFileError(f"{printable(path)}: not valid TOML ({str(err)[:200]})") from None
 
 
 def _config_at_head_dim(data, source: str, head_dim: int) -> Variant:

@@ -1,46 +1,64 @@
-"""``symproof audit FILE.py:FUNCTION --like VARIANT.toml|CONFIG.json``.
+"""``symproof audit FILE.py:NAME --like VARIANT.toml|CONFIG.json``.
 
-Exit codes: 0 equivalent (either kind), 1 differs, 2 invalid input.
+Exit codes: 0 equivalent (either kind), 1 differs, 2 invalid input (the
+code raised, hung, or no calling convention fits).  The user's code runs in
+a child process (:mod:`._child`): the verdict, the exit code, the ``--json``
+document and the report paths are this process's alone, and the report
+folder is resolved before the code runs (the code may ``chdir``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
+import os
 import sys
 
 from .._examples import resolve_example
+from .._io import output_folder
+from .._text import printable
 from ._audit import audit, audit_positions
-from ._load import load_function, load_like
+from ._load import load_like
+from ._runner import RunnerError, split_target
 
 __all__ = ["main_audit"]
 
 
 def main_audit(args) -> int:
-    if args.report is not None:  # refused before the user's code runs, not after
-        from .._io import check_owned_files, output_folder
+    from .._errors import InvalidInputError
+
+    try:
+        split_target(args.target)
+    except RunnerError as err:
+        raise InvalidInputError(str(err)) from None
+    force = bool(getattr(args, "force", False))
+    report = None
+    if args.report is not None:  # resolved and refused before the user's code runs, not after
+        from .._io import check_owned_files
         from ._report import FILES, PDF_NAME
 
-        check_owned_files(output_folder(args.report, "--report"), FILES + (PDF_NAME,), option="--report",
-                          unlisted=True, force=bool(getattr(args, "force", False)))
-    like = resolve_example(args.like, "--like")  # an existing path, or a shipped example named by its stem
-    variant = load_like(like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
+        report = os.path.abspath(output_folder(args.report, "--report"))
+        check_owned_files(report, FILES + (PDF_NAME,), option="--report", unlisted=True, force=force)
+    args.like = resolve_example(args.like, "--like")  # an existing path, or a shipped example named by its stem
+    variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
     audit_positions(variant, args.seq_len)
-    # whatever the user's code prints goes to stderr: stdout carries the verdict (and stays valid JSON)
-    with contextlib.redirect_stdout(sys.stderr):
-        function = load_function(args.target)
-        result = audit(function, variant, seq_len=args.seq_len, name=args.target)
+    like = args.like  # read here, in this process, whose folder the user's code cannot change
+    seconds = getattr(args, "timeout", None)
+    result = audit(args.target, like, head_dim=args.head_dim, seq_len=args.seq_len, name=args.target,
+                   apply=getattr(args, "apply", None), table=getattr(args, "table", None),
+                   call=getattr(args, "call", None), layout=getattr(args, "layout", None),
+                   dtype=getattr(args, "dtype", None), **({"probe_seconds": seconds} if seconds else {}))
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:
         print(result.summary())
-    if args.report:
+    sys.stdout.flush()
+    if report is not None:
         from ..report import pdf_note
         from ._report import write_pdf, write_report
 
-        paths = write_report(result, args.report, force=bool(getattr(args, "force", False)))
-        print(f"report written to {paths[0]}", file=sys.stderr)
-        note = pdf_note(write_pdf(result, args.report, force=bool(getattr(args, "force", False))))
+        paths = write_report(result, report, force=force)
+        print(f"report written to {printable(paths[0])}", file=sys.stderr)
+        note = pdf_note(write_pdf(result, report, force=force))
         if note:
             print(note, file=sys.stderr)
     return result.exit_code

@@ -1,54 +1,46 @@
-"""Calling the user's rotary map: which array library it takes, bounded time, clean outputs.
+"""Calling the user's rotary map: its convention found, bounded time, the positions it can take, clean outputs.
 
-The function is called as ``fn(x, positions)`` with ``x`` of shape ``(B, T, d)``
-(float64) and integer positions.  Two position layouts are accepted -- the
-full ``x.shape[:-1]`` and one row ``(T,)`` broadcast over the batch -- and two
-array libraries, NumPy first, then PyTorch (tried only when the user's code
-has imported torch already: importing it costs seconds).  The first
-combination that returns an array of ``x``'s shape is kept for every probe.
-
-Each call is bounded in time (``SIGALRM`` on the main thread of a Unix
-process); a function that loops forever is reported, not waited for.
+The probe hands the runner (:mod:`._runner`: the conventions of real code)
+a canonical ``x`` of shape ``(N, T, d)`` (float64) and the ``T`` positions;
+the runner finds how the code is called and returns the rotated ``x`` (and
+the rotated key when the code returns ``(q, k)``).  The runner lives in a
+child process for a named file or module (:mod:`._child`: a hard wall-clock
+limit, the process killed past it) or in this process for a Python object
+given to :func:`symproof.audit` (``SIGALRM`` on the main thread of a Unix
+process).  The first request (importing, building, trial calls) has the
+longer warm-up limit; every later call has :data:`PROBE_SECONDS`.
 """
 
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 import time
-import warnings
 
 import numpy as np
 
 from .._errors import InvalidInputError
+from .._text import one_line
+from ._child import WARMUP_SECONDS, ChildFailure, ChildSession
+from ._runner import CallTimeout, RunnerError, Session
 
-__all__ = ["Probe", "PROBE_SECONDS", "MAX_PROBE_ELEMENTS"]
+__all__ = ["Probe", "PROBE_SECONDS", "MAX_PROBE_ELEMENTS", "WARMUP_SECONDS", "TRIAL_POSITIONS"]
 
 #: most seconds one call of the user's function may take
 PROBE_SECONDS = 10.0
-#: most elements of one probe batch (basis vectors are sent in chunks below this)
-MAX_PROBE_ELEMENTS = 1 << 22
+#: most elements of one probe batch (basis vectors are sent in chunks below this: 8 MB of float64, so that the
+#: user's code, its temporaries and the copies on the pipe stay small for wide heads)
+MAX_PROBE_ELEMENTS = 1 << 20
+#: positions of the trial calls that find the convention (small: inside any table)
+TRIAL_POSITIONS = (0, 1, 2, 3, 5)
 
 
-class _Timeout(Exception):
-    pass
+_Timeout = CallTimeout
 
 
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return f"{type(err).__name__}: {text[:240]}" if text else type(err).__name__
-
-
-def _module_globals(fn) -> dict:
-    """The globals of the code behind ``fn``: a function, a ``functools.partial``, or a callable object
-    (a ``torch.nn.Module`` instance: its ``forward``)."""
-    for candidate in (fn, getattr(fn, "func", None), getattr(fn, "forward", None),
-                      getattr(type(fn), "__call__", None)):
-        names = getattr(candidate, "__globals__", None)
-        if isinstance(names, dict):
-            return names
-    return {}
 
 
 class _time_limit:
@@ -75,125 +67,166 @@ class _time_limit:
         return False
 
 
-class Probe:
-    """The user's function as a float64 NumPy map ``(x, positions) -> y`` with checks."""
+class InProcess:
+    """The runner's session in this process (a Python object given to :func:`symproof.audit`)."""
 
-    def __init__(self, fn, width: int, name: str = "the function", seconds: float = PROBE_SECONDS):
-        self.fn = fn
+    def __init__(self, fn, options: dict, *, call_seconds: float, warmup_seconds: float = WARMUP_SECONDS):
+        self.session = Session(fn, options)
+        self.label = self.session.label
+        self.call_seconds, self.warmup_seconds = call_seconds, warmup_seconds
+
+    def _run(self, seconds, what, func, *args, shown=None):
+        try:
+            with _time_limit(seconds):
+                return func(*args)
+        except _Timeout:
+            raise InvalidInputError(f"{self.label} did not return within {shown or seconds:g} s ({what})") from None
+        except (InvalidInputError, RunnerError):
+            raise
+        except BaseException as err:  # the user's code: KeyboardInterrupt and SystemExit are its failures too
+            raise ChildFailure({"error": _one_line(err), "kind": "raised",
+                                "index_error": isinstance(err, IndexError)}) from None
+
+    def setup(self, x, positions):
+        try:
+            return self._run(self.warmup_seconds, "the first call", self.session.setup, x, positions)
+        except RunnerError as err:
+            raise ChildFailure({"error": str(err), "kind": "convention"}) from None
+
+    def call(self, x, positions, repeat=False):
+        try:
+            return self._run(self.call_seconds * (2 if repeat else 1), f"a probe call with x of shape "
+                             f"{tuple(x.shape)}", self.session.call, x, positions, repeat,
+                             shown=self.call_seconds)
+        except RunnerError as err:
+            raise ChildFailure({"error": str(err), "kind": "raised"}) from None
+
+    def close(self):
+        pass
+
+
+class Probe:
+    """The user's code as a float64 NumPy map ``(x, positions) -> y`` with checks."""
+
+    def __init__(self, runner, width: int, name: str = "the function", seconds: float = PROBE_SECONDS):
+        self.runner = runner
         self.width = width
         self.name = name
         self.seconds = seconds
-        self.backend = None  # "numpy" | "torch"
-        self.layout = None  # "full": positions of shape x.shape[:-1]; "row": shape (T,)
+        self.info: dict = {}
+        self.backend = None
+        self.layout = None
         self.calls = 0
         self.call_seconds = 0.0
+        self.stateful = False
+        self.has_key = False
+        self.range_note = None
 
-    # -- conventions -----------------------------------------------------------------------------
-    def _conventions(self):
-        numpy_first = [("numpy", "full"), ("numpy", "row")]
-        if "torch" not in sys.modules:
-            return numpy_first
-        torch_first = [("torch", "full"), ("torch", "row")]
-        # a function whose module uses torch is tried with tensors first: a failed NumPy attempt can cost a
-        # whole call (tables built before the first tensor method is reached)
-        uses_torch = any(getattr(v, "__name__", "").split(".")[0] == "torch"
-                         for v in list(_module_globals(self.fn).values()))
-        return torch_first + numpy_first if uses_torch else numpy_first + torch_first
+    @classmethod
+    def of(cls, target, options: dict, width: int, name: str, seconds: float = PROBE_SECONDS,
+           warmup: float = WARMUP_SECONDS) -> "Probe":
+        """A named target (``FILE.py:NAME``, ``module:NAME``) runs in a child process; an object here."""
+        if isinstance(target, str):
+            runner = ChildSession(target, options, call_seconds=seconds, warmup_seconds=warmup)
+        else:
+            runner = InProcess(target, options, call_seconds=seconds, warmup_seconds=warmup)
+        return cls(runner, width, name=name, seconds=seconds)
 
-    def _call(self, backend: str, layout: str, x: np.ndarray, positions: np.ndarray):
-        pos = np.ascontiguousarray(np.broadcast_to(positions, x.shape[:-1])) if layout == "full" else positions.copy()
-        xin = x.copy()
-        if backend == "torch":
-            import torch
+    def close(self):
+        self.runner.close()
 
-            xin, pos = torch.from_numpy(xin), torch.from_numpy(pos)
+    # -- setup -----------------------------------------------------------------------------------
+    def setup(self) -> dict:
+        """Find the convention with trial calls at small positions; return what the runner found."""
+        positions = np.array(TRIAL_POSITIONS, dtype=np.int64)
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((2, len(positions), self.width))
+        try:
+            info = self.runner.setup(x, positions)
+        except ChildFailure as err:
+            raise InvalidInputError(err.message if err.kind == "convention" else
+                                    f"{self.name} raised {err.message} while it was being set up") from None
+        self.info = info
+        self.backend = info.get("array_library")
+        self.layout = info.get("layout")
+        self.has_key = bool(info.get("key"))
+        return info
+
+    def usable_positions(self, positions: tuple, extend: bool = True) -> tuple:
+        """``positions`` within the range the code can take: its tables' length, then a trial at the largest.
+
+        An out-of-range error at the largest position shrinks the range to the largest position that
+        works (said in :attr:`range_note`); an error even at the smallest is one clear line.
+        """
+        bound = self.info.get("bound")
+        kept = tuple(p for p in positions if bound is None or p < bound)
+        if bound is not None and len(kept) < len(positions):
+            if extend and bound - 1 > max(kept, default=-1):
+                kept = kept + (bound - 1,)  # the largest position the code takes is probed too
+            self.range_note = f"positions probed below {bound} ({self._bound_source()})"
+        candidates = sorted(set(kept), reverse=True)
+        last_error = None
+        for p in candidates:
+            x = np.zeros((1, 1, self.width))
+            x[0, 0, 0] = 1.0
+            try:
+                self._raw(x, np.array([p], dtype=np.int64))
+            except ChildFailure as err:
+                last_error = err
+                if p == candidates[-1]:
+                    break
+                continue
+            if p != candidates[0]:
+                self.range_note = (f"positions probed up to {p}: at position {candidates[0]} the code raised "
+                                   f"{last_error.message[:160]} (a table shorter than the model's range?)")
+                kept = tuple(q for q in kept if q <= p)
+            return kept
+        message = last_error.message if last_error is not None else "nothing to probe"
+        raise InvalidInputError(f"{self.name} fails at every probed position (0..{max(positions)}): {message}; "
+                                "--seq-len N audits calls of length N (positions below N)")
+
+    def _bound_source(self) -> str:
+        return self.info.get("bound_source") or "the code's own tables"
+
+    # -- calls -----------------------------------------------------------------------------------
+    def _raw(self, x, positions, repeat=False):
         start = time.perf_counter()
         try:
-            # the user's overflow/invalid warnings (float16 angles...) are what the audit reports on, not noise
-            with _time_limit(self.seconds), warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                y = self.fn(xin, pos)
+            return self.runner.call(x, positions, repeat)
         finally:
-            self.calls += 1
+            self.calls += 2 if repeat else 1
             self.call_seconds += time.perf_counter() - start
-        return self._as_numpy(y, x.shape)
 
-    def _as_numpy(self, y, shape):
-        if type(y).__module__.startswith("torch"):
-            y = y.detach().cpu()
-            if y.is_complex():
-                raise InvalidInputError(f"{self.name} returned complex values; expected a real array of shape {shape}")
-            y = y.double().numpy()
+    def __call__(self, x: np.ndarray, positions: np.ndarray, repeat: bool = True):
+        """``(q, k or None)`` as float64 for ``x`` of shape ``(N, T, d)``, with the convention found."""
         try:
-            y = np.asarray(y)
-        except Exception as err:  # an object numpy cannot read
-            raise InvalidInputError(f"{self.name} returned {type(y).__name__}, not an array ({_one_line(err)})") from None
-        if np.iscomplexobj(y):
-            raise InvalidInputError(f"{self.name} returned complex values; expected a real array of shape {shape}")
-        if y.shape != shape:
-            raise InvalidInputError(f"{self.name} returned shape {y.shape} for x of shape {shape}; "
-                                    "expected the shape of x")
-        try:
-            return y.astype(np.float64)
-        except (TypeError, ValueError) as err:
-            raise InvalidInputError(f"{self.name} returned {y.dtype} values, not numbers ({_one_line(err)})") from None
+            q, k, stateful = self._raw(x, positions, repeat)
+        except ChildFailure as err:
+            raise InvalidInputError(f"{self.name} raised {err.message} (called as {self.call_text()}, positions "
+                                    f"{int(positions.min())}..{int(positions.max())})") from None
+        self.stateful |= stateful
+        for out in (q, k):
+            if out is not None and out.shape != x.shape:
+                raise InvalidInputError(f"{self.name} returned shape {out.shape} for x of shape {x.shape}; "
+                                        "expected the shape of x")
+        return q, k
 
-    def _describe(self, backend, layout, x, positions) -> str:
-        pos_shape = x.shape[:-1] if layout == "full" else positions.shape
-        kind = "numpy arrays" if backend == "numpy" else "torch tensors"
-        return f"{kind} x{tuple(x.shape)} float64, positions{tuple(pos_shape)} int64"
-
-    def detect(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Find the convention the function accepts (first probe); return its output for ``x``."""
-        failures = []
-        for backend, layout in self._conventions():
-            try:
-                y = self._call(backend, layout, x, positions)
-            except _Timeout:
-                raise InvalidInputError(f"{self.name} took longer than {self.seconds:g} s on one probe "
-                                        f"({self._describe(backend, layout, x, positions)})") from None
-            except KeyboardInterrupt:
-                raise
-            except InvalidInputError as err:
-                failures.append(f"with {self._describe(backend, layout, x, positions)}: {err.message}")
-                continue
-            except BaseException as err:  # whatever the user's code raises
-                failures.append(f"with {self._describe(backend, layout, x, positions)}: raised {_one_line(err)}")
-                continue
-            self.backend, self.layout = backend, layout
-            return y
-        # the full-layout failure of each library says the most; the row layout repeats it
-        shown = failures[0::2] if len(failures) > 1 else failures
-        hint = "" if "torch" in sys.modules else " (torch tensors were not tried: the file does not import torch)"
-        raise InvalidInputError(f"{self.name} failed on every probe convention: " + "; ".join(shown) + hint)
-
-    def __call__(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """``fn(x, positions)`` as float64, with the convention found by :meth:`detect`."""
-        if self.backend is None:
-            return self.detect(x, positions)
-        try:
-            return self._call(self.backend, self.layout, x, positions)
-        except _Timeout:
-            raise InvalidInputError(f"{self.name} took longer than {self.seconds:g} s on one probe "
-                                    f"({self._describe(self.backend, self.layout, x, positions)})") from None
-        except (InvalidInputError, KeyboardInterrupt):
-            raise
-        except BaseException as err:
-            raise InvalidInputError(f"{self.name} raised {_one_line(err)} with "
-                                    f"{self._describe(self.backend, self.layout, x, positions)}") from None
+    def call_text(self) -> str:
+        return one_line(self.info.get("call", "fn(x, positions)"))
 
     def basis_images(self, positions: np.ndarray, extra: np.ndarray | None = None):
-        """``F[t, i, j]``: coordinate ``i`` of the output for basis vector ``e_j`` at ``positions[t]``.
+        """``(F, K, outputs)``: ``F[t, i, j]`` coordinate ``i`` of the output for ``e_j`` at ``positions[t]``,
+        ``K`` the same for the key (or None), ``outputs`` the images of ``extra``.
 
         ``extra`` (shape ``(k, T, d)``) rides along in the same call (a call can cost more than its
-        inputs, e.g. when it builds a table for every position up to the largest); with ``extra`` the
-        result is ``(F, outputs for extra)``.
+        inputs, e.g. when it builds a table for every position up to the largest).
         """
         d, n = self.width, len(positions)
         extra = np.zeros((0, n, d)) if extra is None else np.asarray(extra, dtype=np.float64)
         rows = d + len(extra)
         chunk = max(1, MAX_PROBE_ELEMENTS // (n * d))
         out = np.empty((rows, n, d))
+        key = np.empty((rows, n, d)) if self.has_key else None
         for start in range(0, rows, chunk):
             stop = min(rows, start + chunk)
             x = np.zeros((stop - start, n, d))
@@ -201,10 +234,29 @@ class Probe:
             x[basis - start, :, basis] = 1.0
             if stop > d:
                 x[max(start, d) - start:] = extra[max(start, d) - d:stop - d]
-            out[start:stop] = self(x, positions)
+            q, k = self(x, positions)
+            out[start:stop] = q
+            if key is not None:
+                if k is None:
+                    raise InvalidInputError(f"{self.name} returned a key on one call and not on another")
+                key[start:stop] = k
         images = np.transpose(out[:d], (1, 2, 0))
         self.check_finite(images, positions)
-        return (images, out[d:]) if len(extra) else images
+        key_images = None if key is None else np.transpose(key[:d], (1, 2, 0))
+        if key_images is not None:
+            self.check_finite(key_images, positions)
+        return images, key_images, out[d:]
+
+    def disturbed(self, x: np.ndarray, positions: np.ndarray, longer: np.ndarray) -> bool:
+        """Does ``x`` at ``positions`` give other outputs after one call at the ``longer`` positions?"""
+        try:
+            before, _ = self(x, positions, repeat=False)
+            self._raw(np.ones((1, len(longer), self.width)), longer)
+            after, _ = self(x, positions, repeat=False)
+        except (ChildFailure, InvalidInputError):
+            return False
+        scale = max(1.0, float(np.abs(before).max()))
+        return bool(np.abs(after - before).max() > 1e-6 * scale)
 
     def check_finite(self, images: np.ndarray, positions: np.ndarray) -> None:
         bad = ~np.isfinite(images)

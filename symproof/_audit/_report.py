@@ -41,6 +41,7 @@ _ASPECT = {
     "scaling": "scale of the rotated pairs",
     "precision": "angle arithmetic",
     "nonlinear": "linear in x",
+    "stateful": "same output for the same call",
 }
 
 
@@ -56,6 +57,7 @@ def _declared(result: AuditResult, what: str) -> str:
         "scaling": v.factor.text if v.factor is not None else "1",
         "precision": "float32 or better",
         "nonlinear": "linear",
+        "stateful": "no state between calls",
     }[what]
 
 

@@ -94,8 +94,11 @@ def _components(link: np.ndarray) -> list:
 def recover_structure(images: np.ndarray) -> Structure:
     """The :class:`Structure` of basis images ``F`` (shape ``(T, d, d)``)."""
     n_pos, d, _ = images.shape
-    size = max(float(np.abs(images).max()), 1e-300)
-    off = np.abs(images).max(axis=0)
+    # no (T, d, d) temporaries: at d = 2048 each is 32 MB per position
+    size = max(abs(float(images.max())), abs(float(images.min())), 1e-300)
+    off = np.zeros((d, d))
+    for t in range(n_pos):
+        np.maximum(off, np.abs(images[t]), out=off)
     np.fill_diagonal(off, 0.0)
     link = (off + off.T) > LINK_TOLERANCE * size
     diag = images[:, np.arange(d), np.arange(d)]

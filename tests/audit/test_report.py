@@ -65,7 +65,7 @@ def test_table_has_one_row_per_what(denominator_bug):
     result = audit(load_function(f"{path}:apply_rope"), model)
     rows = comparison_rows(result)
     assert [r[0] for r in rows] == ["pairing", "frequency", "denominator", "direction", "position_offset",
-                                    "rotary_dim", "scaling", "precision", "nonlinear"]
+                                    "rotary_dim", "scaling", "precision", "nonlinear", "stateful"]
     verdicts = {r[0]: r[4] for r in rows}
     assert verdicts.pop("denominator") == "differs" and set(verdicts.values()) == {"same"}
 

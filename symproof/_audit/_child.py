@@ -1,0 +1,234 @@
+"""The user's code in a child process: bounded in time, unable to touch the verdict.
+
+``symproof audit FILE.py:NAME`` never imports the user's file into its own
+process.  A child (``python -B _runner.py``, a fresh interpreter in a session
+of its own) imports it and answers probe requests over two pipes; its stdout
+and stderr are drained by threads of the parent and echoed to the parent's
+stderr, at most :data:`ECHO_LIMIT` bytes.  The parent waits on each answer
+with a wall-clock limit and kills the child's whole process group past it
+(or when the audit ends), so that a hang in C code, a swallowed timeout,
+non-daemon threads, ``fork``, ``atexit``, ``os._exit``, ``chdir`` or a flood
+of output can change nothing but the message.  Answers are JSON headers and
+``.npy`` arrays read with ``allow_pickle=False``: nothing the child sends is
+ever run by the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+from .._errors import InvalidInputError
+from . import _runner
+
+__all__ = ["ChildSession", "WARMUP_SECONDS", "ECHO_LIMIT"]
+
+#: the first request (importing the user's file, building its modules, the trial calls) may take this many
+#: times the limit of one call (60 s at the default 10 s: importing transformers alone can take 15 s on a busy host)
+WARMUP_FACTOR = 6
+WARMUP_SECONDS = 60.0
+#: at most this many bytes of the child's own output are echoed to stderr
+ECHO_LIMIT = 64 * 1024
+#: a reply larger than this (beyond the arrays it must carry) is refused
+_HEADER_LIMIT = 1 << 20
+
+
+class _Echo:
+    """Drain one of the child's output pipes into our stderr, up to a shared byte budget."""
+
+    budget = ECHO_LIMIT
+
+    def __init__(self, fd: int, shared: dict):
+        self.fd, self.shared = fd, shared
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self.shared["lock"]:
+                left = self.shared["left"]
+                if left > 0:
+                    shown = chunk[:left]
+                    self.shared["left"] = left - len(shown)
+                    try:
+                        sys.stderr.write(shown.decode("utf-8", "replace"))
+                        if self.shared["left"] <= 0:
+                            sys.stderr.write("\n[the audited code printed more; the rest is not shown]\n")
+                        sys.stderr.flush()
+                    except (OSError, ValueError):
+                        pass
+
+
+class ChildSession:
+    """The runner's :class:`~._runner.Session` in a child process, with the same ``setup``/``call``."""
+
+    def __init__(self, target: str, options: dict, *, call_seconds: float, warmup_seconds: float = WARMUP_SECONDS):
+        self.target, self.options = target, options
+        self.call_seconds, self.warmup_seconds = call_seconds, warmup_seconds
+        self.proc = None
+        self.label = target
+
+    # -- process ---------------------------------------------------------------------------------
+    def _start(self):
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        env = dict(os.environ)
+        # the user's code must see the folders the audit itself was started with (e.g. PYTHONPATH)
+        # and the current folder, as `python -m` puts it first: package.module:NAME importable from here
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [env.get("PYTHONPATH", ""), os.getcwd()] if p)
+        env.pop("PYTHONSTARTUP", None)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-B", _runner.__file__, str(to_child_r), str(from_child_w)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(to_child_r, from_child_w), start_new_session=True, env=env, close_fds=True)
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self.write_fd, self.read_fd = to_child_w, from_child_r
+        shared = {"lock": threading.Lock(), "left": ECHO_LIMIT}
+        self._echo = [_Echo(self.proc.stdout.fileno(), shared), _Echo(self.proc.stderr.fileno(), shared)]
+
+    def close(self):
+        """Kill the child and everything it started (its process group), then reap it."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        for fd in (self.write_fd, self.read_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        proc.wait()
+        for echo in self._echo:
+            echo.thread.join(timeout=0.2)  # a forked grandchild holding the pipe must not keep us here
+        for stream in (proc.stdout, proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # -- requests --------------------------------------------------------------------------------
+    def _send(self, header: dict, arrays) -> None:
+        try:
+            _runner.write_message(self.write_fd, header, arrays)
+        except (BrokenPipeError, OSError):
+            pass  # the child is gone: the read below says how
+
+    def _read(self, n: int, deadline: float, seconds: float, what: str) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise InvalidInputError(f"{self.label} did not return within {seconds:g} s ({what}); the process "
+                                        "running it was stopped")
+            ready, _, _ = select.select([self.read_fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(self.read_fd, min(n - got, 1 << 20))
+            if not chunk:
+                code = self.proc.wait(timeout=5) if self.proc is not None else None
+                self.close()
+                how = (f"exited with status {code}" if code is not None and code >= 0 else
+                       f"was killed by signal {-code}" if code is not None else "ended")
+                raise InvalidInputError(f"{self.label}: the process running it {how} during {what} "
+                                        "(os._exit, sys.exit from a thread, a crash in native code?)")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def _request(self, header: dict, arrays, seconds: float, what: str, expect_bytes: int, shown=None):
+        if self.proc is None:
+            self._start()
+        self._send(header, arrays)
+        deadline = time.monotonic() + seconds
+        seconds = seconds if shown is None else shown  # the limit as the user set it (a call made twice: each)
+        head = self._read(12, deadline, seconds, what)
+        if head[:4] != _runner.MAGIC:
+            self.close()
+            raise InvalidInputError(f"{self.label}: the process running it wrote something else on the audit's "
+                                    f"channel during {what}")
+        (size,) = struct.unpack(">Q", head[4:])
+        if size > _HEADER_LIMIT:
+            self.close()
+            raise InvalidInputError(f"{self.label}: the process running it sent a malformed answer ({what})")
+        try:
+            reply = json.loads(self._read(size, deadline, seconds, what))
+            sizes = [int(s) for s in reply.get("sizes", [])]
+        except (ValueError, TypeError, AttributeError):
+            self.close()
+            raise InvalidInputError(f"{self.label}: the process running it sent a malformed answer ({what})") from None
+        if sum(sizes) > expect_bytes + (1 << 20) or any(s < 0 for s in sizes):
+            self.close()
+            raise InvalidInputError(f"{self.label}: the process running it sent more data than asked ({what})")
+        blob = self._read(sum(sizes), deadline, seconds, what)
+        try:
+            arrays = _runner.decode_arrays(reply, blob)
+        except (ValueError, OSError, EOFError):
+            self.close()
+            raise InvalidInputError(f"{self.label}: the process running it sent malformed arrays ({what})") from None
+        return reply, arrays
+
+    def setup(self, x: np.ndarray, positions: np.ndarray) -> dict:
+        reply, _ = self._request({"op": "setup", "target": self.target, "options": self.options}, [x, positions],
+                                 self.warmup_seconds, "the first call (importing the file and finding how to call "
+                                 "it)", 0)
+        if not reply.get("ok"):
+            raise _ChildFailure(reply)
+        return reply["info"]
+
+    def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
+        seconds = self.call_seconds * (2 if repeat else 1)
+        reply, arrays = self._request({"op": "call", "repeat": repeat}, [x, positions], seconds,
+                                      f"a probe call with x of shape {tuple(x.shape)}", 2 * x.nbytes + 4096,
+                                      shown=self.call_seconds)
+        if not reply.get("ok"):
+            raise _ChildFailure(reply)
+        if len(arrays) < 1 or arrays[0].shape != x.shape or (reply.get("key") and len(arrays) < 2):
+            raise InvalidInputError(f"{self.label}: the process running it sent arrays of the wrong shape")
+        q = arrays[0].astype(np.float64)
+        k = arrays[1].astype(np.float64) if reply.get("key") and arrays[1].shape == x.shape else None
+        return q, k, bool(reply.get("stateful"))
+
+
+class _ChildFailure(Exception):
+    """The child answered with an error (the user's code raised, or no convention fits)."""
+
+    def __init__(self, reply: dict):
+        super().__init__(str(reply.get("error", "failed")))
+        self.message = str(reply.get("error", "failed"))
+        self.kind = reply.get("kind")
+        self.index_error = bool(reply.get("index_error"))
+
+
+ChildFailure = _ChildFailure

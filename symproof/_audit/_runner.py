@@ -1,0 +1,1264 @@
+"""The user's rotary code as one map ``(x, positions) -> x``: its calling convention found, not written.
+
+Real code is rarely ``fn(x, positions)``.  :data:`CONVENTIONS` is the table
+of calling conventions the audit knows, tried in order; each row says which
+roles the user's code plays (an *apply* function, a *rotary module* that
+makes ``cos, sin``, a *table* builder giving ``freqs_cis`` or ``(cos, sin)``,
+a whole ``nn.Module``), how it is called, in which layouts and how positions
+are passed.  A row is tried only when the signatures fit, then by a trial
+call whose output must have the input's shape; the errors of the rows that
+did not fit are kept, so that one clear line can list what was tried.
+
+This module needs nothing but the standard library and NumPy: it is run as a
+script in the child process that imports the user's code (``_child.py``),
+and imported in-process when :func:`symproof.audit` is given a Python object.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import io
+import json
+import math
+import os
+import re
+import struct
+import sys
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CONVENTIONS", "LAYOUTS", "Session", "RunnerError", "load_target", "serve"]
+
+#: how the canonical probe ``x`` of shape (N, T, d) is handed to the code (N samples, T positions, one head)
+LAYOUTS = {
+    "td": "(..., T, D)",
+    "bhtd": "(B, H, T, D)",
+    "bthd": "(B, T, H, D)",
+    "tbhd": "(T, B, H, D)",
+    "flat": "(num_tokens, heads * D)",
+    "vector": "(D,) one token per call",
+}
+
+# parameter names by role (signature inspection)
+_X = ("x", "t", "q", "xq", "query", "input", "inputs", "tensor", "hidden_states", "vec", "qk")
+_K = ("k", "xk", "key")
+_POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions")
+_OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position")
+_COS, _SIN = ("cos", "cos_cached", "freqs_cos"), ("sin", "sin_cached", "freqs_sin")
+_FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis", "sincos", "cos_sin")
+_DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims")
+_LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_position", "max_len",
+        "max_positions", "seqlen", "n_positions", "max_seq_length", "length")
+_BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
+
+
+#: extra parameters an apply may require, filled from the declared model (llama2.c's head_size...)
+_FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "theta", "base", "rope_theta",
+           "kv_dim", "position_ids")
+
+
+class CallTimeout(BaseException):
+    """Raised into the user's code by an in-process time limit: never taken for the code's own failure."""
+
+
+class RunnerError(Exception):
+    """A convention does not fit, or the code cannot be called; the message is one line."""
+
+
+def _one_line(err: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(err).split())
+    name = type(err).__name__
+    return f"{name}: {text[:limit]}" if text else name
+
+
+# -- loading the target ---------------------------------------------------------------------------
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def split_target(target: str) -> tuple:
+    """``"file.py:Name.method"`` or ``"pkg.module:Name"`` -> ``(where, dotted name)``, or a clear error."""
+    if not isinstance(target, str) or ":" not in target:
+        raise RunnerError(f"expected FILE.py:NAME or package.module:NAME (e.g. my_rope.py:apply_rope), got {target!r}")
+    where, name = target.rsplit(":", 1)
+    if not where:
+        raise RunnerError(f"expected FILE.py:NAME or package.module:NAME, got {target!r}")
+    if not _NAME.match(name):
+        raise RunnerError(f"expected NAME to be a Python name (a function, a class or Class.method), got {name!r}")
+    if not where.endswith(".py") and not _NAME.match(where):
+        raise RunnerError(f"expected FILE.py:NAME with a .py file, or an importable module name, got {target!r}")
+    return where, name
+
+
+def _import_file(path: str):
+    if not os.path.isfile(path):
+        raise RunnerError(f"{path}: no such file")
+    import hashlib
+
+    module_name = "symproof_audited_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise RunnerError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    saved_bytecode, saved_path = sys.dont_write_bytecode, list(sys.path)
+    sys.dont_write_bytecode = True  # never leave __pycache__ in the user's folder
+    sys.path.insert(0, folder)
+    sys.modules[module_name] = module  # as any import does: dataclasses, pickle and typing look it up
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as err:
+        sys.modules.pop(module_name, None)
+        raise RunnerError(f"{path} does not import: SyntaxError at line {err.lineno}: {err.msg}") from None
+    except BaseException as err:  # the user's code may raise anything, SystemExit and KeyboardInterrupt included
+        sys.modules.pop(module_name, None)
+        raise RunnerError(f"{path} does not import: {_one_line(err)}") from None
+    finally:
+        sys.dont_write_bytecode = saved_bytecode
+        sys.path[:] = saved_path + [folder]  # a function that imports a sibling lazily still finds it
+    return module
+
+
+def load_target(target: str) -> tuple:
+    """``(object, module)``: the named function, class, method or object, and the module it lives in."""
+    where, name = split_target(target)
+    if where.endswith(".py"):
+        module = _import_file(where)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except BaseException as err:
+            raise RunnerError(f"{where}: neither a .py file nor an importable module (importing it raised "
+                              f"{_one_line(err)})") from None
+    obj = module
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            defined = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+                             and getattr(v, "__module__", None) == module.__name__)
+            raise RunnerError(f"{where} defines no {name!r}; names defined there: "
+                              f"{', '.join(defined[:20]) or 'none'}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise RunnerError(f"{where}: {name!r} is a {type(obj).__name__}, not a function, a class or a module")
+    return obj, module
+
+
+# -- arrays ---------------------------------------------------------------------------------------
+
+
+def _library_of(module) -> list:
+    """The array libraries to try, the module's own first (torch, jax, numpy)."""
+    names = {getattr(v, "__name__", "").split(".")[0] for v in list(vars(module).values())} if module else set()
+    text = ""
+    try:
+        text = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        pass
+    order = []
+    if "torch" in names or "import torch" in text:
+        order.append("torch")
+    if "jax" in names or "import jax" in text:
+        order.append("jax")
+    order.append("numpy")
+    if "torch" not in order and "torch" in sys.modules:
+        order.append("torch")
+    return order
+
+
+_DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+
+class Arrays:
+    """Conversions between NumPy float64 and the library the code takes."""
+
+    def __init__(self, name: str, dtype: str = "float64"):
+        self.name, self.dtype = name, dtype
+        if name == "torch":
+            import torch
+
+            self.torch = torch
+        elif name == "jax":
+            import jax
+            import jax.numpy as jnp
+
+            if dtype == "float64":
+                jax.config.update("jax_enable_x64", True)
+            self.jnp = jnp
+
+    def values(self, x: np.ndarray):
+        if self.name == "torch":
+            return self.torch.from_numpy(np.ascontiguousarray(x)).to(getattr(self.torch, self.dtype))
+        if self.name == "jax":
+            return self.jnp.asarray(x, dtype=self.dtype)
+        if self.dtype == "bfloat16":
+            raise RunnerError("NumPy has no bfloat16; --dtype bfloat16 needs torch or jax code")
+        return np.array(x, dtype=self.dtype)
+
+    def ints(self, p: np.ndarray):
+        if self.name == "torch":
+            return self.torch.from_numpy(np.ascontiguousarray(p, dtype=np.int64))
+        if self.name == "jax":
+            return self.jnp.asarray(p)
+        return np.array(p, dtype=np.int64)
+
+    def gather(self, table, positions: np.ndarray):
+        """Rows ``positions`` of a table the code built (``table[positions]``)."""
+        if isinstance(table, (tuple, list)):
+            return type(table)(self.gather(t, positions) for t in table)
+        n = _length(table)
+        if n is not None and positions.size and int(positions.max()) >= n:
+            raise IndexError(f"position {int(positions.max())} is beyond the table's {n} rows")
+        return table[self.ints(positions)]
+
+    def numpy(self, y) -> np.ndarray:
+        module = type(y).__module__
+        if module.startswith("torch"):
+            y = y.detach().cpu()
+            if y.is_complex():
+                raise RunnerError("returned complex values; expected a real array")
+            return y.to(self.torch.float64).numpy()
+        if module.startswith("jax"):
+            y = np.asarray(y)
+        y = np.asarray(y)
+        if np.iscomplexobj(y):
+            raise RunnerError("returned complex values; expected a real array")
+        if y.dtype.kind not in "fiub" and y.dtype.name != "bfloat16":
+            raise RunnerError(f"returned {y.dtype} values, not numbers")
+        return y.astype(np.float64)
+
+
+def _length(table):
+    shape = getattr(table, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        try:
+            return int(shape[0])
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+# -- signatures -----------------------------------------------------------------------------------
+
+
+def _params(fn) -> list:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return []
+
+
+def _names(fn) -> list:
+    return [p.name for p in _params(fn) if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _required(fn) -> list:
+    return [p.name for p in _params(fn) if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                                p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _has(fn, names) -> str | None:
+    """The first parameter of ``fn`` named one of ``names``."""
+    for n in _names(fn):
+        if n.lower() in names:
+            return n
+    return None
+
+
+def _call_of(obj):
+    """What calling ``obj`` runs: ``forward`` for an ``nn.Module``, ``__call__`` for an object."""
+    forward = getattr(obj, "forward", None)
+    if forward is not None and callable(forward) and type(obj).__module__ != "builtins" and not inspect.isroutine(obj):
+        return forward
+    return obj
+
+
+# -- instances from the declared model -------------------------------------------------------------
+
+
+@dataclass
+class Hints:
+    """What the declared model says, for building the user's modules and tables (from the parent)."""
+
+    head_dim: int
+    rotated_dim: int
+    pairing: str
+    base: float | None = None
+    max_position: int | None = None
+    config: dict | None = None
+    heads: int = 1
+    scaling_factor: float | None = None
+
+    @classmethod
+    def of(cls, data: dict) -> "Hints":
+        return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
+                                                 "config", "scaling_factor")} | {"heads": 1})
+
+
+def _config_dict(h: Hints) -> dict:
+    """A transformers-style config for a module built from the declared model (``--like X.toml``)."""
+    if h.config is not None:
+        return dict(h.config)
+    heads = 4
+    data = {"head_dim": h.head_dim, "hidden_size": h.head_dim * heads, "num_attention_heads": heads,
+            "num_key_value_heads": heads, "n_head": heads, "n_embd": h.head_dim * heads,
+            "max_position_embeddings": h.max_position or 32768, "rotary_dim": h.rotated_dim}
+    base = h.base if h.base is not None else 10000.0
+    data["rope_theta"] = base
+    data["rope_parameters"] = {"rope_type": "default", "rope_theta": base}
+    if h.rotated_dim != h.head_dim:
+        frac = h.rotated_dim / h.head_dim
+        data.update(partial_rotary_factor=frac, rotary_pct=frac)
+        data["rope_parameters"]["partial_rotary_factor"] = frac
+    return data
+
+
+def _config_class(cls, param):
+    annotation = param.annotation
+    if isinstance(annotation, str):  # from __future__ import annotations
+        scope = getattr(sys.modules.get(cls.__module__), "__dict__", {})
+        annotation = scope.get(annotation.split(".")[-1].strip("'\""))
+    return annotation if inspect.isclass(annotation) else None
+
+
+def _build_config(cls, param, h: Hints):
+    data = _config_dict(h)
+    config_cls = _config_class(cls, param)
+    if config_cls is None and data.get("model_type"):
+        from transformers import AutoConfig
+
+        return AutoConfig.for_model(data.pop("model_type"), **data)
+    if config_cls is None:
+        raise RunnerError(f"{cls.__name__} takes a config whose class is not annotated; pass --like CONFIG.json "
+                          "with a model_type")
+    data.pop("model_type", None)
+    return config_cls(**data)
+
+
+def instantiate(cls, h: Hints, hints_used: list):
+    """``cls`` built from the declared model: a ``config`` parameter, or parameters named by role."""
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    kwargs = {}
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        name = p.name.lower()
+        value = _MISSING = object()
+        if name == "config" or name.endswith("_config") and name != "rope_config":
+            value = _build_config(cls, p, h)
+            hints_used.append(f"{p.name}=<{type(value).__name__} from --like>")
+        elif name in ("head_size", "head_dim"):
+            value = h.head_dim
+        elif name in _DIM:
+            value = h.rotated_dim
+        elif name in _BASE and h.base is not None:
+            value = float(h.base)
+        elif name in _BASE and p.default is p.empty:
+            value = 10000.0
+        elif name in _LEN and h.max_position is not None:
+            value = int(h.max_position)
+        elif name in _LEN and p.default is p.empty:
+            value = 32768
+        elif name in ("scaling_factor", "factor", "rope_scaling_factor") and h.scaling_factor is not None:
+            value = float(h.scaling_factor)
+        elif name == "is_neox_style":
+            value = h.pairing == "half"
+        elif name == "interleaved":
+            value = h.pairing == "adjacent"
+        elif name == "dtype" and p.default is p.empty:
+            import torch
+
+            value = torch.float32
+        if value is not _MISSING:
+            kwargs[p.name] = value
+            if not (name == "config" or name.endswith("_config")):
+                hints_used.append(f"{p.name}={value!r}")
+        elif p.default is p.empty:
+            raise RunnerError(f"cannot build {cls.__name__}: no value for its parameter {p.name!r} from the "
+                              "declared model")
+    try:
+        return cls(**kwargs)
+    except RunnerError:
+        raise
+    except Exception as err:
+        raise RunnerError(f"{cls.__name__}({', '.join(kwargs)}) raised {_one_line(err)}") from None
+
+
+def _bound_of(obj) -> int | None:
+    """The largest position count a built object holds tables for (a cache's rows, max_seq_len)."""
+    bounds = []
+    for attr in ("max_seq_len", "max_position_embeddings", "max_positions", "max_len", "max_seq_len_cached"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            bounds.append(value)
+    for attr in ("cache", "cos_sin_cache", "freqs_cis", "cos_cached", "sin_cached", "_cos_cached", "rope_cache"):
+        table = getattr(obj, attr, None)
+        shape = getattr(table, "shape", None)
+        if shape is None or callable(table) or len(shape) < 1:
+            continue
+        dims = [int(v) for v in shape]
+        while len(dims) > 2 and dims[0] == 1:  # (1, 1, positions, d): transformers' old cos_cached
+            dims = dims[1:]
+        if dims[0] > 1:
+            bounds.append(dims[0])
+    return min(bounds) if bounds else None
+
+
+# -- the conventions ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A row of :data:`CONVENTIONS`: ``roles`` the code plays, how ``apply`` is called, in which layouts."""
+
+    name: str
+    call: str  # shown in the output: how the code is called
+    entry: str  # the role of the named target: "apply" | "module" | "maker" | "table" | "expr"
+    args: tuple  # the apply's arguments in order: x, k, positions, cos, sin, freqs, offset, position(scalar)
+    layouts: tuple
+    positions: str = "shared"  # shared (T,) | full x.shape[:-1] | contiguous (one call per position) | scalar
+    needs: str | None = None  # "rotary" (a module making cos, sin) | "table" (a builder) | None
+    returns: str = "x"  # x | qk | inplace
+    split: bool = False  # the caller rotates x[..., :r] only (r from the cos table) and keeps the rest (HF partial)
+
+
+#: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
+CONVENTIONS = (
+    Convention("expression", "--call EXPR, in x and positions", "expr", ("x", "positions"), ("td",)),
+    Convention("x-positions-full", "fn(x, positions) with positions of x.shape[:-1]", "apply", ("x", "positions"),
+               ("td", "bthd", "bhtd"), positions="full"),
+    Convention("x-positions", "fn(x, positions)", "apply", ("x", "positions"), ("td", "bhtd", "bthd", "tbhd"),
+               positions="shared"),
+    Convention("qk-positions-full", "fn(q, k, positions) -> (q, k), positions of q.shape[:-1]", "apply",
+               ("x", "k", "positions"), ("td", "bthd", "bhtd"), positions="full", returns="qk"),
+    Convention("qk-positions", "fn(q, k, positions) -> (q, k)", "apply", ("x", "k", "positions"),
+               ("td", "bhtd", "bthd", "tbhd"), positions="shared", returns="qk"),
+    Convention("vllm", "forward_native(positions, query, key) -> (query, key), flattened tokens", "module",
+               ("positions", "x", "k"), ("flat",), positions="full", returns="qk"),
+    Convention("hf-rotary", "rotary(x, position_ids) -> (cos, sin); apply(q, k, cos, sin)", "apply",
+               ("x", "k", "cos", "sin"), ("bhtd", "bthd", "td"), needs="rotary", returns="qk"),
+    Convention("hf-rotary-partial", "rotary(x, position_ids) -> (cos, sin); apply(q[..., :r], k[..., :r], cos, "
+               "sin), the rest of q, k kept (partial rotary)", "apply", ("x", "k", "cos", "sin"),
+               ("bhtd", "bthd", "td"), needs="rotary", returns="qk", split=True),
+    Convention("rotary-x", "rotary(x, position_ids) -> (cos, sin); apply(x, cos, sin)", "apply",
+               ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary"),
+    Convention("rotary-x-partial", "rotary(x, position_ids) -> (cos, sin); apply(x[..., :r], cos, sin), the rest "
+               "kept (partial rotary)", "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary",
+               split=True),
+    Convention("angles-module", "freqs = module(positions); apply(freqs, x)", "apply", ("freqs", "x"),
+               ("td", "bhtd", "bthd"), needs="angles"),
+    Convention("table-freqs-qk", "table = build(dim, end, theta); apply(xq, xk, table[positions])", "apply",
+               ("x", "k", "freqs"), ("bthd", "bhtd", "td", "tbhd"), needs="table", returns="qk"),
+    Convention("table-freqs", "table = build(dim, end, theta); apply(x, table[positions])", "apply",
+               ("x", "freqs"), ("bthd", "bhtd", "td", "tbhd"), needs="table"),
+    Convention("table-cos-sin-qk", "cos, sin = build(dim, end, theta); apply(q, k, cos[positions], sin[positions])",
+               "apply", ("x", "k", "cos", "sin"), ("bthd", "bhtd", "td"), needs="table", returns="qk"),
+    Convention("table-cos-sin", "cos, sin = build(dim, end, theta); apply(x, cos[positions], sin[positions])",
+               "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="table"),
+    Convention("table-cos-sin-partial", "cos, sin = build(dim, end, theta); apply(x[..., :r], cos[positions], "
+               "sin[positions]), the rest kept", "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"),
+               needs="table", split=True),
+    Convention("module-positions", "module(x, <positions keyword>=positions)", "module", ("x", "positions"),
+               ("bthd", "td", "bhtd", "tbhd"), positions="full"),
+    Convention("module-positions-shared", "module(x, <positions keyword>=positions), positions (T,)", "module",
+               ("x", "positions"), ("td", "bthd", "bhtd"), positions="shared"),
+    Convention("module-qk-positions", "module(q, k, positions) -> (q, k)", "module", ("x", "k", "positions"),
+               ("bhtd", "bthd", "td"), positions="full", returns="qk"),
+    Convention("module-offset", "module(x, offset=start): contiguous positions, one call per position", "module",
+               ("x", "offset"), ("td", "bthd", "bhtd"), positions="contiguous"),
+    Convention("offset", "fn(x, start_pos): contiguous positions, one call per position", "apply", ("x", "offset"),
+               ("td", "bthd", "bhtd"), positions="contiguous"),
+    Convention("qk-offset", "fn(q, k, offset) -> (q, k): contiguous positions, one call per position", "apply",
+               ("x", "k", "offset"), ("td", "bthd", "bhtd"), positions="contiguous", returns="qk"),
+    Convention("vector-position", "fn(vec, pos): one token vector per call (a C-style loop)", "apply",
+               ("x", "position"), ("vector",), positions="scalar"),
+    Convention("vector-qk-position", "fn(q, k, pos): one token per call, rotated in place (llama2.c)", "apply",
+               ("x", "k", "position"), ("vector",), positions="scalar", returns="qk"),
+)
+
+
+def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
+    n, t, d = x.shape
+    return {"td": lambda: x, "bhtd": lambda: x[:, None], "bthd": lambda: x[:, :, None],
+            "tbhd": lambda: np.transpose(x, (1, 0, 2))[:, :, None], "flat": lambda: x.reshape(n * t, d),
+            "vector": lambda: x.reshape(n * t * d)}[layout]()
+
+
+def _from_layout(y: np.ndarray, layout: str, shape: tuple) -> np.ndarray:
+    n, t, d = shape
+    want = _to_layout(np.empty(shape), layout).shape
+    if layout == "vector":
+        return np.asarray(y).reshape(shape) if np.size(y) == n * t * d else _bad_shape(y, want)
+    if y.shape != want:
+        raise RunnerError(f"returned shape {tuple(y.shape)} for an input of shape {want}; expected the input's shape")
+    if layout == "tbhd":
+        return np.transpose(y[:, :, 0], (1, 0, 2))
+    return y.reshape(shape)
+
+
+def _bad_shape(y, want):
+    raise RunnerError(f"returned shape {tuple(np.shape(y))} for an input of shape {want}; expected the input's shape")
+
+
+def _positions_for(layout: str, positions: np.ndarray, n: int) -> np.ndarray:
+    """Positions in the form a ``full`` convention takes: the shape of x without its last axis."""
+    t = len(positions)
+    return {"td": lambda: np.broadcast_to(positions, (n, t)), "bthd": lambda: np.broadcast_to(positions, (n, t)),
+            "bhtd": lambda: np.broadcast_to(positions, (n, 1, t)),
+            "tbhd": lambda: np.broadcast_to(positions[:, None], (t, n)),
+            "flat": lambda: np.broadcast_to(positions, (n, t)).reshape(n * t)}[layout]().copy()
+
+
+class _Attempt:
+    """One convention bound to the user's objects: ``run(x, positions)`` gives ``(q_out, k_out or None)``."""
+
+    def __init__(self, session: "Session", row: Convention, layout: str, apply, maker=None, table=None,
+                 keyword=None, shown=""):
+        self.s, self.row, self.layout = session, row, layout
+        self.apply, self.maker, self.table, self.keyword, self.shown = apply, maker, table, keyword, shown
+
+    def describe(self) -> dict:
+        return {"name": self.row.name, "call": self.shown or self.row.call, "layout": self.layout,
+                "layout_shape": LAYOUTS[self.layout], "positions": self.row.positions,
+                "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place"}[self.row.returns]}
+
+    def run(self, x: np.ndarray, positions: np.ndarray):
+        if self.row.positions == "scalar":
+            return self._per_vector(x, positions)
+        if self.row.positions == "contiguous":
+            return self._per_position(x, positions)
+        return self._call(x, positions)
+
+    def _per_position(self, x, positions):
+        outs = [self._call(x[:, t:t + 1], positions[t:t + 1]) for t in range(x.shape[1])]
+        q = np.concatenate([o[0] for o in outs], axis=1)
+        k = None if outs[0][1] is None else np.concatenate([o[1] for o in outs], axis=1)
+        return q, k
+
+    def _per_vector(self, x, positions):
+        q, k = np.empty_like(x), (np.empty_like(x) if self.row.returns == "qk" else None)
+        for t in range(x.shape[1]):
+            for b in range(x.shape[0]):
+                qo, ko = self._call(x[b:b + 1, t:t + 1], positions[t:t + 1])
+                q[b, t] = qo[0, 0]
+                if k is not None:
+                    k[b, t] = ko[0, 0]
+        return q, k
+
+    def _roles(self):
+        """The row's roles in the order of the apply's parameters (``apply(tensor, sin, cos)`` for GPT-J)."""
+        roles = list(self.row.args)
+        names = [n.lower() for n in _names(self.apply) if n != "self"][:len(roles)]
+        if "cos" in roles and "sin" in roles and len(names) == len(roles):
+            i, j = roles.index("cos"), roles.index("sin")
+            if names[i] in _SIN and names[j] in _COS:
+                roles[i], roles[j] = "sin", "cos"
+        return roles
+
+    def _arg(self, role: str, xin, kin, positions, n, rows):
+        A = self.s.arrays
+        if role == "x":
+            return xin
+        if role == "k":
+            return kin
+        if role == "positions":
+            pos = positions if self.row.positions == "shared" else _positions_for(self.layout, positions, n)
+            return A.ints(pos)
+        if role in ("offset", "position"):
+            return int(positions[0])
+        if role == "freqs":
+            return rows
+        if role in ("cos", "sin"):
+            if not isinstance(rows, (tuple, list)) or len(rows) != 2:
+                raise RunnerError("the table is not a pair (cos, sin)")
+            return rows[0] if role == "cos" else rows[1]
+        raise RunnerError(f"internal: unknown role {role}")
+
+    def _rows(self, positions, xin):
+        if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
+            return self.maker(self.s.arrays.values(positions.astype(np.float64)))
+        if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
+            names = [n.lower() for n in _names(getattr(self.maker, "forward", self.maker))]
+            if "seq_len" in names and not set(names) & set(_POS):
+                # transformers before 4.38: rotary(x, seq_len=) gives whole tables, apply(..., position_ids) gathers
+                self.full_tables = True
+                out = self.maker(xin, seq_len=int(positions.max()) + 1)
+                if not isinstance(out, (tuple, list)) or len(out) != 2:
+                    raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
+                return tuple(out)
+            pos = self.s.arrays.ints(positions[None, :])
+            out = self.maker(xin, pos)
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
+            return self._ordered(tuple(out), positions)
+        rows = self.s.arrays.gather(self.table, positions)
+        return self._ordered(rows, positions) if isinstance(rows, tuple) else rows
+
+    def _ordered(self, pair, positions):
+        """``(cos, sin)`` whichever order the code returns them in: cos is the one equal to 1 at position 0."""
+        if getattr(self, "swap", None) is None and len(positions) and int(positions[0]) == 0:
+            first = self.s.arrays.numpy(pair[0]).reshape(-1, *np.shape(self.s.arrays.numpy(pair[0]))[-1:])
+            second = self.s.arrays.numpy(pair[1]).reshape(first.shape[0], -1) if first.size else first
+            t0 = 0
+            self.swap = bool(np.allclose(second[t0:t0 + 1], 1.0) and not np.allclose(first[t0:t0 + 1], 1.0))
+        return (pair[1], pair[0]) if getattr(self, "swap", False) else pair
+
+    def _fill(self):
+        """Required parameters beyond the row's, filled from the declared model (``head_size``...)."""
+        h = self.s.hints
+        extra = {}
+        for name in _required(self.apply)[len(self.row.args):]:
+            key = name.lower()
+            if key == "self":
+                continue
+            if key in ("head_size", "head_dim"):
+                extra[name] = h.head_dim
+            elif key in _DIM:
+                extra[name] = h.rotated_dim
+            elif key in _BASE:
+                extra[name] = float(h.base if h.base is not None else 10000.0)
+            elif key == "kv_dim":
+                extra[name] = h.head_dim
+        if getattr(self, "full_tables", False) and "position_ids" in _names(self.apply):
+            extra["position_ids"] = self.s.arrays.ints(self._positions[None, :])
+        return extra
+
+    def _call(self, x, positions):
+        n, d = x.shape[0], x.shape[-1]
+        A = self.s.arrays
+        xl = _to_layout(x, self.layout)
+        xin = A.values(xl)
+        kin = A.values(xl) if "k" in self.row.args else None
+        rows = None
+        if any(r in ("freqs", "cos", "sin") for r in self.row.args):
+            rows = self._rows(positions, xin)
+        keep = None
+        if self.row.split:  # partial rotary: the caller splits off the coordinates the table covers
+            r = self._split_width(rows, d)
+            keep = (xin[..., r:], None if kin is None else kin[..., r:])
+            xin, kin = xin[..., :r], None if kin is None else kin[..., :r]
+        self._positions = positions
+        args = [self._arg(role, xin, kin, positions, n, rows) for role in self._roles()]
+        kwargs = dict(self.s.extra_kwargs(self.apply, self.layout))
+        kwargs.update(self._fill())
+        if self.keyword is not None:  # positions passed under the name the code uses
+            kwargs[self.keyword] = args.pop(self.row.args.index("positions" if "positions" in self.row.args
+                                                                else "offset"))
+        out = self.apply(*args, **kwargs)
+        if out is None and not (self.layout == "vector" and self.row.returns == "qk"):  # in place: llama2.c only
+            raise RunnerError("returned None; expected the rotated x (an array of the input's shape)")
+        if self.row.returns == "qk" or (isinstance(out, (tuple, list)) and len(out) == 2 and "k" in self.row.args):
+            if out is None:  # rotated in place (llama2.c's loop)
+                out = (xin, kin)
+            if not isinstance(out, (tuple, list)) or len(out) < 2:
+                raise RunnerError(f"returned {type(out).__name__}; expected (q, k)")
+            q, k = out[0], out[1]
+        else:
+            if out is None:
+                out = xin
+            if isinstance(out, (tuple, list)):
+                raise RunnerError(f"returned a {type(out).__name__} of {len(out)}; expected the rotated x")
+            q, k = out, None
+        if keep is not None:
+            q = self._joined(q, keep[0])
+            k = None if k is None else self._joined(k, keep[1])
+        qn = _from_layout(A.numpy(q), self.layout, x.shape)
+        kn = None if k is None else _from_layout(A.numpy(k), self.layout, x.shape)
+        return qn, kn
+
+    def _split_width(self, rows, d):
+        cos = rows[0] if isinstance(rows, (tuple, list)) else rows
+        r = int(cos.shape[-1])
+        if getattr(self, "split_double", False):
+            r *= 2
+        if not 0 < r < d:
+            raise RunnerError(f"the table covers {r} of the {d} coordinates: nothing to split")
+        return r
+
+    def _joined(self, rotated, kept):
+        if self.s.arrays.name == "torch":
+            return self.s.arrays.torch.cat([rotated, kept.to(rotated.dtype)], dim=-1)
+        if self.s.arrays.name == "jax":
+            return self.s.arrays.jnp.concatenate([rotated, kept], axis=-1)
+        return np.concatenate([np.asarray(rotated), np.asarray(kept)], axis=-1)
+
+
+class Session:
+    """The user's code and the convention found for it."""
+
+    def __init__(self, target, options: dict):
+        self.options = options
+        self.hints = Hints.of(options["hints"])
+        self.used: list = []
+        if isinstance(target, str):
+            self.obj, self.module = load_target(target)
+            self.label = target
+        else:
+            self.obj = target
+            self.module = sys.modules.get(getattr(_call_of(target), "__module__", None) or "", None)
+            self.label = getattr(target, "__qualname__", None) or type(target).__name__
+        self.dtype = options.get("dtype") or "float64"
+        self.attempt = None
+        self.arrays = None
+        self.tried: list = []
+        self.built: dict = {}
+        self.bound = None
+        self.range_note = None
+
+    # -- resolving roles -------------------------------------------------------------------------
+    def _lookup(self, name):
+        if name is None:
+            return None
+        obj = self.module
+        for part in name.split("."):
+            if obj is None or not hasattr(obj, part):
+                raise RunnerError(f"{name!r} is not defined next to the target "
+                                  f"({getattr(self.module, '__name__', '?')})")
+            obj = getattr(obj, part)
+        return obj
+
+    def _scope(self):
+        return vars(self.module) if self.module is not None else {}
+
+    def _discover(self, kind: str):
+        """A rotary module class or a table builder defined in the target's module (when not named)."""
+        exclude = {id(self.obj)}
+        found = []
+        for key, value in list(self._scope().items()):
+            if id(value) in exclude or key.startswith("__"):
+                continue
+            if kind == "rotary" and inspect.isclass(value) and key.lower().endswith(("rotaryembedding",
+                                                                                      "rotaryembeddings",
+                                                                                      "rotaryemb")):
+                found.append((key, value))
+            if kind == "table" and inspect.isfunction(value) and (
+                    "freqs" in key.lower() or "cos_sin" in key.lower() or "rope_cache" in key.lower()
+                    or key.lower().startswith(("precompute", "build_rope", "rope_init", "compute_freqs"))):
+                found.append((key, value))
+            if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope")):
+                found.append((key, value))
+        # the family's own first (LlamaRotaryEmbedding next to a Llama target), then the plain name
+        prefix = getattr(self.obj, "__name__", "").lower()[:4]
+        found.sort(key=lambda kv: (not kv[0].lower().startswith(prefix), "dynamic" in kv[0].lower(),
+                                   "scaling" in kv[0].lower(), len(kv[0])))
+        return found
+
+    def _instance(self, cls_or_obj):
+        if inspect.isclass(cls_or_obj):
+            used: list = []
+            inst = instantiate(cls_or_obj, self.hints, used)
+            self.used += used
+            self.built[id(inst)] = f"{cls_or_obj.__name__}({', '.join(used)})"
+        else:
+            inst = cls_or_obj
+        self._float(inst)
+        return inst
+
+    def built_text(self, inst, fallback: str) -> str:
+        return self.built.get(id(inst), fallback)
+
+    def _float(self, inst):
+        """A torch module in float64 (the probes' precision), or in the --dtype the model runs in."""
+        to = getattr(inst, "to", None)
+        if to is not None and hasattr(inst, "parameters") and self.dtype != "float64":
+            import torch
+
+            to(getattr(torch, self.dtype))
+
+    def _build_table(self, builder):
+        h = self.hints
+        kwargs, shown = {}, []
+        for p in _params(builder):
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            name = p.name.lower()
+            if name in ("head_size", "head_dim") or (name in _DIM):
+                kwargs[p.name] = h.head_dim if name in ("head_size", "head_dim") else h.rotated_dim
+            elif name in _LEN:
+                kwargs[p.name] = int(h.max_position or 32768)
+            elif name in _BASE:
+                kwargs[p.name] = float(h.base if h.base is not None else 10000.0)
+            elif p.default is p.empty:
+                raise RunnerError(f"cannot build the table with {getattr(builder, '__name__', builder)}: no value "
+                                  f"for its parameter {p.name!r}")
+            else:
+                continue
+            shown.append(f"{p.name}={kwargs[p.name]!r}")
+        table = builder(**kwargs)
+        self.used.append(f"{getattr(builder, '__name__', 'build')}({', '.join(shown)})")
+        return table
+
+    # -- finding the convention ------------------------------------------------------------------
+    def extra_kwargs(self, fn, layout):
+        """Keyword arguments a convention's call adds: HF's ``unsqueeze_dim`` for the layout."""
+        names = _names(fn)
+        extra = {}
+        if "unsqueeze_dim" in names:
+            extra["unsqueeze_dim"] = {"bhtd": 1, "bthd": 2, "td": 0, "tbhd": 2}.get(layout, 1)
+        if "interleaved" in names and self.options.get("interleaved") is not None:
+            extra["interleaved"] = self.options["interleaved"]
+        return extra
+
+    def _candidates(self):
+        """Attempts to try, in the order of :data:`CONVENTIONS`, each bound to the user's objects."""
+        o = self.options
+        layouts_forced = (o["layout"],) if o.get("layout") else None
+        obj = self.obj
+        named_apply = self._lookup(o.get("apply"))
+        named_table = self._lookup(o.get("table"))
+        for row in CONVENTIONS:
+            if (row.entry == "expr") != bool(o.get("call")):
+                continue
+            layouts = layouts_forced or row.layouts
+            if layouts_forced and o["layout"] not in row.layouts and row.entry != "expr":
+                if not (o["layout"] in ("bthd", "bhtd", "tbhd", "td") and row.layouts[0] != "vector"
+                        and row.layouts[0] != "flat"):
+                    continue
+            for attempt in self._bind(row, obj, named_apply, named_table):
+                for layout in layouts:
+                    yield _Attempt(self, row, layout, *attempt)
+                    if row.split:  # GPT-J's sin, cos cover half the rotated width (repeated twice by the apply)
+                        twice = _Attempt(self, row, layout, *attempt)
+                        twice.split_double = True
+                        yield twice
+
+    def _bind(self, row, obj, named_apply, named_table):
+        """Zero or more ``(apply, maker, table, keyword, shown)`` for ``row`` (signature inspection)."""
+        if row.entry == "expr":
+            yield (self._expression(), None, None, None, f"--call {self.options['call']}")
+            return
+        if row.entry == "module":
+            if not (inspect.isclass(obj) or hasattr(obj, "forward") or _is_bound_method_of_class(obj)):
+                return
+            if row.name == "vllm":
+                cls = obj if inspect.isclass(obj) else None
+                method = getattr(obj, "forward_native", None) if cls is None else None
+                if _is_bound_method_of_class(obj) and obj.__name__ == "forward_native":
+                    bound = self._module_callable(obj)
+                    if bound is not None:
+                        yield (bound, None, None, None, f"{obj.__qualname__.split('.')[0]}"
+                                                        f"({', '.join(self.used[-6:])}).forward_native(positions, "
+                                                        "query, key)")
+                elif cls is not None and hasattr(cls, "forward_native"):
+                    inst = self._instance(cls)
+                    yield (inst.forward_native, None, None, None, f"{self.built_text(inst, cls.__name__)}"
+                                                                  ".forward_native(positions, query, key)")
+                elif method is not None:
+                    yield (method, None, None, None, "forward_native(positions, query, key)")
+                return
+            fn = self._module_callable(obj)
+            if fn is None:
+                return
+            target = fn
+            names = [n.lower() for n in _names(getattr(target, "forward", target))]
+            sig_of = getattr(target, "forward", target)
+            if "positions" in row.args:
+                keyword = _has(sig_of, _POS)
+                if keyword is None or [n for n in _names(sig_of) if n != "self"][:1] == [keyword]:
+                    return  # positions first: vLLM's row
+                if row.name == "module-qk-positions" and not _has(sig_of, _K):
+                    return
+                if row.name != "module-qk-positions" and _has(sig_of, _K) and _required_count(sig_of) > 2:
+                    return
+                yield (target, None, None, keyword, f"{self._shown_module(obj)}(x, {keyword}=positions)"
+                       if row.name != "module-qk-positions" else f"{self._shown_module(obj)}(q, k, {keyword})")
+            elif "offset" in row.args:
+                keyword = _has(sig_of, _OFFSET)
+                if keyword is None:
+                    return
+                yield (target, None, None, keyword, f"{self._shown_module(obj)}(x, {keyword}=start)")
+            else:
+                if _required_count(sig_of) != 1 or _has(sig_of, _K):
+                    return
+                yield (target, None, None, None, f"{self._shown_module(obj)}(x)")
+            return
+        # an apply function: the target itself, or a named/discovered apply when the target is a maker/table
+        applies = []
+        if inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj) or (
+                callable(obj) and not inspect.isclass(obj) and not hasattr(obj, "forward")):
+            applies.append(("target", obj))
+        if named_apply is not None:
+            applies.insert(0, ("named", named_apply))
+        elif row.needs:  # the target may be the table builder: the apply next to it
+            applies += [("found", v) for _, v in self._discover("apply") if v is not obj]
+        for how, fn in applies:
+            if not _fits(fn, row):
+                continue
+            name = getattr(fn, "__name__", "fn")
+            if row.needs is None:
+                if fn is not obj:
+                    continue
+                yield (fn, None, None, None, "")
+            elif row.needs in ("rotary", "angles"):
+                makers = []
+                if inspect.isclass(obj) or hasattr(obj, "forward"):
+                    makers.append(obj)
+                if named_table is not None:
+                    makers.insert(0, named_table)
+                if not makers:
+                    makers = [v for _, v in self._discover("rotary")]
+                for maker in makers:
+                    if not (inspect.isclass(maker) or hasattr(maker, "forward")):
+                        continue
+                    if fn is not obj and maker is not obj and named_apply is None and named_table is None:
+                        continue  # the named target must be one of the pieces called
+                    inst = self._instance(maker)
+                    mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
+                    made = self.built_text(inst, mname)
+                    if row.needs == "angles":
+                        yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
+                    else:
+                        yield (fn, inst, None, None, f"{made}(x, position_ids) -> cos, sin; "
+                                                     f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
+            else:
+                builders = []
+                if named_table is not None:
+                    builders.append(named_table)
+                elif inspect.isfunction(obj) and obj is not fn:
+                    builders.append(obj)
+                else:
+                    builders = [v for _, v in self._discover("table") if v is not fn]
+                for builder in builders:
+                    if inspect.isclass(builder):
+                        continue
+                    if fn is not obj and builder is not obj and named_apply is None and named_table is None:
+                        continue  # the named target must be one of the pieces called
+                    table = self._build_table(builder)
+                    shape = _table_kind(table)
+                    if (row.name.startswith("table-cos-sin")) != (shape == "pair"):
+                        continue
+                    yield (fn, None, table, None, f"{self.used[-1]}; {name}({', '.join(_arg_text(row))})")
+
+    def _module_callable(self, obj):
+        """A callable module: ``Class`` instantiated from the model, an instance, or ``Class.method``."""
+        if inspect.isclass(obj):
+            return self._instance(obj)
+        qual = getattr(obj, "__qualname__", "")
+        if inspect.isfunction(obj) and "." in qual and _names(obj)[:1] == ["self"]:
+            cls = self._lookup(qual.rsplit(".", 1)[0]) if self.module is not None else None
+            if inspect.isclass(cls):
+                return getattr(self._instance(cls), obj.__name__)
+            return None
+        if hasattr(obj, "forward") and not inspect.isroutine(obj):
+            self._float(obj)
+            return obj
+        if inspect.ismethod(obj):
+            return obj
+        return None
+
+    def _shown_module(self, obj):
+        if inspect.isclass(obj):
+            return next((t for t in self.built.values() if t.startswith(obj.__name__ + "(")), obj.__name__)
+        return getattr(obj, "__qualname__", type(obj).__name__)
+
+    def _expression(self):
+        source = self.options["call"]
+        try:
+            code = compile(source, "<--call>", "eval")
+        except SyntaxError as err:
+            raise RunnerError(f"--call {source!r} is not a Python expression ({err.msg})") from None
+        scope = dict(self._scope())
+
+        def run(x, positions):
+            return eval(code, scope, {"x": x, "positions": positions})  # noqa: S307 - the user's own expression
+
+        return run
+
+    def setup(self, x: np.ndarray, positions: np.ndarray) -> dict:
+        """Find the convention (trial calls on ``x`` at small ``positions``); return what was found."""
+        libraries = [self.options["library"]] if self.options.get("library") else _library_of(self.module)
+        errors = []
+        fallback = None
+        for library in libraries:
+            try:
+                self.arrays = Arrays(library, self.dtype)
+            except ImportError:
+                continue
+            except RunnerError as err:
+                errors.append(f"{library}: {err}")
+                continue
+            try:
+                for attempt in self._candidates():
+                    try:
+                        with _quiet():
+                            q, k = attempt.run(x, positions)
+                    except RunnerError as err:
+                        errors.append((attempt.row.name, library, str(err)[:140]))
+                        continue
+                    except CallTimeout:
+                        raise
+                    except BaseException as err:  # noqa: BLE001 - a wrong convention's attempt
+                        errors.append((attempt.row.name, library, f"raised {_one_line(err, 100)}"))
+                        continue
+                    if not np.isfinite(q).all() and np.isfinite(x).all():
+                        errors.append((attempt.row.name, library, "returned non-finite values; expected finite numbers"))
+                        continue
+                    try:
+                        with _quiet():
+                            problem = _inconsistent(attempt, x, positions, q)
+                    except CallTimeout:
+                        raise
+                    except BaseException as err:  # noqa: BLE001
+                        problem = f"a second trial call raised {_one_line(err, 100)}"
+                    if problem:
+                        # kept as a fallback: code that really depends on token order (positions ignored) is
+                        # audited as it is when no other convention fits
+                        errors.append((attempt.row.name, library, problem))
+                        fallback = fallback or (attempt, library, k, problem)
+                        continue
+                    return self._accept(attempt, library, k)
+            except RunnerError as err:  # a role could not be built (a class, a table)
+                errors.append(("building", library, str(err)[:200]))
+            except CallTimeout:
+                raise
+            except BaseException as err:  # noqa: BLE001
+                errors.append(("building", library, f"building the code's objects raised {_one_line(err, 160)}"))
+        if fallback is not None:
+            info = self._accept(fallback[0], fallback[1], fallback[2])
+            info["note"] = f"no convention passed every trial; used the first whose outputs fit: {fallback[3]}"
+            return info
+        first: dict = {}
+        for row, library, text in errors:  # one line per convention: its first failure (other layouts alike)
+            first.setdefault((row, library), text)
+        shown = "; ".join(f"{row} ({library}): {text}" for (row, library), text in list(first.items())[:10])
+        more = f" (and {len(first) - 10} more)" if len(first) > 10 else ""
+        shown = shown or "none: no row of the table fits its signature"
+        raise RunnerError(f"no calling convention fits {self.label}: tried {shown}{more}; name the pieces with "
+                          "--apply/--table, or give --call EXPR")
+
+    def _accept(self, attempt, library, k) -> dict:
+        self.attempt = attempt
+        self.arrays = attempt.s.arrays if attempt.s.arrays.name == library else Arrays(library, self.dtype)
+        info = attempt.describe()
+        info["array_library"] = library
+        info["built"] = list(self.used)
+        info["key"] = k is not None
+        info["bound"], info["bound_source"] = self._bound(attempt)
+        return info
+
+    def _bound(self, attempt) -> tuple:
+        """``(bound, where it comes from)``: the fewest positions the code's tables or the config hold."""
+        bounds = [(self.hints.max_position, "max_position_embeddings of the config")] \
+            if self.hints.max_position and self.options["hints"].get("bound_by_config", True) else []
+        for obj in (attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None)):
+            if obj is not None and not inspect.isfunction(obj):
+                b = _bound_of(obj)
+                if b:
+                    bounds.append((b, f"the tables of {type(obj).__name__}"))
+        if attempt.table is not None:
+            t = attempt.table[0] if isinstance(attempt.table, (tuple, list)) else attempt.table
+            n = _length(t)
+            if n:
+                bounds.append((n, "the rows of the table it built"))
+        return min(bounds, key=lambda b: b[0]) if bounds else (None, None)
+
+    def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
+        """``(q, k | None, stateful)``: the rotated x (and key) for the found convention."""
+        with _quiet():
+            q, k = self.attempt.run(x, positions)
+            if not repeat:
+                return q, k, False
+            q2, k2 = self.attempt.run(x, positions)
+        same = _same(q, q2) and (k is None or _same(k, k2))
+        return q, k, not same
+
+
+def _inconsistent(attempt, x, positions, q) -> str | None:
+    """Why this convention's outputs cannot be the code's map, or None: a map of (x_t, p_t) per token does not
+    care about the order of the tokens or the other samples (a wrong layout broadcasts across them)."""
+    back, _ = attempt.run(x[:, ::-1].copy(), positions[::-1].copy())
+    if not _close(back[:, ::-1], q):
+        return "outputs change with the order of the positions (a layout that mixes tokens)"
+    one, _ = attempt.run(x[:1].copy(), positions)
+    if not _close(one, q[:1]):
+        return "outputs change with the other samples of the batch (a layout that mixes samples)"
+    return None
+
+
+def _close(a, b) -> bool:
+    if a.shape != b.shape:
+        return False
+    scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
+    return bool(np.all(np.abs(a - b) <= 1e-5 * scale))
+
+
+def _same(a, b) -> bool:
+    scale = max(1.0, float(np.nanmax(np.abs(a))) if a.size else 1.0)
+    return bool(np.array_equal(np.isnan(a), np.isnan(b)) and np.nanmax(np.abs(a - b), initial=0.0) <= 1e-9 * scale)
+
+
+def _is_bound_method_of_class(obj) -> bool:
+    return inspect.isfunction(obj) and "." in getattr(obj, "__qualname__", "") and _names(obj)[:1] == ["self"]
+
+
+def _required_count(fn) -> int:
+    return len([n for n in _required(fn) if n != "self"])
+
+
+def self_args(row) -> list:
+    prefix = {"x": "q" if "k" in row.args else "x", "k": "k", "cos": "cos", "sin": "sin"}
+    text = [prefix.get(r, r) for r in row.args]
+    return [f"{t}[..., :r]" if row.split and t in ("q", "k", "x") else t for t in text]
+
+
+def _extra_text(fn) -> str:
+    return ", unsqueeze_dim" if "unsqueeze_dim" in _names(fn) else ""
+
+
+def _arg_text(row) -> list:
+    return [{"x": "x", "k": "k", "freqs": "table[positions]", "cos": "cos[positions]", "sin": "sin[positions]"}[r]
+            for r in row.args]
+
+
+def _table_kind(table) -> str:
+    if isinstance(table, (tuple, list)) and len(table) == 2:
+        return "pair"
+    return "array" if getattr(table, "shape", None) is not None else "other"
+
+
+def _fits(fn, row) -> bool:
+    """Does ``fn``'s signature take ``row``'s arguments (names where they say something)?"""
+    names = [n.lower() for n in _names(fn)]
+    if names[:1] == ["self"]:
+        names = names[1:]
+    required = [n.lower() for n in _required(fn) if n != "self"]
+    n_args = len(row.args)
+    if len(names) < n_args and not any(p.kind == p.VAR_POSITIONAL for p in _params(fn)):
+        return False
+    if len([n for n in required[n_args:] if n not in _FILLED]) > 0:
+        return False
+    head = names[:n_args]
+    for role, name in zip(row.args, head):
+        if role == "k" and (name in _POS or name in _COS or name in _FREQS or name in _OFFSET):
+            return False
+        if role in ("positions",) and (name in _K or name in _COS or name in _FREQS or name in _OFFSET):
+            return False
+        if role == "positions" and row.name == "vllm" and name not in _POS:
+            return False
+        if role == "offset" and name not in _OFFSET:
+            return False
+        if role == "position" and name not in _POS + _OFFSET:
+            return False
+        if role in ("cos", "freqs") and (name in _K or name in _POS):
+            return False
+        if role == "cos" and name in _FREQS:
+            return False
+        if role == "freqs" and (name in _COS or name in _SIN):
+            return False
+        if role == "x" and (name in _POS or name in _OFFSET or name in _FREQS or name in _COS or name in _SIN
+                            or name in _DIM or name in _LEN or name in _BASE):
+            return False
+    return True
+
+
+class _quiet:
+    """Warnings of a trial call are not the audit's business (the parent reports on the numbers)."""
+
+    def __enter__(self):
+        self.w = warnings.catch_warnings()
+        self.w.__enter__()
+        warnings.simplefilter("ignore")
+        self.e = np.errstate(all="ignore")
+        self.e.__enter__()
+
+    def __exit__(self, *exc):
+        self.e.__exit__(*exc)
+        self.w.__exit__(*exc)
+        return False
+
+
+# -- the child process: framed messages on two pipes ----------------------------------------------
+
+MAGIC = b"SPA1"
+
+
+def write_message(fd: int, header: dict, arrays=()) -> None:
+    blobs = []
+    for a in arrays:
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(a), allow_pickle=False)
+        blobs.append(buf.getvalue())
+    header = dict(header, sizes=[len(b) for b in blobs])
+    raw = json.dumps(header).encode("utf-8")
+    data = MAGIC + struct.pack(">Q", len(raw)) + raw + b"".join(blobs)
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def decode_arrays(header: dict, blob: bytes) -> list:
+    out, start = [], 0
+    for size in header.get("sizes", []):
+        out.append(np.load(io.BytesIO(blob[start:start + size]), allow_pickle=False))
+        start += size
+    return out
+
+
+def _serve_one(session_box: list, header: dict, arrays: list) -> tuple:
+    op = header.get("op")
+    if op == "setup":
+        session = Session(header["target"], header["options"])
+        session_box[:] = [session]
+        info = session.setup(arrays[0], arrays[1])
+        return {"ok": True, "info": info}, []
+    session = session_box[0]
+    if op == "call":
+        with _quiet():
+            q, k, stateful = session.call(arrays[0], arrays[1], repeat=header.get("repeat", False))
+        return {"ok": True, "key": k is not None, "stateful": stateful}, [q] + ([k] if k is not None else [])
+    raise RunnerError(f"internal: unknown request {op!r}")
+
+
+def serve(read_fd: int, write_fd: int) -> None:
+    """Answer the parent's requests until it closes the pipe (or kills this process)."""
+    box: list = []
+    while True:
+        try:
+            head = _read_exact(read_fd, 12)
+        except EOFError:
+            return
+        if head[:4] != MAGIC:
+            return
+        (size,) = struct.unpack(">Q", head[4:])
+        header = json.loads(_read_exact(read_fd, size))
+        blob = _read_exact(read_fd, sum(header.get("sizes", [])))
+        arrays = decode_arrays(header, blob)
+        try:
+            reply, out = _serve_one(box, header, arrays)
+        except RunnerError as err:
+            reply, out = {"ok": False, "error": str(err), "kind": "convention"}, []
+        except BaseException as err:  # noqa: BLE001 - KeyboardInterrupt and SystemExit are the function's failures
+            reply, out = {"ok": False, "error": _one_line(err), "kind": "raised",
+                          "index_error": isinstance(err, IndexError) or "out of range" in str(err)
+                          or "out of bounds" in str(err)}, []
+        write_message(write_fd, reply, out)
+
+
+if __name__ == "__main__":
+    # run as a script: the folder of this file must not shadow the user's imports
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    fds = [int(v) for v in sys.argv[1:3]]
+    serve(fds[0], fds[1])
+    os._exit(0)

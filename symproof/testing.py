@@ -1,0 +1,36 @@
+"""Helpers for a user's own test suite: ``assert_rope_matches`` fails a pytest test with the audit's diagnosis.
+
+::
+
+    from symproof.testing import assert_rope_matches
+
+    def test_our_rope_is_llama_3():
+        assert_rope_matches("our_model/rope.py:precompute_freqs_cis", "config.json")
+
+``target`` and ``like`` are those of :func:`symproof.audit`, and so are the
+keyword arguments naming the convention (``apply=``, ``table=``, ``call=``,
+``layout=``, ``dtype=``, ``seq_len=``, ``head_dim=``, ``probe_seconds=``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["assert_rope_matches"]
+
+
+def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention):
+    """Audit ``target`` against ``like``; raise ``AssertionError`` with the diagnosis unless it matches.
+
+    ``equivalent_after_relayout`` (the same model once Wq/Wk are re-laid) passes unless ``relayout_ok`` is
+    false.  Code that cannot be audited (it raises, hangs, returns NaN, no calling convention fits) fails
+    too, with that one line.  Returns the :class:`~symproof.AuditResult` when it matches.
+    """
+    from ._audit import audit
+    from ._errors import InvalidInputError
+
+    try:
+        result = audit(target, like, **convention)
+    except InvalidInputError as err:
+        raise AssertionError(f"the rotary code could not be audited: {err}") from None
+    if result.verdict == "equivalent" or (relayout_ok and result.verdict == "equivalent_after_relayout"):
+        return result
+    raise AssertionError("the rotary code is not the declared model\n" + result.summary())
