@@ -9,10 +9,7 @@ auditor only calls ``FUNCTION``.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
-import re
 import sys
 from typing import Mapping
 
@@ -22,64 +19,27 @@ from .._text import printable
 from ..variants import Variant, load_model_config, load_variant, parse_variant
 from ..variants._model_config import _read as read_config_json
 from ..variants._model_config import parse_model_config
+from ._runner import RunnerError, import_file, split_target
 
-__all__ = ["load_function", "load_like", "split_target", "MAX_AUDIT_WIDTH"]
+__all__ = ["load_function", "load_like", "MAX_AUDIT_WIDTH"]
 
 #: the audit probes d basis vectors at every position: widths above this are refused
 MAX_AUDIT_WIDTH = 2048
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def split_target(target: str) -> tuple:
-    """``"path/to/file.py:function"`` -> ``("path/to/file.py", "function")``, or a clear error."""
-    if not isinstance(target, str) or ":" not in target:
-        raise InvalidInputError(f"expected FILE.py:FUNCTION (e.g. my_rope.py:apply_rope), got {target!r}")
-    path, name = target.rsplit(":", 1)
-    if not path.endswith(".py"):
-        raise InvalidInputError(f"expected FILE.py:FUNCTION with a .py file, got {target!r}")
-    if not _IDENTIFIER.match(name):
-        raise InvalidInputError(f"expected FILE.py:FUNCTION with FUNCTION a Python name, got {name!r} in {target!r}")
-    return path, name
-
-
-def _one_line(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    return f"{type(err).__name__}: {text[:300]}" if text else type(err).__name__
-
 
 def load_function(target: str):
-    """Import ``FILE.py`` (running its code) and return its ``FUNCTION``."""
-    path, name = split_target(target)
-    if not os.path.isfile(path):
-        raise InvalidInputError(f"{path}: no such file (from {target!r})")
-    module_name = "symproof_audited_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise InvalidInputError(f"{path}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    folder = os.path.dirname(os.path.abspath(path))
-    saved_bytecode, saved_path = sys.dont_write_bytecode, list(sys.path)
-    sys.dont_write_bytecode = True  # never leave __pycache__ in the user's folder
-    sys.path.insert(0, folder)
-    sys.modules[module_name] = module  # as any import does: dataclasses, pickle and typing look it up
+    """Import ``FILE.py`` (running its code, afresh at every call) and return its ``FUNCTION``, in this
+    process; the command line runs the code in a child instead (:mod:`._runner`, whose loader this is)."""
     try:
-        spec.loader.exec_module(module)
-    except SyntaxError as err:
-        sys.modules.pop(module_name, None)
-        raise InvalidInputError(f"{path} does not import: SyntaxError at line {err.lineno}: {err.msg}") from None
-    except KeyboardInterrupt:
-        sys.modules.pop(module_name, None)
-        raise
-    except BaseException as err:  # the user's code may raise anything, SystemExit included
-        sys.modules.pop(module_name, None)
-        raise InvalidInputError(f"{path} does not import: {_one_line(err)}") from None
-    finally:
-        sys.dont_write_bytecode = saved_bytecode
-        sys.path[:] = saved_path
+        path, name = split_target(target)
+        if not path.endswith(".py"):
+            raise RunnerError(f"expected FILE.py:FUNCTION with a .py file, got {target!r}")
+        module = import_file(path, in_child=False)
+    except RunnerError as err:
+        raise InvalidInputError(str(err)) from None
     if not hasattr(module, name):
         defined = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
-                         and getattr(v, "__module__", None) == module_name)
+                         and getattr(v, "__module__", None) == module.__name__)
         raise InvalidInputError(f"{path} defines no {name!r}; functions defined there: {defined or 'none'}")
     function = getattr(module, name)
     if not callable(function):

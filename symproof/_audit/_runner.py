@@ -95,13 +95,20 @@ def split_target(target: str) -> tuple:
     return where, name
 
 
-def _import_file(path: str):
+def import_file(path: str, *, in_child: bool = True):
+    """Import the user's ``FILE.py`` (running its code) with its folder on ``sys.path`` and no
+    ``__pycache__`` left beside it; any failure is one :class:`RunnerError` line.
+
+    In the audit's child (``in_child``) the file is imported once, a ``KeyboardInterrupt`` it
+    raises is the code's failure, and its folder stays on ``sys.path`` (a function that imports a
+    sibling lazily still finds it).  In the caller's own process it is imported afresh, a
+    ``KeyboardInterrupt`` is the user's Ctrl-C and goes through, and ``sys.path`` is restored."""
     if not os.path.isfile(path):
         raise RunnerError(f"{path}: no such file")
     import hashlib
 
     module_name = "symproof_audited_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:12]
-    if module_name in sys.modules:
+    if in_child and module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -119,10 +126,12 @@ def _import_file(path: str):
         raise RunnerError(f"{path} does not import: SyntaxError at line {err.lineno}: {err.msg}") from None
     except BaseException as err:  # the user's code may raise anything, SystemExit and KeyboardInterrupt included
         sys.modules.pop(module_name, None)
+        if not in_child and isinstance(err, KeyboardInterrupt):
+            raise
         raise RunnerError(f"{path} does not import: {_one_line(err)}") from None
     finally:
         sys.dont_write_bytecode = saved_bytecode
-        sys.path[:] = saved_path + [folder]  # a function that imports a sibling lazily still finds it
+        sys.path[:] = saved_path + ([folder] if in_child else [])
     return module
 
 
@@ -130,7 +139,7 @@ def load_target(target: str) -> tuple:
     """``(object, module)``: the named function, class, method or object, and the module it lives in."""
     where, name = split_target(target)
     if where.endswith(".py"):
-        module = _import_file(where)
+        module = import_file(where)
     else:
         try:
             module = importlib.import_module(where)
