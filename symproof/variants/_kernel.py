@@ -163,7 +163,8 @@ def plain_rope_factor(variant: Variant):
 # -- the check ----------------------------------------------------------------------------------
 
 
-def _probe_pairs(n: int) -> list:
+def probed_indices(n: int) -> list:
+    """The pairs (or heads, or values) a kernel check probes: all of a few, else a fixed sample."""
     if n <= _MAX_PROBED_PAIRS:
         return list(range(n))
     return sample_indices(n)
@@ -175,18 +176,19 @@ def _exact_digits(variant: Variant, indices) -> dict:
     return {k: sp.N(variant.exact_value(k), 40) for k in indices}
 
 
-def _exact_rotary(variant: Variant, vector, position, side, freqs):
-    """The exact image of ``vector`` at ``position`` on the probed pairs."""
+def exact_rotary(variant: Variant, vector, position, side, freqs, number=_float):
+    """The exact image of ``vector`` at ``position`` on the probed pairs, each coordinate made a
+    Python number by ``number`` (the written-file check's returns ``None`` where it is not finite)."""
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     out = {}
-    for r in _probe_pairs(len(pairs)):
+    for r in probed_indices(len(pairs)):
         a, b = pairs[r]
         coord = position[variant.axis_of(r)]
         # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
         scale = sp.N(variant.scale(side, coord, r), 40)
         block = variant.block_at(sp.N(variant.angle_position(coord) * freqs[r], 40), r).evalf(40)
         pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
-        out[a], out[b] = _float(pair[0]), _float(pair[1])
+        out[a], out[b] = number(pair[0]), number(pair[1])
     return out
 
 
@@ -217,14 +219,14 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
     if variant.length_dependent:  # both sides of the length threshold
         probes = tuple(sorted(set(probes) | {variant.length_threshold - 1, variant.length_threshold}))
     else:
-        exact = _exact_digits(variant, _probe_pairs(variant.n_pairs))
+        exact = _exact_digits(variant, probed_indices(variant.n_pairs))
     for side in ("query", "key"):
         for p in probes:
             # one position per call: the call's length is p + 1 (+ 3 per further axis)
             freqs = exact if exact is not None else variant.frequencies_digits(seq_len=p + 3 * (axes - 1) + 1)
             position = tuple(p + 3 * a for a in range(axes))
             got = kernel.apply(vector[None, :], np.array([position]) if axes > 1 else np.array([p]), side)[0]
-            for index, value in _exact_rotary(variant, vector, position, side, freqs).items():
+            for index, value in exact_rotary(variant, vector, position, side, freqs).items():
                 worst = max(worst, _relative_difference(got[index], value))
             passthrough &= np.array_equal(got[variant.rotated_width:], vector[variant.rotated_width:])
     detail = (f"largest relative difference {_gap_text(worst)} (must be <= {TOLERANCE:g})" if passthrough
@@ -249,12 +251,12 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
 
 
 def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
-    freqs = _exact_digits(variant, _probe_pairs(variant.n_pairs))
+    freqs = _exact_digits(variant, probed_indices(variant.n_pairs))
     got = kernel.table(np.array(_PROBE_POSITIONS))
     n = variant.n_pairs
     worst = 0.0
     for row, p in enumerate(_PROBE_POSITIONS):
-        for r in _probe_pairs(n):
+        for r in probed_indices(n):
             angle = variant.angle_position(p) * freqs[r]
             s_index, c_index = (2 * r, 2 * r + 1) if variant.pairing == "adjacent" else (r, r + n)
             for index, exact in ((s_index, sp.sin(angle)), (c_index, sp.cos(angle))):
@@ -274,10 +276,10 @@ def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
 
 
 def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
-    slopes = _exact_digits(variant, _probe_pairs(variant.heads))
+    slopes = _exact_digits(variant, probed_indices(variant.heads))
     got = kernel.bias(6, 9)
     worst = 0.0
-    for h in _probe_pairs(variant.heads):
+    for h in probed_indices(variant.heads):
         for a in range(6):
             for b in range(9):
                 value = _float(variant.bias_at(a, b, slopes[h], h))

@@ -35,8 +35,8 @@ import sympy as sp
 
 from .._errors import SymproofError
 from .._text import one_line
-from ..encodings import pair_indices
-from ._spec import Variant, sample_indices
+from ._kernel import exact_rotary, probed_indices
+from ._spec import Variant
 
 __all__ = ["check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
            "prepare_targets"]
@@ -46,7 +46,6 @@ TOLERANCE = 1e-12
 #: powers of two probed besides the small positions (float64 still resolves the angle there)
 LARGE_POSITIONS = (2**10, 2**15, 2**20)
 _SMALL_POSITIONS = (0, 1, 7, 4097)
-_MAX_PROBED = 8
 #: seconds a C compilation may take before the property is refuted
 _COMPILE_SECONDS = 60
 _counter = itertools.count()
@@ -231,10 +230,6 @@ class _Written:
 # -- the exact reference ----------------------------------------------------------------------------
 
 
-def _probed(count: int) -> list:
-    return list(range(count)) if count <= _MAX_PROBED else sample_indices(count)
-
-
 class _Overflow(Exception):
     """The definition is a real number beyond float64's range at this point."""
 
@@ -262,7 +257,7 @@ class _Reference:
         self.variant = variant
         self._freqs = None
         if not variant.length_dependent:
-            self._freqs = {k: sp.N(variant.exact_value(k), 40) for k in _probed(variant.value_count)}
+            self._freqs = {k: sp.N(variant.exact_value(k), 40) for k in probed_indices(variant.value_count)}
 
     def frequencies(self, seq_len):
         if self._freqs is not None:
@@ -271,26 +266,14 @@ class _Reference:
 
     def rotate(self, vector, position: tuple, side: str, seq_len: int):
         """``{coordinate: float}`` on the probed pairs, or ``None`` where the definition is not finite."""
-        v = self.variant
-        freqs = self.frequencies(seq_len)
-        pairs = pair_indices(v.rotated_width, v.pairing)
-        out = {}
-        for r in _probed(len(pairs)):
-            a, b = pairs[r]
-            coord = position[v.axis_of(r)]
-            scale = sp.N(v.scale(side, coord, r), 40)
-            block = v.block_at(sp.N(v.angle_position(coord) * freqs[r], 40), r).evalf(40)
-            pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
-            out[a], out[b] = _finite(pair[0]), _finite(pair[1])
-        if any(value is None for value in out.values()):
-            return None
-        return out
+        out = exact_rotary(self.variant, vector, position, side, self.frequencies(seq_len), number=_finite)
+        return None if any(value is None for value in out.values()) else out
 
     def table_row(self, position):
         v = self.variant
         n = v.n_pairs
         out = {}
-        for r in _probed(n):
+        for r in probed_indices(n):
             angle = v.angle_position(position) * self._freqs[r]
             s_index, c_index = (2 * r, 2 * r + 1) if v.pairing == "adjacent" else (r, r + n)
             out[s_index], out[c_index] = _finite(sp.sin(angle)), _finite(sp.cos(angle))
@@ -325,7 +308,7 @@ class _Reference:
 
 def variant_digits(variant: Variant, seq_len):
     values = variant.frequencies_digits(seq_len=seq_len)
-    return {k: values[k] for k in _probed(len(values))}
+    return {k: values[k] for k in probed_indices(len(values))}
 
 
 def _safe(function, position, *args):
@@ -414,7 +397,7 @@ def _compare_bias(variant, written, reference, positions, tally, cache):
     far = [p for p in positions if abs(p) >= 1024][:4]
     queries, keys = list(range(6)) + far, list(range(9)) + far
     got = written.bias_at(queries, keys)
-    for h in _probed(variant.heads):
+    for h in probed_indices(variant.heads):
         for (a, i), (b, j) in itertools.product(enumerate(queries), enumerate(keys)):
             if (h, i, j) not in cache:
                 cache[(h, i, j)] = _safe(reference.bias, max(abs(i), abs(j)), h, i, j)
