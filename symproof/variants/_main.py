@@ -146,24 +146,10 @@ def main_check(args) -> int:
     else:
         print(format_results(variant, results, seconds))
     if export_dir is not None:
-        from .._export import write_kernel
         from ._export import variant_kernel
 
         target = getattr(args, "target", "numpy")
-        unproved = [(_property_key(r), r.status, r.reason) for r in results
-                    if _property_key(r) in EXPORT_RESTS_ON and r.status != PROVED]
-        if unproved and not getattr(args, "allow_unproved", False):
-            # the kernel property was decided on the very files --export would write: a file that does not
-            # import, run or agree is not written.  The check itself answered (exit 1: the kernel disagrees)
-            what = "; ".join(f"the {key} property is {status}" + (f" ({why})" if why else "")
-                             for key, status, why in unproved)
-            print(one_line(f"symproof check: --export: nothing written: {what}; --allow-unproved writes it "
-                           "anyway, its header saying so"), file=_stderr())
-        else:
-            path = write_kernel(variant_kernel(variant, target), target, export_dir, option="--export",
-                                force=bool(getattr(args, "force", False)), unproved=unproved,
-                                allow_unproved=bool(getattr(args, "allow_unproved", False)))
-            print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
+        _export_checked(lambda: variant_kernel(variant, target), target, export_dir, results, args)
     if report_dir is not None:
         _write_report(variant, results, report_dir, force=bool(getattr(args, "force", False)))
     return exit_code(results)
@@ -183,8 +169,8 @@ def _main_scan(args, files, budget) -> int:
 
 def _main_model(args, start, budget) -> int:
     """``symproof check CONFIG.json``: every rotary regime of the model, each proved and reported."""
-    from ._model_check import check_model, check_model_target, export_model, format_model, model_as_dict, \
-        model_exit_code
+    from ._model_check import check_model, check_model_target, format_model, model_as_dict, model_exit_code, \
+        model_kernel
 
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
@@ -210,11 +196,32 @@ def _main_model(args, start, budget) -> int:
     else:
         print(format_model(model, checked, seconds))
     if export_dir is not None:
-        path = export_model(model, export_dir, target)
-        print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
+        every = [r for _, results in checked for r in results]  # the kernel of every regime
+        _export_checked(lambda: model_kernel(model, target), target, export_dir, every, args)
     if report_dir is not None:
-        _write_report(model.regimes[0].variant, checked[0][1], report_dir)
+        _write_report(model.regimes[0].variant, checked[0][1], report_dir, force=bool(getattr(args, "force", False)))
     return model_exit_code(checked)
+
+
+def _export_checked(kernel, target: str, export_dir, results, args) -> None:
+    """``--export``: the kernel (``kernel()`` builds it) written through the owned-files writer, unless a
+    property it rests on is not proved.  That property was decided on the very files --export would write:
+    a file that does not import, run or agree is not written, in one line, and the check itself answered
+    (its exit 1: the kernel disagrees).  ``--allow-unproved`` writes it anyway, its header saying so."""
+    from .._export import write_kernel
+
+    unproved = [(_property_key(r), r.status, r.reason) for r in results
+                if _property_key(r) in EXPORT_RESTS_ON and r.status != PROVED]
+    allow = bool(getattr(args, "allow_unproved", False))
+    if unproved and not allow:
+        what = "; ".join(f"the {key} property is {status}" + (f" ({why})" if why else "")
+                         for key, status, why in unproved)
+        print(one_line(f"symproof check: --export: nothing written: {what}; --allow-unproved writes it "
+                       "anyway, its header saying so"), file=_stderr())
+        return
+    path = write_kernel(kernel(), target, export_dir, option="--export", force=bool(getattr(args, "force", False)),
+                        unproved=unproved, allow_unproved=allow)
+    print(one_line(f"kernel written to {', '.join(path)}"), file=_stderr())
 
 
 def _stderr():
