@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 
 from .._errors import VariantFileError
 from .._io import read_input_file
@@ -341,7 +342,9 @@ class Variant:
         key = ("bias.slope" if self.kind == "bias" else
                {"geometric": "frequencies.base", "formula": "frequencies.formula",
                 "list": "frequencies.values"}[self.rule])
-        if generic is None or generic.has(sp.Symbol("m")):
+        # a lookup table at the symbolic index (slope = "S(h)") has no mpmath function: its values
+        # are its entries, built one by one like a formula in m
+        if generic is None or generic.has(sp.Symbol("m")) or generic.atoms(AppliedUndef):
             return [sp.N(self.exact_value(k), digits) for k in range(self.value_count)]
         function = sp.lambdify(index, generic, modules="mpmath")
         values = []
