@@ -292,7 +292,7 @@ def _derive_identity(variant: Variant, prop: Property):
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
             part = proof.equal(rule, lhs_c, rhs_c)
             if part.status == UNKNOWN:
-                far = _far_witness(variant, lhs_c, rhs_c)
+                far = _far_witness(variant, lhs_c, rhs_c, prop.key == "relative")
                 if far is not None:
                     proof.parts.pop()
                     witness, residual = far
@@ -327,9 +327,27 @@ def _thresholds(expr) -> list:
     return list(dict.fromkeys(near + list(FAR_POWERS)))
 
 
-def _far_witness(variant: Variant, lhs, rhs):
+def _far_points(positions: list, values: list):
+    """The position assignments the far search tries: for every value, one position moved to it with
+    the others at 0 or 1; then, for every value, all positions at it, and one at it with the others
+    one past it (a statement such as ``s(i, j) = s(0, j - i)`` under ``positions = "nonnegative"``
+    needs ``j >= i``, so its witness has both positions large)."""
+    for value in values:
+        for moved in positions:
+            for rest in (0, 1):
+                yield {s: sp.Integer(value if s == moved else rest) for s in positions}
+    if len(positions) > 1:
+        for value in values:
+            yield {s: sp.Integer(value) for s in positions}
+            for moved in positions:
+                yield {s: sp.Integer(value if s == moved else value + 1) for s in positions}
+
+
+def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     """A certified point where ``lhs != rhs`` at a large position or one near a threshold (the
-    prover's own search tries small values only); ``(witness, residual)`` or ``None``."""
+    prover's own search tries small values only); ``(witness, residual)`` or ``None``.  Under
+    ``positions = "nonnegative"`` only points inside that domain are tried (with
+    ``offset_is_position``, ``j - i >= 0`` too: it is a position of ``s(0, j - i)``)."""
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
     free = set().union(*(sp.sympify(e).free_symbols for e in pair))
     positions = sorted((s for s in free if s.name in _POSITION_NAMES), key=lambda s: s.name)
@@ -339,19 +357,19 @@ def _far_witness(variant: Variant, lhs, rhs):
     if variant.positions != "nonnegative":
         values += [-v for v in values]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
+    inside = (lambda point: not _negative_position(point, offset_is_position)) \
+        if variant.positions == "nonnegative" else (lambda point: True)
     tried = 0
-    for value in values:
-        for moved in positions:
-            for rest in (0, 1):
-                point = {s: sp.Integer(value if s == moved else rest) for s in positions}
-                for vector in vectors:
-                    tried += 1
-                    if tried > MAX_FAR_POINTS:
-                        return None
-                    witness = {**point, **{s: sp.Integer(v) for s, v in vector.items() if s in free}}
-                    residual = _residual_at(pair, witness)
-                    if residual is not None:
-                        return witness, residual
+    for point in _far_points(positions, values):
+        if inside(point):
+            for vector in vectors:
+                tried += 1
+                if tried > MAX_FAR_POINTS:
+                    return None
+                witness = {**point, **{s: sp.Integer(v) for s, v in vector.items() if s in free}}
+                residual = _residual_at(pair, witness)
+                if residual is not None:
+                    return witness, residual
     return None
 
 
