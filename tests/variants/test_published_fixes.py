@@ -70,3 +70,26 @@ def test_far_witness_inside_the_nonnegative_domain():
     (witness,) = [p.witness for p in result.proof.parts if p.witness]
     values = {str(k): v for k, v in witness.items()}
     assert values["j"] >= values["i"] > 100
+
+
+# -- an exported numpy kernel warns about no branch a where() does not choose (T5's buckets) ------------
+
+def test_numpy_kernel_of_a_where_runs_without_warnings(tmp_path):
+    import importlib.util
+    import warnings
+
+    import numpy as np
+
+    from symproof.variants._export import export_variant
+
+    # numpy evaluates both branches: log(max(i - j, 0) / 2) is log(0) on the diagonal, where it is not chosen
+    variant = _bias("T(where(Max(i - j, 0) < 2, Max(i - j, 0), Min(3, floor(log(Max(i - j, 0) / 2)) + 2)))",
+                    params={"T": [0.5, -1, 2, 3]})
+    (path,) = export_variant(variant, tmp_path, "numpy")
+    spec = importlib.util.spec_from_file_location("probe_where", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = module.bias(3, 3)
+    assert np.array_equal(got[0], [[0.5, 0.5, 0.5], [-1, 0.5, 0.5], [2, -1, 0.5]])
