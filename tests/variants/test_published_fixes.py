@@ -93,3 +93,48 @@ def test_numpy_kernel_of_a_where_runs_without_warnings(tmp_path):
         warnings.simplefilter("error")
         got = module.bias(3, 3)
     assert np.array_equal(got[0], [[0.5, 0.5, 0.5], [-1, 0.5, 0.5], [2, -1, 0.5]])
+
+
+# -- the interval evaluator's cost (LogN's shift ran past the default 5-s budget) -----------------------
+
+def _interval_conversions(expr, point):
+    from mpmath import iv
+
+    from symproof.checker import _interval
+
+    calls = [0]
+    convert = type(iv).convert
+
+    def counting(ctx, value, *args, **kwargs):
+        calls[0] += 1
+        return convert(ctx, value, *args, **kwargs)
+
+    type(iv).convert = counting
+    try:
+        assert _interval.value_at(expr, point) is not None
+    finally:
+        type(iv).convert = convert
+    return calls[0]
+
+
+def test_interval_evaluation_does_not_rebuild_constant_intervals():
+    # before: 308 conversions for this sum (0 and 1 rebuilt as intervals at every product, sum and
+    # endpoint test); a witness search evaluates thousands of such points
+    x, y = sp.symbols("x y", real=True)
+    expr = sum(sp.cos(k * x) * sp.sin(y + k) * sp.sqrt(2) * sp.log(3) for k in range(1, 9))
+    assert _interval_conversions(expr, {x: sp.Integer(1), y: sp.Rational(1, 2)}) < 120
+
+
+def test_endpoint_tests_answer_as_the_interval_comparisons_do():
+    import itertools
+
+    from mpmath import iv, mpf
+
+    from symproof.checker import _interval
+
+    ends = [-mpf("inf"), -3, -1e-300, 0, 1e-300, 2, mpf("inf")]
+    intervals = [iv.mpf([a, b]) for a, b in itertools.product(ends, ends) if a <= b] + [iv.mpf(mpf("nan"))]
+    for x in intervals:
+        assert _interval._positive(x) == bool(x.a > 0), x
+        assert _interval._negative(x) == bool(x.b < 0), x
+        assert _interval._is_real((x, x)) == bool(x.a == 0 and x.b == 0), x
