@@ -107,8 +107,8 @@ EXPECTED = {
 #: (file, property) -> why the verdict may stay unknown (it must then be unknown, never the wrong answer)
 MAY_BE_UNKNOWN = {
     # the witness needs the query at 2048 (the scale is exactly 1 below it): the far search finds
-    # c = 2048 after the small-point search has used most of the default 5-s CPU budget on the
-    # seven-symbol score, so on a slow machine the budget may run out first
+    # c = 2048 after the small-point searches on the seven-symbol score, about 4.2 s of the default
+    # 5 s of CPU here, so on a slower machine the budget may run out first
     ("logn_scaling", "shift"): "the default per-property budget (5 s of CPU) on a slow machine",
 }
 
