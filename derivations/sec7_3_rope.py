@@ -163,8 +163,7 @@ def rope_algorithm_7_1_in_place(Z, I, d_r, freqs):
        equations=("7.13",))
 def rope_rotation(proof):
     R = rotation(th)
-    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), r"$R(\theta) z$",
-                shown=r"R(\theta) z") \
+    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), shown=r"R(\theta) z") \
         .step("the definition of R (7.13)", R * z,
               shown=r"\begin{bmatrix}\cos\theta & -\sin\theta \\ \sin\theta & \cos\theta\end{bmatrix}"
                     r"\begin{bmatrix} z_0 \\ z_1 \end{bmatrix}") \

@@ -241,3 +241,11 @@ def test_the_pdf_stays_clean(chapter_pdf):
         if lines and (lines[-1] in ("Derivation.", "Statement.") or lines[-1].endswith(("expression:", "reduce to:"))):
             dangling.append((number, lines[-1]))
     assert dangling == []
+
+
+def test_a_rule_naming_a_block_size_reads_as_typeset():
+    """``2x2`` in a step's rule is set as 2 x 2; the replacement once read its backslash-t as a tab (``2imes2``)."""
+    from symproof.report._printers import split_prose
+
+    assert split_prose("multiply the 2x2 block") == [("text", "multiply the "), ("math", r"2\times2"),
+                                                    ("text", " block")]
