@@ -79,6 +79,9 @@ def test_the_page_never_says_a_step_is_the_same_as_something_unshown(chapter):
     page = render_html(chapter)
     visible = re.sub(r"<[^>]+>", " ", page)
     assert {phrase: visible.count(phrase) for phrase in NO_SIDES} == dict.fromkeys(NO_SIDES, 0)
+    # every row of every chain on the page holds a formula (its relation sign aside)
+    rows = re.findall(r'<div class="row[^"]*"><span>[^<]*</span><div>(.*?)(?:<div class="why">|</div></div>)', page, re.S)
+    assert len(rows) > 24 and [row[:80] for row in rows if "<math" not in row] == []
 
 
 def test_no_step_shows_a_bare_zero_matrix(chapter):
