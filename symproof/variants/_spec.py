@@ -85,7 +85,7 @@ import sympy as sp
 from .._errors import VariantFileError
 from .._io import read_input_file
 from ..encodings import rotation
-from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_table, parse_formula
+from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, LookupBase, lookup_table, parse_formula
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -383,7 +383,7 @@ class Variant:
                 "list": "frequencies.values", "per_axis": "frequencies.per_axis"}[self.rule])
         if self.mixed:
             return self._numeric_rows(digits, key)
-        if generic is None or generic.has(sp.Symbol("m")):
+        if generic is None or generic.has(sp.Symbol("m")) or _reads_table(generic):
             return [sp.N(self.exact_value(k), digits) for k in range(self.value_count)]
         function = sp.lambdify(index, generic, modules="mpmath")
         values = []
@@ -413,6 +413,8 @@ class Variant:
             return [tuple(sp.N(w, digits) for w in row) for row in self.per_axis]
         index, axis = sp.Symbol("r", integer=True, nonnegative=True), sp.Symbol("a", integer=True, nonnegative=True)
         generic = self.per_axis.build({**self.width_env(), "r": index, "a": axis})
+        if _reads_table(generic):  # a lookup table has no mpmath function: its entries, exactly
+            return [tuple(sp.N(w, digits) for w in self.exact_value(r)) for r in range(self.n_pairs)]
         function = sp.lambdify((index, axis), generic, modules="mpmath")
         rows = []
         with mpmath.workdps(digits + 10):
@@ -566,6 +568,11 @@ class Variant:
             if self.equivalent_per_axis is not None:
                 out["equivalent_per_axis"] = _rows_text(self.equivalent_per_axis)
         return out
+
+
+def _reads_table(expr) -> bool:
+    """Whether ``expr`` reads a ``[params]`` lookup table (which lambdify cannot print)."""
+    return any(isinstance(f, LookupBase) for f in expr.atoms(sp.Function))
 
 
 def _rows_text(rows):
