@@ -125,6 +125,21 @@ def test_the_broken_variants_relative_witness_is_a_real_counterexample(results):
         assert abs(at_ij - at_offset) > mpmath.mpf(10) ** -20
 
 
+def test_four_axes_are_decided_within_the_default_budget():
+    # the shift comes from the offset form (one angle of 2A atoms) rather than from products of two
+    # such angles, which the trig-polynomial tactic could not expand within the budget at four axes
+    rows = [[0.31, -0.72, 0.05, 0.9], [0.12, 0.4, -0.33, 0.0], [-0.8, 0.27, 0.61, -0.15], [0.02, 0.0, 0.0, 0.5]]
+    variant = _mixed(position={"axes": ["t", "x", "y", "z"]}, frequencies={"per_axis": rows})
+    got = {r.claim.name: r.status for r in check_variant(variant, budget=5.0)}
+    assert got == dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, kernel=Y)
+
+
+def test_the_shift_is_refuted_on_its_own_when_the_offset_form_fails(results):
+    shift = results["broken: squared positions"]["shift"]
+    part = next(p for p in shift.proof.parts if p.status == "refuted")
+    assert {"c_x", "c_y"} <= {str(s) for s in part.witness}  # a witness of the shift statement itself
+
+
 # -- bad input: one line naming the key and what was expected -------------------------------------------
 
 def _rows(change):
