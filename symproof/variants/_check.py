@@ -293,7 +293,7 @@ def _scope_notes(variant: Variant, proof: Proof) -> None:
                    "q^T k of the copied part, which depends on no position (the kernel check verifies the copy).")
     if variant.mixed:
         proof.note(f"Every pair rotates with every coordinate of the position ({', '.join(variant.axes)}), by "
-                   "the angle sum_a omega_{r,a} g(m_a) (g = position transform): the generic pair has a symbolic "
+                   "the angle sum over the axes a of omega[r][a] * g(m_a) (g = position transform): the generic pair has a symbolic "
                    "frequency vector, positions, shifts and offsets are vectors, and j - i is taken coordinate-wise.")
     elif len(variant.axes) > 1:
         proof.note(f"Each pair rotates with one coordinate of the position ({', '.join(variant.axes)}); "

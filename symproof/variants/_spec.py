@@ -412,8 +412,11 @@ class Variant:
         if isinstance(self.per_axis, tuple):
             return [tuple(sp.N(w, digits) for w in row) for row in self.per_axis]
         index, axis = sp.Symbol("r", integer=True, nonnegative=True), sp.Symbol("a", integer=True, nonnegative=True)
-        generic = self.per_axis.build({**self.width_env(), "r": index, "a": axis})
-        if _reads_table(generic):  # a lookup table has no mpmath function: its entries, exactly
+        try:
+            generic = self.per_axis.build({**self.width_env(), "r": index, "a": axis})
+        except VariantFileError:  # only concrete indices build it (a sum up to a): exactly, pair by pair
+            generic = None
+        if generic is None or _reads_table(generic):  # a lookup table has no mpmath function either
             return [tuple(sp.N(w, digits) for w in self.exact_value(r)) for r in range(self.n_pairs)]
         function = sp.lambdify((index, axis), generic, modules="mpmath")
         rows = []

@@ -10,6 +10,7 @@ import ctypes
 import importlib.util
 import shutil
 import subprocess
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -298,7 +299,7 @@ def test_a_wrong_per_axis_table_refutes_the_kernel_and_export_writes_nothing(mon
     assert not out.exists() or not list(out.iterdir())
 
 
-def test_a_lookup_table_in_a_frequency_formula_loads():
+def test_formulas_lambdify_cannot_print_load():
     # a table has no mpmath function: lambdifying it raised NameError (a traceback) at load time
     one_axis = Variant.from_dict({"name": "p", "kind": "rotary", "width": 8, "pairing": "half",
                                   "params": {"w": [0.3, 1.9, -2.4, 0.7]},
@@ -307,3 +308,17 @@ def test_a_lookup_table_in_a_frequency_formula_loads():
     mixed = _mixed(params={"w": [0.3, 1.9, -2.4, 0.7]}, frequencies={"per_axis": "w(r) * (a + 1)"})
     assert [[float(v) for v in row] for row in mixed.frequencies_digits()] == [[0.3, 0.6], [1.9, 3.8],
                                                                                [-2.4, -4.8], [0.7, 1.4]]
+    # a sum whose bound reads the axis index is built at concrete indices only
+    summed = _mixed(frequencies={"per_axis": "sum(2**(-k), k, 0, a + r)"})
+    assert [float(v) for v in summed.frequencies_digits()[1]] == [1.5, 1.75]
+
+
+def test_the_command_refuses_a_bad_row_in_one_line(tmp_path, capsys):
+    from symproof._cli import main
+
+    text = Path(shipped_variants()["rope_mixed"]).read_text(encoding="utf-8")
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace("[0.1602, 0.0817]", "[0.1602]"), encoding="utf-8")
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "'frequencies.per_axis[3]'" in err and "expected 2 numbers" in err, err
