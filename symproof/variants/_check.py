@@ -423,13 +423,17 @@ def _shift_from_offsets(relative: Property, shift: Property):
     expanded products the trig-polynomial tactic needs seconds for at three axes and more than the
     budget at four; the offset form has one such angle.  When it is proved for every pair of position
     vectors, its instances at ``(i + c, j + c)`` and at ``(i, j)`` have the same right-hand side, so the
-    shift holds; when it is not, the shift is decided directly (a refutation needs its own witness)."""
+    shift holds; when it is not (or only where its sides are defined), the shift is decided directly (a
+    refutation needs its own witness)."""
     def derive(variant: Variant, proof: Proof):
         sym, _ = _generic(variant)
         generic = prove_equal(*relative.sides(sym, r_sym))
-        if not generic.proved:
-            proof.note("The offset form s(i, j) = s(0, j - i) is not proved for the generic pair; the shift is "
-                       "decided directly.")
+        # proved only where both sides are defined ("defined" certificate), the offset form could miss a
+        # point where s(0, j - i) is undefined but both sides of the shift are not: then decide it directly
+        conditional = getattr(generic.certificate, "kind", None) == "defined"
+        if not generic.proved or conditional:
+            proof.note("The offset form s(i, j) = s(0, j - i) is not proved for the generic pair at every "
+                       "position; the shift is decided directly.")
             _derive_identity(variant, shift)(proof)
             return
         _scope_notes(variant, proof)
