@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ElementTree
 
+import sympy as sp
 from markupsafe import Markup, escape
 
 from ._printers import CLAIM_ID, _mathml_inner, _wrap_math, latex_to_mathml, mathml_relation, split_prose, to_mathml
@@ -87,6 +88,14 @@ def _objects(cx) -> Markup:
     if cx.named:
         out.append(_witness(cx.named))
     return Markup(", ").join(out)
+
+
+def _number(value) -> Markup:
+    """An exact value at a witness, inline; a negative rational with a true minus sign (the printer's
+    ``<mn>-1</mn>`` would show a hyphen)."""
+    if isinstance(value, sp.Rational) and value < 0:
+        return Markup(_wrap_math(f"<mrow><mo>\u2212</mo>{_mathml_inner(-value)}</mrow>", "inline"))
+    return _math(value, "inline")
 
 
 def _decimal(text: str) -> Markup:
@@ -301,7 +310,7 @@ def render_html(document) -> str:
     env = environment("html")
     claim_ids = frozenset(c.id for c in document.claims)
     env.filters.update(alt=alt_text, math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
-                       objects=_objects, decimal=_decimal, inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
+                       objects=_objects, decimal=_decimal, number=_number, inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
     env.globals["relation"] = lambda lhs, symbol, rhs: Markup(mathml_relation(lhs, symbol, rhs))
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(
         mathml_relation(lhs, symbol, rhs, display="inline"))

@@ -153,7 +153,7 @@ def _value(number, limit: int = MAX_EXACT_CHARS) -> Value:
     shown = display_form(number)
     text = _fitting_latex(shown)
     exact = shown if text is not None and len(text) <= limit else None
-    return Value(exact, "" if number.is_Integer else certified_decimal(number))
+    return Value(exact, "" if number.is_Integer or shown.is_Integer else certified_decimal(number))
 
 
 # -- exact display forms --------------------------------------------------------------------------
