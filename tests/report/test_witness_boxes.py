@@ -317,3 +317,37 @@ def test_the_pdf_keeps_each_box_with_its_step_and_builds_clean(fresh_pdf):
             f"page {number} ends on {lines[-1]!r}"
     assert tops == []
     assert re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", fresh_pdf.build.log) == []
+
+
+# -- a false claim's counterexample ----------------------------------------------------------------
+
+a, b = sp.symbols("a b", real=True)
+
+
+def _false_equal(proof):
+    from symproof import rotation
+    proof.equal("a wrong sign: R(a)^T R(b) taken as R(a - b)", rotation(a).T * rotation(b), rotation(a - b))
+
+
+def _false_differ(proof):
+    x = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"x{i}{j}", real=True))
+    proof.differ("X + X is not X", x + x, x, witness={s: 1 for s in x})
+
+
+@pytest.mark.parametrize("derive, entry, difference", [
+    (_false_equal, "entry (0, 1)", "difference"),
+    (_false_differ, "entry (0, 0)", "difference 1"),
+])
+def test_a_false_step_shows_its_counterexample(derive, entry, difference):
+    from symproof import Claim, run_claim
+    from symproof.report._html import render_html
+    from symproof.report._latex import render_latex
+
+    claim = Claim(id="test.counterexample", section="9.1", title="t", statement=r"R(a)^T R(b) = R(a - b)",
+                  kind="identity", derive=derive)
+    document = build_document([run_claim(claim)], title="t")
+    boxes = _boxes(render_html(document))
+    assert len(boxes) == 1
+    text = _text(boxes[0][1])
+    assert entry in text and difference in text and _has_numeric_difference(text), text
+    assert "\\witnessbox{Counterexample:" in render_latex(document)
