@@ -34,6 +34,8 @@ __all__ = ["Counterexample", "Value", "counterexample", "display_form", "certifi
 #: difference, the point of the box, is shown exactly up to the longer bound
 MAX_EXACT_CHARS = 120
 MAX_DIFFERENCE_CHARS = 240
+#: how many entries of two matrices are compared to say how many differ (beyond, only the first is found)
+MAX_COUNTED_ENTRIES = 64
 #: significant digits of a decimal value
 DIGITS = 4
 #: a canonical form splitting trig arguments over a common unit is tried only up to this multiple
@@ -97,9 +99,13 @@ def counterexample(kind: str, before, after, witness) -> Counterexample | None:
     named = [(k, v) for k, v in witness if isinstance(k, str) or isinstance(v, str)]
     point = {k: sp.sympify(v) for k, v in witness if not (isinstance(k, str) or isinstance(v, str))}
     view = Counterexample(witness_objects(point), named=named)
-    sides = _sides(kind, before, after, point)
-    if sides is not None:
-        _compare(view, *sides)
+    try:
+        sides = _sides(kind, before, after, point)
+        if sides is not None:
+            _compare(view, *sides)
+    except (TypeError, ValueError, ArithmeticError, sp.SympifyError, RecursionError):
+        # a value the exact evaluation cannot take (a derivation's own data): the box shows the objects alone
+        view.left = view.right = view.difference = view.entry = None
     return view
 
 
@@ -135,11 +141,17 @@ def _compare(view: Counterexample, left, right) -> None:
             left, right = left[0, 0], right[0, 0]
         else:
             cells = [(i, j) for i in range(left.rows) for j in range(left.cols)]
-            differ = [c for c in cells if is_certainly_nonzero(left[c] - right[c])]
+            counted = len(cells) <= MAX_COUNTED_ENTRIES
+            differ = []
+            for cell in cells:
+                if is_certainly_nonzero(left[cell] - right[cell]):
+                    differ.append(cell)
+                    if not counted:
+                        break  # a large matrix: the first differing entry, not how many differ
             if not differ:
                 return
             view.entry = differ[0][:1] if left.cols == 1 else differ[0]
-            view.entries, view.differing = len(cells), len(differ)
+            view.entries, view.differing = len(cells), len(differ) if counted else 0
             left, right = left[differ[0]], right[differ[0]]
     if isinstance(left, sp.MatrixBase) or isinstance(right, sp.MatrixBase):
         return

@@ -351,3 +351,25 @@ def test_a_false_step_shows_its_counterexample(derive, entry, difference):
     text = _text(boxes[0][1])
     assert entry in text and difference in text and _has_numeric_difference(text), text
     assert "\\witnessbox{Counterexample:" in render_latex(document)
+
+
+class TestAWitnessTheBoxCannotEvaluate:
+    """A derivation's witness is its own data: a value exact evaluation cannot take leaves the box with
+    its objects, never a traceback; a large matrix is searched for its first differing entry only."""
+
+    @pytest.mark.parametrize("value", [[1, 2], "one", None, sp.nan, sp.zoo])
+    def test_odd_values(self, value):
+        from symproof.report._witness import counterexample
+        x = sp.Symbol("x")
+        view = counterexample("differ", x + 1, x, [(x, value)])
+        assert view is not None and view.entry is None
+        assert view.difference is None or view.difference.exact is not None
+
+    def test_a_large_matrix_names_its_first_differing_entry(self):
+        from symproof.report._witness import MAX_COUNTED_ENTRIES, counterexample
+        n = int(MAX_COUNTED_ENTRIES ** 0.5) + 1
+        x = sp.Symbol("x", real=True)
+        left = sp.ImmutableMatrix(n, n, lambda i, j: x if (i, j) != (1, 2) else x + 1)
+        view = counterexample("differ", left, sp.ImmutableMatrix(n, n, lambda i, j: x), [(x, 0)])
+        assert view.entry == (1, 2) and view.differing == 0 and view.entries == n * n
+        assert view.difference.exact == 1
