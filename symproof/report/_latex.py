@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from .._errors import SymproofError
 from ._html import statement_is_prose
-from ._printers import _latex_inner
 from ._printers import latex_relation, split_prose, to_latex
 from ._templates import environment
+from ._printers import _latex_inner  # how a witness box prints its objects
 
 __all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "MAX_PDFLATEX_PASSES", "PdfBuild"]
 
