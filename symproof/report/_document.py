@@ -15,8 +15,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-import sympy as sp
-
 from .._errors import InvalidInputError
 from ..claims import MEASURED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
@@ -57,8 +55,6 @@ class Item:
     before: Any = None
     after: Any = None
     residual: Any = None
-    #: the residual's value to four significant digits (``"-0.8415"``), when it is not a plain rational
-    residual_decimal: str = ""
     witness: Sequence = ()
     #: what the witness box shows: the objects, both sides there, where and by how much they differ
     counterexample: Counterexample | None = None
@@ -441,22 +437,5 @@ def _part_item(part) -> Item:
         witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
     return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
                 before=part.before, after=part.after, residual=part.residual,
-                residual_decimal=_decimal(part.residual), witness=witness, shown=getattr(part, "shown", None),
+                witness=witness, shown=getattr(part, "shown", None),
                 counterexample=counterexample(part.kind, part.before, part.after, witness))
-
-
-def _decimal(value) -> str:
-    """Four significant digits of a witness's residual such as ``-sin(1)``, for the reader (the verdict
-    rests on the prover's certified enclosure, not on this); empty for a rational, which is exact."""
-    if not isinstance(value, sp.Expr) or not value.is_number or value.is_Rational:
-        return ""
-    try:
-        shown = value.evalf(4, strict=True)
-    except (ValueError, TypeError, ArithmeticError):  # strict evalf raises when it cannot reach 4 digits
-        return ""
-    return _signed(shown) if shown.is_Float else ""
-
-
-def _signed(number) -> str:
-    text = f"{float(number):.4g}"
-    return text.replace("-", "\u2212")
