@@ -340,5 +340,5 @@ def _assembled(kind, name, entries):
         return sp.Symbol(FLAT_MATRICES[name]), sp.ImmutableMatrix(side, side, ordered)
     if kind == "block":
         letter, b, t = name
-        return sp.IndexedBase(letter.upper())[b, t], sp.Tuple(*ordered)
+        return sp.Symbol(f"{letter.upper()}_{b}{t}"), sp.Tuple(*ordered)  # Z[b, t] printed Z_bt
     return sp.Symbol(name), sp.Tuple(*ordered)

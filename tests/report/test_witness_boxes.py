@@ -239,6 +239,18 @@ class TestTheBoxIsExact:
             ((sp.Symbol("theta"),), sp.Integer(1)),
         ]
 
+    @pytest.mark.parametrize("point, objects", [
+        ({"z00_0": 1, "z00_1": 0}, [(("Z_00",), sp.Tuple(1, 0))]),
+        ({"wq0": 1, "wq1": 0, "wq2": 0, "wq3": 1}, [(("W_Q",), sp.ImmutableMatrix.eye(2))]),
+        ({"q00": 2}, [(("W_Q",), 2)]),  # a weight of width 1 is its number
+        ({"m00": 1}, [(("m00",), 1)]),  # any other lone entry stays itself
+        ({"q0": 1}, [(("q0",), 1)]),  # one component is no vector
+        ({"q0": 1, "q2": 0}, [(("q0",), 1), (("q2",), 0)]),  # nor are components with a gap
+    ])
+    def test_how_entries_are_gathered(self, point, objects):
+        found = witness_objects({sp.Symbol(k): sp.sympify(v) for k, v in point.items()})
+        assert [(tuple(str(n) for n in names), value) for names, value in found] == objects
+
     def test_an_incomplete_matrix_stays_entries(self):
         point = {sp.Symbol("x00"): 1, sp.Symbol("x11"): 0}
         assert witness_objects(point) == [((sp.Symbol("x00"),), 1), ((sp.Symbol("x11"),), 0)]
