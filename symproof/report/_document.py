@@ -15,6 +15,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+import sympy as sp
+
 from .._errors import InvalidInputError
 from ..claims import MEASURED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
