@@ -315,8 +315,9 @@ class _Monotone:
                     ends = (_bound(sp.Pow(b.hi, p), "lo"), _bound(sp.Pow(b.lo, p), "hi"))
                     return _Range(_FLIP[b.way], *ends, b.integer)
                 raise _Unknown(f"an even power of a value that changes sign ({sp.sstr(base)[:40]})")
-            if not b.lo > 0:
-                raise _Unknown(f"a power {sp.sstr(p)} of a value that may reach 0 or below ({sp.sstr(base)[:40]})")
+            if not (b.lo >= 0 if p > 0 else b.lo > 0):  # x**0.5 is defined at 0, x**-1 is not
+                raise _Unknown(f"a power {sp.sstr(p)} of a value that may reach {'below 0' if p > 0 else '0'} "
+                               f"({sp.sstr(base)[:40]})")
             if p > 0:
                 return _Range(b.way, _bound(sp.Pow(b.lo, p), "lo"), _bound(sp.Pow(b.hi, p), "hi"))
             return _Range(_FLIP[b.way], _bound(sp.Pow(b.hi, p), "lo"), _bound(sp.Pow(b.lo, p), "hi"))
@@ -492,12 +493,37 @@ def _tables_read(expr, point):
             return expr
         entries = {}
         for node in nodes:
-            index = value_at(node.args[0], point)
+            try:
+                index = _exact(node.args[0], point)
+            except (ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+                return None
             values = type(node).values
-            if not (isinstance(index, Fraction) and index.denominator == 1 and 0 <= index < len(values)):
+            if not (index.is_Integer and 0 <= index < len(values)):
                 return None
             entries[node] = values[int(index)]
         expr = expr.xreplace(entries)
+
+
+def _exact(node, point):
+    """The exact value of a table's index at ``point``: SymPy's own exact arithmetic, node by node, a
+    ``where`` building only the branch its condition takes (``floor(log(2/2))`` is the integer 0, which
+    an enclosure of width 0 at an integer cannot say)."""
+    if node in point:
+        return sp.sympify(point[node])
+    if not node.args:
+        return node
+    if isinstance(node, sp.Piecewise):
+        for expr, condition in node.args:
+            decided = condition if condition in (sp.true, sp.false) else _exact(condition, point)
+            if decided == sp.true:
+                return _exact(expr, point)
+            if decided != sp.false:
+                raise ValueError(f"the condition {condition} is not decided at {point}")
+        raise ValueError("no branch of a where() is taken")
+    value = node.func(*[_exact(a, point) for a in node.args])
+    if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise ValueError(f"{node} is undefined at {point}")
+    return value
 
 
 def _positive(expr, point) -> bool:
