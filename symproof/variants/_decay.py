@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import mpmath
 import sympy as sp
 from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf, to_rational
@@ -153,12 +154,13 @@ def _rises(before, after) -> bool:
 
 def _record_rise(proof, d, before, after) -> None:
     proof.check("B(D + 1) <= B(D) for every D >= 0", False,
-                f"B({d + 1}) in {_show(after)} > B({d}) in {_show(before)} (interval arithmetic, {PRECISION} bits, "
-                "exact frequencies): the bound rises", witness={D: sp.Integer(d)})
+                f"B({d + 1}) = {_show(after)} > B({d}) = {_show(before)}: the bound rises (certified by interval "
+                f"arithmetic, {PRECISION} bits, from the exact frequencies)", witness={D: sp.Integer(d)})
 
 
 def _show(x) -> str:
-    return iv.nstr(x, 12)
+    """The midpoint of an enclosure, 10 digits (for the reader; the comparison used the enclosure)."""
+    return mpmath.nstr(mpmath.mpf(x.mid._mpi_[0]), 10)
 
 
 class _RoformerBound:
@@ -173,6 +175,9 @@ class _RoformerBound:
         amplitudes = variant.query_scale is not None or variant.key_scale is not None or variant.factor is not None
         self.amplitudes = None if not amplitudes else \
             [variant.scale("query", D, k) * variant.scale("key", 0, k) for k in range(self.n)]
+        # an amplitude that does not move with D (an attention factor alone) is enclosed once
+        self.fixed = {k: _iv_of(value_at(a, None, PRECISION)) for k, a in enumerate(self.amplitudes or ())
+                      if not a.has(D)}
 
     def at(self, d: int):
         """An ``iv`` enclosure of ``B(d)``, or ``None`` where some term cannot be certified."""
@@ -186,7 +191,7 @@ class _RoformerBound:
                 return None
             re = im = total = iv.mpf(0)
             for k, w in enumerate(self.omegas):
-                a = iv.mpf(1) if self.amplitudes is None else \
+                a = iv.mpf(1) if self.amplitudes is None else self.fixed[k] if k in self.fixed else \
                     _iv_of(value_at(self.amplitudes[k], {D: d}, PRECISION))
                 if a is None:
                     return None
