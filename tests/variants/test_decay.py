@@ -192,8 +192,8 @@ def test_a_rotary_decay_is_never_proved_even_where_it_holds():
 
 
 def test_budget_exhaustion_gives_unknown():
-    # n = 128 pairs: the Abel identity alone costs about a second
-    result = _decay(_rotary(width=256), budget=0.05)
+    # n = 512 pairs: the Abel identity alone costs about a second
+    result = _decay(_rotary(width=1024), budget=0.05)
     assert result.status == "unknown" and "budget" in result.reason
 
 
