@@ -59,6 +59,10 @@ FALL_OFFSETS = (1, 2, 3, 4, 8, 16, 64, 256, 1024, 2**20)
 MAX_ABEL_PAIRS = 512
 #: most heads a rise is looked for in (first, last, middle, quarter)
 MAX_WITNESS_HEADS = 4
+#: distances D = 0..HINT_OFFSETS - 1 where float64 looks for a rise of B first (a hint, certified
+#: before it counts), and how many hints are certified at most
+HINT_OFFSETS = 4096
+MAX_HINTS = 8
 #: bits of the interval arithmetic that certifies a rise of RoFormer's bound
 PRECISION = 64
 
@@ -141,6 +145,10 @@ def _rotary(variant, proof) -> None:
                     f"with n = {n} for every D: the bound is constant, it does not decay")
         return
     bound = _RoformerBound(variant, omegas)
+    for d in bound.hints(variant)[:MAX_HINTS]:  # float64 says B rises there: certify it
+        low, high = bound.at(d), bound.at(d + 1)
+        if _rises(low, high):
+            return _record_rise(proof, d, low, high)
     previous = bound.at(0)
     for d in range(0, SMALL_OFFSETS + 1):
         current = bound.at(d + 1)
@@ -186,6 +194,27 @@ class _RoformerBound:
         # an amplitude that does not move with D (an attention factor alone) is enclosed once
         self.fixed = {k: _iv_of(value_at(a, None, PRECISION)) for k, a in enumerate(self.amplitudes or ())
                       if not a.has(D)}
+
+    def hints(self, variant) -> list:
+        """The first distances where a float64 evaluation of ``B`` rises, smallest first; none when the
+        scales move with ``D`` or the transform is not linear (the exact scan alone then)."""
+        moving = [a for a in (self.amplitudes or ()) if a.has(D)]
+        factor = sp.Integer(1)
+        if self.shift is not None:
+            if not self.shift.is_polynomial(D) or sp.Poly(self.shift, D).degree() > 1:
+                return []
+            factor, rest = (sp.Poly(self.shift, D).all_coeffs() + [0])[:2]
+            if rest != 0 or not factor.is_Rational:
+                return []
+        if moving or any(w is None for w in self.omegas):
+            return []
+        import numpy as np
+
+        with np.errstate(all="ignore"):
+            w = np.array([float(x) for x in variant.frequencies_digits()]) * float(factor)
+            bound = np.abs(np.cumsum(np.exp(1j * np.outer(np.arange(HINT_OFFSETS + 1), w)), axis=1)).mean(axis=1)
+            rises = np.nonzero(bound[1:] - bound[:-1] > 1e-9 * (1 + bound[:-1]))[0]
+        return [int(d) for d in rises[:MAX_HINTS]]
 
     def at(self, d: int):
         """An ``iv`` enclosure of ``B(d)``, or ``None`` where some term cannot be certified."""
