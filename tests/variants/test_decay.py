@@ -92,6 +92,26 @@ BIAS_CASES = {
     "step-up": (_bias("where(abs(j - i) < 4, -abs(j - i), 0)", slope="1", heads=1), "refuted"),
     # slopes 1, 0, -1: head 2 rises (the rules cannot sign the slope; a witness head can)
     "one-head-rises": (_bias("-slope * abs(j - i)", slope="1 - h", heads=3), "refuted"),
+    # 1/(1 + D), 2^-D, e^-D: a decreasing function of a rising positive one
+    "reciprocal": (_bias("1 / (1 + abs(j - i))", slope="1", heads=1), "proved"),
+    "power-of-two": (_bias("2**(-abs(j - i))", slope="1", heads=1), "proved"),
+    "exp-falls": (_bias("exp(-abs(j - i))", slope="1", heads=1), "proved"),
+    "exp-rises": (_bias("-exp(-abs(j - i))", slope="1", heads=1), "refuted"),
+    # a staircase: -floor(D / 2) falls by 1 every second step
+    "staircase": (_bias("-floor(abs(j - i) / 2)", slope="1", heads=1), "proved"),
+    # -(D - 3)^2 rises from D = 0 to 3 (an even power of a part that changes sign: the rules stop)
+    "parabola": (_bias("-(abs(j - i) - 3)**2", slope="1", heads=1), "refuted"),
+    # 0 up to D = 4, then -D: the jump at 4 goes down, as the pieces do
+    "flat-then-falling": (_bias("where(abs(j - i) < 4, 0, -abs(j - i))", slope="1", heads=1), "proved"),
+    # -D up to D = 4 (-4), then -4.5: still down; with -3.5 instead the jump goes up (D = 4 -> 5)
+    "jump-down": (_bias("where(abs(j - i) <= 4, -abs(j - i), -4.5)", slope="1", heads=1), "proved"),
+    "jump-up": (_bias("where(abs(j - i) <= 4, -abs(j - i), -3.5)", slope="1", heads=1), "refuted"),
+    # -D times a window that closes at 10: the product of a rising and a falling part; at D = 10 it is 0 > -9
+    "window": (_bias("-abs(j - i) * where(abs(j - i) < 10, 1, 0)", slope="1", heads=1), "refuted"),
+    # cos D comes back up after pi
+    "cosine": (_bias("cos(abs(j - i))", slope="1", heads=1), "refuted"),
+    # slopes -0.5 and 0.5: head 0 rises
+    "negative-slope": (_bias("-slope * abs(j - i)", slope="h - 0.5"), "refuted"),
     # degenerate: a zero bias is non-increasing but constant: not decay
     "zero-bias": (_bias("0", slope="0", heads=1), "refuted"),
     # degenerate: slope 0 in head 0, so that head's bias is constant along every row
@@ -121,8 +141,10 @@ def test_bias_rises_are_refuted_with_a_witness(name):
 
 def test_the_witnesses_are_the_first_rises():
     # step-up: -3 at D = 3, 0 at D = 4, and -D falls before: the first rise is at D = 3; the table rises
-    # from entry 1 (D = 1) to entry 2 (D = 2); s D rises at once
-    for name, d in (("step-up", 3), ("t5-not-monotone", 1), ("rising", 0)):
+    # from entry 1 (D = 1) to entry 2 (D = 2); s D rises at once; the window opens at D = 10 (-9 -> 0);
+    # -3.5 after -4 at D = 4 -> 5
+    for name, d in (("step-up", 3), ("t5-not-monotone", 1), ("rising", 0), ("window", 9), ("jump-up", 4),
+                    ("parabola", 0), ("exp-rises", 0)):
         assert "D: %d," % d in _decay(BIAS_CASES[name][0]).witness_text
 
 
@@ -170,10 +192,14 @@ def test_rotary_decay(name):
 
 
 def test_rope_is_refuted_by_a_rise_and_the_abel_identity_is_proved():
-    result = _decay(ROTARY_CASES["rope"][0])
+    variant = ROTARY_CASES["rope"][0]
+    result = _decay(variant)
     parts = {p.rule.split(":")[0]: p.status for p in result.proof.parts}
     assert parts["Abel summation for n = 4"] == "proved"
     assert result.witnesses and "B(D + 1) <= B(D)" in result.reason
+    # the first rise of B, computed here at 50 digits, is the witness (the README quotes D = 3)
+    first = next(d for d in range(40) if _bound(variant, d + 1) > _bound(variant, d))
+    assert first == 3 and result.witness_text == "{D: %d}" % first
 
 
 def test_constancy_is_an_exact_statement_not_a_witness():
