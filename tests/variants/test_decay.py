@@ -202,6 +202,15 @@ def test_rope_is_refuted_by_a_rise_and_the_abel_identity_is_proved():
     assert first == 3 and result.witness_text == "{D: %d}" % first
 
 
+def test_a_wide_head_is_refuted_without_writing_the_abel_identity_out():
+    # 520 pairs (past the 512 the identity is written for): B still rises somewhere, certified
+    variant = _rotary(width=1040)
+    result = _decay(variant)
+    assert result.status == "refuted" and not any(p.rule.startswith("Abel") for p in result.proof.parts)
+    assert any("not written out" in text for _, text in result.proof.notes)
+    _assert_rise_is_real(variant, result)
+
+
 def test_constancy_is_an_exact_statement_not_a_witness():
     result = _decay(ROTARY_CASES["zero-frequencies"][0])
     assert not result.witnesses and "B(D) = c (n + 1)/2" in result.reason
