@@ -287,3 +287,23 @@ def test_shipped_decay(name):
         _assert_rise_is_real(variant, result)
     if name == "t5_buckets":  # bucket(D) = D below 8: learned[2] = 0.125 > learned[1] = -0.25
         assert "D: 1," in result.witness_text
+
+
+def _config_regimes():
+    from importlib import resources
+
+    from symproof.variants._model_config import load_model
+
+    folder = resources.files("symproof._derivations") / "configs"
+    paths = sorted((p for p in folder.iterdir() if p.name.endswith(".json")), key=lambda p: p.name)
+    return [pytest.param(regime.variant, id=f"{p.name[:-5]}:{regime.name}") for p in paths
+            for regime in load_model(str(p)).regimes if regime.variant is not None]
+
+
+@pytest.mark.parametrize("variant", _config_regimes())
+def test_every_shipped_config_loses_decay_with_a_real_rise(variant):
+    # every rotary regime of a published config turns its first pair at a non-zero frequency (base^0,
+    # divided by at most its scaling factor): RoFormer's bound oscillates, and the rise is re-derived here
+    result = _decay(variant)
+    assert result.status == "refuted", result.reason
+    _assert_rise_is_real(variant, result)
