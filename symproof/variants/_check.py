@@ -29,6 +29,7 @@ from ..claims import Claim, ClaimResult, Proof, run_claim
 from ..encodings import sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover._witness import evaluate_at, is_certainly_nonzero
+from ._decay import decay_statement, derive_decay
 from ._kernel import check_kernel
 from ._kernel_file import prepare_targets
 from ._spec import Variant
@@ -64,6 +65,7 @@ PROPERTY_TITLES = {
     "equivalence": "equivalence to a named scheme",
     "cache": "keys cached at one call length stay valid at another",
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
+    "decay": "long-term decay: the bias (or RoFormer's bound) falls with the distance to a past key",
     "kernel": "the exported kernel files compute the definition",
 }
 
@@ -236,6 +238,8 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
     builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
     props = builders[variant.kind](variant)
+    if decay_statement(variant.kind) is not None:
+        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive_decay))
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
