@@ -136,6 +136,12 @@ def _rotary(variant, proof) -> None:
     n = variant.n_pairs
     _abel_identity(n, proof)
     omegas = variant.frequencies()  # with a [length] table: a call no longer than its threshold
+    digits = variant.frequencies_digits()
+    if variant.mixed:  # D on every axis: pair k turns by D * sum_a omega_{k,a}
+        omegas = [sp.Add(*row) for row in omegas]
+        digits = [sp.Add(*row) for row in digits]
+        proof.note("With several axes the distance D is added to every axis, so pair k turns by "
+                   "D times the sum of its per-axis frequencies.")
     if variant.length_dependent:
         proof.note("The frequencies are those of a call no longer than the [length] threshold: a rise there "
                    "refutes the statement for every call length.")
@@ -149,7 +155,7 @@ def _rotary(variant, proof) -> None:
                     f"with n = {n} for every D: the bound is constant, it does not decay")
         return
     bound = _RoformerBound(variant, omegas)
-    hints = bound.hints(variant)
+    hints = bound.hints(variant, digits)
     if hints is not None:  # float64 says where B rises: certify those distances (and only those count)
         for d in hints:
             low, high = bound.at(d), bound.at(d + 1)
@@ -227,7 +233,7 @@ class _RoformerBound:
         self.fixed = {k: _iv_of(value_at(a, None, PRECISION)) for k, a in enumerate(self.amplitudes or ())
                       if not a.has(D)}
 
-    def hints(self, variant):
+    def hints(self, variant, digits):
         """The first distances where a float64 evaluation of ``B`` rises, smallest first (D < 4096 one by
         one, then 2000 distances spread geometrically up to 2^20); ``None`` when the scales move with
         ``D`` or the transform is not linear (the exact scan alone then)."""
@@ -243,7 +249,7 @@ class _RoformerBound:
             return None
         import numpy as np
 
-        w = np.array([float(x) for x in variant.frequencies_digits()]) * float(factor)
+        w = np.array([float(x) for x in digits]) * float(factor)
         far = np.unique(np.geomspace(HINT_OFFSETS, FAR_OFFSETS[-1], 2000).astype(np.int64))
         distances = np.concatenate([np.arange(HINT_OFFSETS), far])
         rows = max(1, HINT_ENTRIES // (2 * self.n))  # memory: distances x pairs, twice

@@ -45,8 +45,10 @@ def _bound(variant, d):
     n = variant.n_pairs
     with mpmath.workdps(50):
         total, partial = mpmath.mpf(0), mpmath.mpc(0)
+        axes = len(variant.axes) if variant.mixed else None  # several axes: d on every one
+        at = (lambda m: (m,) * axes) if axes else (lambda m: m)
         for k, w in enumerate(variant.frequencies()):
-            angle = (variant.angle_position(d) - variant.angle_position(0)) * w
+            angle = variant.pair_angle(at(d), w) - variant.pair_angle(at(0), w)
             amplitude = variant.scale("query", d, k) * variant.scale("key", 0, k)
             partial += mpmath.mpf(sp.N(amplitude, 50)) * mpmath.expj(mpmath.mpf(sp.N(angle, 50)))
             total += abs(partial)
@@ -263,6 +265,8 @@ SHIPPED = {
     **{name: "refuted" for name in ("axial_2d", "broken_sign", "dynamic_ntk", "half_split", "linear_interpolation",
                                     "llama3", "longrope_switch", "ntk_scaled_base", "partial_rotation",
                                     "phase_offset", "xpos", "yarn")},
+    # RoPE-Mixed: D on both axes turns pair k by D (w_kx + w_ky), non-zero sums: the bound oscillates too
+    "rope_mixed": "refuted",
     # all-zero frequencies: a constant bound
     "nope": "refuted",
     # additive: no decay property (its product is a sum of cosines, like Sandwich)
