@@ -22,6 +22,7 @@ from ..claims import MEASURED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._printers import CLAIM_ID, _as_printable, _fitting_latex
 from ._views import View, joint_view
+from ._witness import Counterexample, counterexample
 
 __all__ = ["Document", "Section", "ClaimView", "Item", "Listing", "build_document", "CHAPTER_SECTIONS"]
 
@@ -56,9 +57,9 @@ class Item:
     before: Any = None
     after: Any = None
     residual: Any = None
-    #: the residual's value to four significant digits (``"-0.8415"``), when it is not a plain rational
-    residual_decimal: str = ""
     witness: Sequence = ()
+    #: what the witness box shows: the objects, both sides there, where and by how much they differ
+    counterexample: Counterexample | None = None
     label: str = ""
     target: Any = None
     closed: bool = True
@@ -73,6 +74,13 @@ class Item:
     same: bool = False
     #: a group: what sets each instance after the first apart (``pi = [0, 2, 1]``), one text per instance
     instances: list = field(default_factory=list)
+    #: a chain: for each row (its first, then one per step), whether the row prints the computed
+    #: expression; a run of rows that compute to the same text prints it once, on its last row, and
+    #: the other rows of the run show the formula the derivation names them by (see :func:`row_formulas`)
+    computed_rows: list = field(default_factory=list)
+    #: a step whose two sides compute to the same text: how their common form is shown below the
+    #: named relation: ``"line"`` (one line), ``"fold"`` (long: folded), ``""`` (a zero the names state)
+    common: str = "line"
 
 
 @dataclass
@@ -321,17 +329,123 @@ def _text(expr) -> str | None:
     return None if expr is None else _fitting_latex(_as_printable(expr))
 
 
+#: a common form whose LaTeX is longer than this is folded under the named relation (HTML ``<details>``)
+FOLD_CHARS = 240
+
+
 def _attach_view(item: Item) -> None:
     if item.kind == "chain":
         item.view = joint_view([item.before] + [step.after for step in item.steps])
         rows = [_text(e) for e in item.view.exprs]
         for k, step in enumerate(item.steps):
             step.same = rows[k + 1] == rows[k]
+        names = _row_names(item)
+        # a row prints the computed expression when the next row computes to other text (the last row of a
+        # run of equal rows), or when the derivation gives it no name (every row shows a formula)
+        item.computed_rows = [k == len(rows) - 1 or rows[k + 1] != rows[k] or not names[k] for k in range(len(rows))]
     elif item.kind in ("equal", "differ", "digits"):
         item.view = joint_view([item.before, item.after])
         item.same = item.kind != "digits" and _text(item.view.exprs[0]) == _text(item.view.exprs[1])
+        if item.same:
+            common = item.view.exprs[0]
+            if _is_zero(common) and named_sides(item):
+                item.common = ""  # "= 0" is in the named relation already; a bare zero matrix says nothing more
+            else:
+                item.common = "fold" if len(_text(common) or "") > FOLD_CHARS else "line"
     elif item.kind == "holds":
         item.view = joint_view([item.before])
+
+
+def _is_zero(expr) -> bool:
+    if isinstance(expr, sp.MatrixBase):
+        return all(entry == 0 for entry in expr)
+    return isinstance(expr, sp.Basic) and expr == 0
+
+
+# -- what a step and a chain show: their two sides, a formula per row, the statement's sides at the ends -----------
+
+def named_sides(item: Item) -> bool:
+    """Whether the derivation names both sides of the step (``shown=("F(PX)", "P F(X)")``)."""
+    return bool(item.shown) and all(item.shown)
+
+
+def shows_both_sides(item: Item) -> bool:
+    """A step shows its two sides: named by the derivation, or computed and printed apart (``lhs = rhs``)."""
+    return named_sides(item) or (item.view is not None and not item.same and len(item.view.exprs) == 2)
+
+
+def _row_names(chain: Item) -> list:
+    return [chain.shown] + [step.shown[1] if step.shown else None for step in chain.steps]
+
+
+def row_formulas(chain: Item) -> list:
+    """What each row of a chain shows: its name (LaTeX), its computed expression, or both; never nothing."""
+    names = _row_names(chain)
+    return [[f for f in (names[k], chain.view.exprs[k] if chain.computed_rows[k] else None) if f is not None]
+            for k in range(len(names))]
+
+
+_SPACING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![A-Za-z])|\\[,;:! ]|\s+")
+
+
+def _normal_tex(text: str) -> str:
+    return _SPACING.sub("", text or "")
+
+
+def _top_level_split(text: str, separators) -> list:
+    """``text`` split at ``separators`` outside braces, brackets and parentheses."""
+    out, start, depth, k = [], 0, 0, 0
+    while k < len(text):
+        ch = text[k]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0:
+            found = next((sep for sep in separators if text.startswith(sep, k)), None)
+            if found:
+                out.append(text[start:k])
+                k = start = k + len(found)
+                continue
+        k += 1
+    return out + [text[start:]]
+
+
+_RELATION_SEPARATORS = (r",\ ", r";\ ", r":\ ")
+_EQUALS = ("=",)
+
+
+def statement_relations(claim, chain: Item | None = None) -> list:
+    r"""The relations a chain of ``claim`` may run between: those of its statement and equations (split at
+    ``,\ ``, ``;\ ``, ``:\ `` outside brackets), and a lemma ``$...$`` its own label states. Each relation is
+    the list of its sides, normalised (spacing commands and blanks dropped)."""
+    texts = [t for t in (claim.statement, *claim.equations) if isinstance(t, str)]
+    if chain is not None and chain.label:
+        texts += re.findall(r"\$([^$]+)\$", chain.label)
+    relations = []
+    for text in texts:
+        for piece in _top_level_split(text, _RELATION_SEPARATORS):
+            sides = [_normal_tex(side) for side in _top_level_split(piece, _EQUALS)]
+            if len(sides) >= 2:
+                relations.append(sides)
+    return relations
+
+
+def chain_ends(chain: Item) -> tuple:
+    """The chain's first and last row as a reader sees them: the formula the derivation names them by (its
+    first, resp. last, ``=``-separated part), else the computed expression's LaTeX; normalised."""
+    names = _row_names(chain)
+    first = _top_level_split(names[0], _EQUALS)[0] if names[0] else _text(chain.view.exprs[0])
+    last = _top_level_split(names[-1], _EQUALS)[-1] if names[-1] else _text(chain.view.exprs[-1])
+    return _normal_tex(first), _normal_tex(last)
+
+
+def runs_between_sides(claim, chain: Item) -> bool:
+    """Whether ``chain`` starts at the left side of a relation of the statement and ends at its right side
+    (or at a later side of a relation ``a = b = c``)."""
+    first, last = chain_ends(chain)
+    return any(first == sides[a] and last in sides[a + 1:] for sides in statement_relations(claim, chain)
+               for a in range(len(sides) - 1))
 
 
 _INSTANCE = re.compile(r"\[[^\]]*\]|\(\d[^)]*\)|\d+")
@@ -354,10 +468,33 @@ def _fold_repeats(items: list) -> list:
         out.append(item)
     for group in out:
         if group.kind == "group":
+            _telling_first(group.steps)
+            group.rule = group.steps[0].rule
             methods = {step.method for step in group.steps}
             group.method = methods.pop() if len(methods) == 1 else ""
             group.instances = _varying_clauses([step.rule for step in group.steps])[1:]
     return out
+
+
+_PERMUTATION = re.compile(r"\\pi = \[([\d, ]+)\]")
+
+
+def _moved(rule: str) -> int:
+    """How much an instance shows move: 2 when every permutation in its rule moves every token
+    (``pi = [1, 2, 0]``), 1 when each moves some, 0 at the identity (``pi = [0, 1, 2]``), unfolded
+    there a check shows nothing move; a rule naming no permutation counts as 1."""
+    found = [[int(n) for n in p.split(",")] for p in _PERMUTATION.findall(rule)]
+    if not found:
+        return 1
+    if any(p == sorted(p) for p in found):
+        return 0
+    return 2 if all(all(n != k for k, n in enumerate(p)) for p in found) else 1
+
+
+def _telling_first(steps: list) -> None:
+    """Put first (the instance a group shows unfolded) the first one that moves the most tokens."""
+    best = max(range(len(steps)), key=lambda k: (_moved(steps[k].rule), -k))
+    steps.insert(0, steps.pop(best))
 
 
 # a clause ends at a comma or colon followed by a space, outside $...$ and brackets
@@ -415,21 +552,5 @@ def _part_item(part) -> Item:
         witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
     return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
                 before=part.before, after=part.after, residual=part.residual,
-                residual_decimal=_decimal(part.residual), witness=witness, shown=getattr(part, "shown", None))
-
-
-def _decimal(value) -> str:
-    """Four significant digits of a witness's residual such as ``-sin(1)``, for the reader (the verdict
-    rests on the prover's certified enclosure, not on this); empty for a rational, which is exact."""
-    if not isinstance(value, sp.Expr) or not value.is_number or value.is_Rational:
-        return ""
-    try:
-        shown = value.evalf(4, strict=True)
-    except (ValueError, TypeError, ArithmeticError):  # strict evalf raises when it cannot reach 4 digits
-        return ""
-    return _signed(shown) if shown.is_Float else ""
-
-
-def _signed(number) -> str:
-    text = f"{float(number):.4g}"
-    return text.replace("-", "\u2212")
+                witness=witness, shown=getattr(part, "shown", None),
+                counterexample=counterexample(part.kind, part.before, part.after, witness))

@@ -51,6 +51,9 @@ EXPECTED = {
     "phase_offset": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # every rotation is the identity: the plain product everywhere, and no sign of the offset
     "nope": dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y),
+    # pair r rotates by omega_r . m, linear in the position vector: R(omega_r . i)^T R(omega_r . j) =
+    # R(omega_r . (j - i)), so everything RoPE has survives, with offsets as vectors
+    "rope_mixed": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
 }
 
 
@@ -68,7 +71,7 @@ def results():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_verdicts(results, name):
-    got = {key: r.status for key, r in results[name].items() if key != "kernel"}
+    got = {key: r.status for key, r in results[name].items() if key not in ("kernel", "decay")}
     assert got == EXPECTED[name], {k: results[name][k].reason for k in got if got[k] != EXPECTED[name].get(k)}
 
 
@@ -81,7 +84,7 @@ def test_generated_kernel_agrees_with_definition(results, name):
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_refutations_carry_exact_witnesses_of_the_scheme(results, name):
     for key, r in results[name].items():
-        if r.status == "refuted" and r.claim.kind == "identity" and key != "kernel":
+        if r.status == "refuted" and r.claim.kind == "identity" and key not in ("kernel", "decay"):
             assert r.witnesses, f"{name}.{key} refuted without a witness"
             assert "omega" not in r.witness_text, "witness must fix the scheme's own frequency"
 
