@@ -142,6 +142,8 @@ def _spliced(node) -> list:
     children = list(node)
     for child in children:
         _spliced(child)
+    if node.get("class") == "b":  # a breakable row: each child is one item (a line starts only between them)
+        return children
     out = []
     for child in children:
         if _plain_row(child):
