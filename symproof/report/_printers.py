@@ -31,7 +31,7 @@ from ..encodings import rotation, sin_shift
 __all__ = [
     "ReportLatexPrinter", "ReportMathMLPrinter", "to_latex", "to_mathml", "latex_to_mathml",
     "mathml_relation", "latex_relation",
-    "split_prose", "split_latex", "break_items", "ascii_math_to_latex", "CLAIM_ID", "text_with_math_to_mathml", "MATHML_NAMESPACE",
+    "split_prose", "split_latex", "latex_pieces", "break_items", "ascii_math_to_latex", "CLAIM_ID", "text_with_math_to_mathml", "MATHML_NAMESPACE",
 ]
 
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
@@ -577,8 +577,10 @@ def latex_to_mathml(latex: str, *, display: str = "block") -> str:
     whole = _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(latex, display=display))
     if display != "block":
         return whole
-    chunks = split_latex(latex)
-    if len(chunks) < 2 or _em_of_mathml(_MATH_ELEMENT.sub("", whole)) <= LINE_EM:
+    if _em_of_mathml(_MATH_ELEMENT.sub("", whole)) <= LINE_EM:
+        return whole
+    chunks = latex_pieces(latex)
+    if len(chunks) < 2:
         return whole
     rows = []
     for chunk in chunks:
@@ -599,11 +601,36 @@ _LATEX_SEPARATORS = frozenset([";", ",", r"\quad", r"\qquad"])
 _LATEX_SPACES = frozenset([r"\ ", r"\;", r"\,", r"\:", r"\!", r"\quad", r"\qquad"])
 
 
-def split_latex(latex: str) -> list:
+def latex_pieces(latex: str) -> list:
+    """:func:`split_latex`, and a piece still wider than :data:`LINE_EM` split again inside its
+    outer ``\\left(...\\right)`` (which become plain parentheses, the only kind a line can break)."""
+    pieces = []
+    for piece in split_latex(latex):
+        if r"\left" in piece and _latex_em(piece) > LINE_EM:
+            plain = _SIZED_FENCE.sub(lambda match: match.group(1), piece)
+            pieces.extend(split_latex(plain, inside=1))
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+_SIZED_FENCE = re.compile(r"\\(?:left|right)\s*([()\[\]]|\\[{}|])")
+
+
+def _latex_em(latex: str) -> float:
+    from latex2mathml.converter import convert
+
+    try:
+        return _em_of_mathml(_MATH_ELEMENT.sub("", convert(latex)))
+    except Exception:  # the converter's own assorted errors: a piece it cannot read is not split
+        return 0.0
+
+
+def split_latex(latex: str, *, inside: int = 0) -> list:
     """A hand-written formula cut where a line may break, at its top level (outside braces,
     parentheses and ``\\left...\\right``): before a binary + or -, after a relation, after
     ``;``, ``,`` and ``\\quad`` (never around ``\\text{...}``, whose spaces a line's end would
-    drop).  Joining the pieces gives ``latex`` back."""
+    drop); ``inside=1`` also inside one level of parentheses.  Joining the pieces gives ``latex`` back."""
     tokens = _LATEX_TOKEN.findall(latex)
     pieces, current, depth, k = [], "", 0, 0
     previous = None  # the last token that is not white space
@@ -615,13 +642,13 @@ def split_latex(latex: str) -> list:
             depth = max(depth - 1, 0)
         binary = token in ("+", "-") and previous is not None and previous not in _LATEX_RELATIONS \
             and previous not in ("(", "[", "{", "^", "_", ",", ";") and previous not in _LATEX_SPACES
-        if depth == 0 and binary and current.strip():
+        if depth <= inside and binary and current.strip():
             pieces.append(current)
             current = ""
         current += token
         if not token.isspace():
             previous = token
-        if depth == 0 and (token in _LATEX_RELATIONS or token in _LATEX_SEPARATORS):
+        if depth <= inside and (token in _LATEX_RELATIONS or token in _LATEX_SEPARATORS):
             while k + 1 < len(tokens) and (tokens[k + 1].isspace() or tokens[k + 1] in _LATEX_SPACES):
                 k += 1
                 current += tokens[k]
@@ -665,7 +692,7 @@ def split_prose(text: str):
 #: Python notation that derivations' labels use, as a textbook writes it (applied outside $...$)
 _PYTHON_NOTATION = (
     (re.compile(r"\s*==\s*"), " = "),                       # a comparison reads as an equation
-    (re.compile(r"\b(\d+)x(\d+)\b"), "$\\1\\times\\2$"),      # 2x2 -> 2 x 2
+    (re.compile(r"\b(\d+)x(\d+)\b"), r"$\1\\times\2$"),     # 2x2 -> 2 x 2 (a raw string: "\t" is no tab)
     (re.compile(r"\*\*"), "^"),                              # 2**53 -> 2^53
     (re.compile(r"(?<![\w.])([a-z])(\d)\b"), r"\1_\2"),     # z1 -> z_1 (not inside words or IDs)
 )
@@ -949,8 +976,7 @@ def break_items(expr) -> list:
     it is a sum), ``("open",)`` / ``("close", exponent)`` (the parentheses of a sum that is split).
     One item (``[[("expr", expr)]]``) means: no break."""
     expr = _as_printable(expr)
-    if isinstance(expr, (sp.Add, sp.Mul, sp.Pow)) and _fitting_latex(expr) is not None \
-            and width_em(expr) > LINE_EM:
+    if isinstance(expr, _BREAKABLE) and _fitting_latex(expr) is not None and width_em(expr) > LINE_EM:
         return _items(expr)
     return [[("expr", expr)]]
 
@@ -967,16 +993,14 @@ def relation_items(lhs, relation: str, rhs) -> list:
 
 
 def _split_side(side) -> list:
-    side = _as_printable(side)
-    if isinstance(side, (sp.Add, sp.Mul, sp.Pow)) and _fitting_latex(side) is not None \
-            and width_em(side) > LINE_EM:
-        return _items(side)
-    return [[("expr", side)]]
+    return break_items(side)
 
 
 def _items(expr) -> list:
     if isinstance(expr, sp.Add):
         return _sum_items(expr)
+    if _block_list(expr) is not None:
+        return _blockdiag_items(expr)
     factors = _breakable_factors(expr)
     if factors is None:
         return [[("expr", expr)]]
@@ -1017,9 +1041,40 @@ def _sum_items(expr) -> list:
 
 
 def _term_items(term) -> list:
-    if isinstance(term, (sp.Mul, sp.Pow)) and width_em(term) > LINE_EM:
+    if isinstance(term, _BREAKABLE) and width_em(term) > LINE_EM:
         return _items(term)
     return [[("expr", term)]]
+
+
+def _block_list(expr):
+    """``(blocks, transposed)`` of a block diagonal (or its transpose), else ``None``."""
+    if isinstance(expr, sp.Transpose) and isinstance(expr.arg, BlockDiagMatrix):
+        return expr.arg.args, True
+    if isinstance(expr, BlockDiagMatrix):
+        return expr.args, False
+    return None
+
+
+def _blockdiag_items(expr) -> list:
+    """``blockdiag(B0, B1, ...)`` with a break opportunity after each comma."""
+    blocks, transposed = _block_list(expr)
+    kept = _kept_indices(len(blocks))
+    items = []
+    for n, k in enumerate(kept):
+        item = [("block", None if k is None else blocks[k])]
+        if n == 0:
+            item = [("raw", "<mo>(</mo>" if transposed else "", r"\left(" if transposed else ""),
+                    ("raw", "<mi>blockdiag</mi><mo>(</mo>", r"\operatorname{blockdiag}\left(")] + item
+        if n < len(kept) - 1:
+            item.append(("op", ","))
+        else:
+            item.append(("raw", "<mo>)</mo><msup><mo>)</mo><mi>T</mi></msup>" if transposed else "<mo>)</mo>",
+                         r"\right)\right)^{T}" if transposed else r"\right)"))
+        items.append(item)
+    return items
+
+
+_BREAKABLE = (sp.Add, sp.Mul, sp.Pow, BlockDiagMatrix, sp.Transpose)
 
 
 def _breakable_factors(expr):
@@ -1054,11 +1109,17 @@ def _factor_items(factor) -> list:
         inner[0] = [("open",)] + inner[0]
         inner[-1] = inner[-1] + [("close", exponent)]
         return inner
+    if _block_list(factor) is not None and width_em(factor) > LINE_EM:
+        return _blockdiag_items(factor)
     return [[("expr", factor)]]
 
 
 def _mathml_piece(piece) -> str:
     kind = piece[0]
+    if kind == "raw":
+        return piece[1]
+    if kind == "block":
+        return "<mo>\u2026</mo>" if piece[1] is None else _mathml_node(_MATHML._print_block(piece[1]))
     if kind == "op":
         return f"<mo>{piece[1]}</mo>"
     if kind == "dots":
@@ -1074,6 +1135,14 @@ def _mathml_piece(piece) -> str:
     return text
 
 
+def _mathml_node(node) -> str:
+    """A printed MathML node as text, finished as :meth:`ReportMathMLPrinter.doprint` finishes a formula."""
+    node = _unwrap_rows(node)
+    _minus_signs(node)
+    text = node.toxml().encode("ascii", "xmlcharrefreplace").decode()
+    return _NAMED_ENTITY.sub(lambda match: _ENTITIES[match.group(1)], text)
+
+
 def _mathml_lines(items) -> str:
     """The items as a breakable row: ``<mrow class="b">`` of one ``<mrow>`` per item."""
     return '<mrow class="b">' + "".join("<mrow>" + "".join(_mathml_piece(p) for p in item) + "</mrow>"
@@ -1086,6 +1155,10 @@ _LATEX_OPERATORS = {"+": "+", MINUS: "-", "=": "=", "\u2260": r"\ne", "\u2248": 
 
 def _latex_piece(piece) -> str:
     kind = piece[0]
+    if kind == "raw":
+        return piece[2]
+    if kind == "block":
+        return r"\ldots" if piece[1] is None else _LATEX._print_block(piece[1])
     if kind == "op" and piece[1] == "\u2062":
         return " "
     if kind == "op":
