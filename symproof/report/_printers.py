@@ -1132,14 +1132,15 @@ def _blockdiag_items(expr) -> list:
     items = []
     for n, k in enumerate(kept):
         item = [("block", None if k is None else blocks[k])]
+        # the parentheses stand in different items: plain ones in TeX (a \left...\right pair cannot break)
         if n == 0:
-            item = [("raw", "<mo>(</mo>" if transposed else "", r"\left(" if transposed else ""),
-                    ("raw", "<mi>blockdiag</mi><mo>(</mo>", r"\operatorname{blockdiag}\left(")] + item
+            item = [("raw", "<mo>(</mo>" if transposed else "", "(" if transposed else ""),
+                    ("raw", "<mi>blockdiag</mi><mo>(</mo>", r"\operatorname{blockdiag}(")] + item
         if n < len(kept) - 1:
             item.append(("op", ","))
         else:
             item.append(("raw", "<mo>)</mo><msup><mo>)</mo><mi>T</mi></msup>" if transposed else "<mo>)</mo>",
-                         r"\right)\right)^{T}" if transposed else r"\right)"))
+                         "))^{T}" if transposed else ")"))
         items.append(item)
     return items
 
