@@ -235,7 +235,24 @@ def compact_mathml(math: str) -> str:
     _spliced(root)
     for row in root.iter():
         _drop_default_fence_attributes(row)
+        _merge_texts(row)
     return _serialized(root)
+
+
+def _merge_texts(row) -> None:
+    """Neighbouring ``<mtext>`` in a row (``)(`` between two factors) are one run of text: a row lays its
+    children side by side, and text is set side by side (kerning apart) too."""
+    if row.tag not in _ROW_LIKE or row.get("class") == "b":
+        return
+    out = []
+    for child in list(row):
+        if (out and child.tag == "mtext" and out[-1].tag == "mtext" and not child.attrib and not out[-1].attrib
+                and len(child) == 0 and len(out[-1]) == 0 and not (out[-1].tail or "").strip()):
+            out[-1].text = (out[-1].text or "") + (child.text or "")
+            out[-1].tail = child.tail
+            continue
+        out.append(child)
+    row[:] = out
 
 
 _PLAIN_FENCES = frozenset("()[]{}")

@@ -642,7 +642,10 @@ def latex_to_mathml(latex: str, *, display: str = "block") -> str:
             converted = _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(chunk, display="inline"))
         except Exception:  # a piece the converter cannot read alone: the formula stays one line
             return whole
-        rows.append("<mrow>" + _MATH_ELEMENT.sub("", converted) + "</mrow>")
+        inner = _MATH_ELEMENT.sub("", converted)
+        if inner.startswith("<mrow>") and inner.endswith("</mrow>"):  # the converter's own row around it all
+            inner = inner[len("<mrow>"):-len("</mrow>")]
+        rows.append("<mrow>" + _infix_lead(len(rows), inner) + "</mrow>")
     start = whole[:whole.index(">")]
     return start + ' class="b">' + "".join(rows) + "</math>"
 
@@ -1220,9 +1223,19 @@ def _mathml_node(node) -> str:
     return _RAW_RELATION.sub(lambda match: "<mo>" + ("&lt;" if match.group(1) == "<" else "&gt;") + "</mo>", text)
 
 
+_LEADING_SIGN = re.compile(r"^<mo>(\+|\u2212|-|\u00b1|&#x0*2[Bb];|&#x0*2212;|&#x0*[Bb]1;)</mo>")
+
+
+def _infix_lead(k: int, row: str) -> str:
+    """An item after the first that starts with + or −: its operator is binary (``form="infix"``), which
+    MathML Core would otherwise take for a sign, the first operator of a row, and set without space."""
+    return _LEADING_SIGN.sub(r'<mo form="infix">\1</mo>', row, count=1) if k else row
+
+
 def _mathml_lines(items) -> str:
     """The items as a breakable display formula: ``<math class="b">`` of one ``<mrow>`` per item."""
-    rows = "".join("<mrow>" + "".join(_mathml_piece(p) for p in item) + "</mrow>" for item in items)
+    rows = "".join("<mrow>" + _infix_lead(k, "".join(_mathml_piece(p) for p in item)) + "</mrow>"
+                   for k, item in enumerate(items))
     return f'<math xmlns="{MATHML_NAMESPACE}" display="block" class="b">{rows}</math>'
 
 

@@ -183,7 +183,7 @@ COMPACTED = [
      "<math><msub><mi>x</mi><mrow><mi>i</mi><mi>j</mi></mrow></msub></math>"),
     ("attributes and text kept", '<math><mrow><mo stretchy="false">(</mo><mtext>a &lt; b</mtext>'
      '<mo stretchy="false">)</mo></mrow></math>',
-     '<math><mtext>(</mtext><mtext>a &lt; b</mtext><mtext>)</mtext></math>'),
+     '<math><mtext>(a &lt; b)</mtext></math>'),  # neighbouring texts are one run
     # a fence that does not stretch is laid out as its glyph, which text is too (in fewer bytes); a bar is not
     # a fence of every form (its infix form has spacing), so it stays an operator
     ("a non-stretching bar keeps its attribute", '<math><mi>m</mi><mo stretchy="false">|</mo><mi>D</mi>'
