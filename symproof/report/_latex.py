@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .._errors import SymproofError
 from ._html import statement_is_prose
-from ._printers import latex_relation, split_prose, to_latex
+from ._printers import latex_pieces, latex_relation, split_prose, to_latex
 from ._templates import environment
 from ._printers import _latex_inner  # how a witness box prints its objects
 
@@ -76,7 +76,7 @@ def _statement(value) -> str:
         return to_latex(value)
     if statement_is_prose(value):
         return r"\text{" + _prose(value) + "}"
-    return value
+    return r" \symbreak ".join(latex_pieces(value))  # where the page's MathML of it may break
 
 
 def _witness(pairs) -> str:

@@ -31,7 +31,7 @@ from ..encodings import rotation, sin_shift
 __all__ = [
     "ReportLatexPrinter", "ReportMathMLPrinter", "to_latex", "to_mathml", "latex_to_mathml",
     "mathml_relation", "latex_relation",
-    "split_prose", "ascii_math_to_latex", "CLAIM_ID", "text_with_math_to_mathml", "MATHML_NAMESPACE",
+    "split_prose", "split_latex", "latex_pieces", "break_items", "ascii_math_to_latex", "CLAIM_ID", "text_with_math_to_mathml", "MATHML_NAMESPACE",
 ]
 
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
@@ -261,10 +261,12 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
 
     def doprint(self, expr):
         """SymPy's output with every ``<mrow>`` that holds one element replaced by that element,
-        and every ASCII hyphen used as an operator written as the minus sign."""
+        every ASCII hyphen used as an operator written as the minus sign, and parentheses around
+        content no taller than they are set as they are in the statements (:func:`_tight_fences`)."""
         node = self._print(expr)
         node = _unwrap_rows(node)
         _minus_signs(node)
+        _tight_fences(node)
         return node.toxml().encode("ascii", "xmlcharrefreplace").decode()
 
     def _print_Exp1(self, expr):
@@ -394,6 +396,58 @@ def _minus_signs(node):
         _minus_signs(child)
 
 
+_TIGHT_PAIRS = {"(": ")", "[": "]"}
+#: glyphs that a parenthesis at its base size covers (letters, digits, the operators of a sum)
+_BIG_GLYPHS = frozenset("\u2211\u220f\u222b\u221a/|\u2016")
+#: letters that reach below a subscript's baseline: a subscript of one would reach below a parenthesis
+_DESCENDERS = frozenset("gjpqyβγζημξρφχψ,")
+
+
+def _low(node, script=False) -> bool:
+    """Whether an element is no taller and no deeper than a parenthesis at its base size."""
+    tag = getattr(node, "tagName", None)
+    if node.nodeType == node.TEXT_NODE:
+        return True
+    if tag in ("mi", "mn", "mo", "mtext"):
+        text = "".join(child.data for child in node.childNodes if child.nodeType == child.TEXT_NODE)
+        return not set(text) & _BIG_GLYPHS and not (script and set(text) & _DESCENDERS)
+    if tag == "msub" and len(node.childNodes) == 2:
+        base, sub = node.childNodes
+        return getattr(sub, "tagName", None) in ("mi", "mn") and _low(base) and _low(sub, script=True)
+    if tag == "mrow":
+        return all(_low(child, script) for child in node.childNodes)
+    return False
+
+
+def _tight_fences(node) -> None:
+    """``(`` and ``)`` around content they cover at their base size do not stretch: Chromium sets a
+    stretchy parenthesis half an em wider than the glyph even when it keeps its size, which is the loose
+    ``sin ( θ )`` beside the statements' tight ``sin(θ)``; nothing taller is affected."""
+    for child in node.childNodes:
+        _tight_fences(child)
+    if getattr(node, "tagName", None) != "mrow" or len(node.childNodes) < 3:
+        return
+    children = node.childNodes
+    fences = [k for k, n in enumerate(children) if _fence_text(n) is not None]
+    if not fences:
+        return
+    ends = (0, len(children) - 1)
+    # a row of fenced low content (``(a + b)``), or a low row with fences inside it (``R(i w)``): either
+    # way no fence of it stretches beyond its base size
+    if tuple(fences) == ends and _TIGHT_PAIRS.get(_fence_text(children[0])) == _fence_text(children[-1]) \
+            and all(_low(child) for child in children[1:-1]) \
+            or all(_low(child) for k, child in enumerate(children) if k not in fences):
+        for k in fences:
+            children[k].setAttribute("stretchy", "false")
+
+
+def _fence_text(node):
+    if getattr(node, "tagName", None) == "mo" and node.firstChild is not None and not node.attributes.length:
+        text = node.firstChild.data
+        return text if text in "()[]" else None
+    return None
+
+
 def _unwrap_rows(node):
     for child in list(node.childNodes):
         _unwrap_rows(child)
@@ -472,28 +526,43 @@ def _print_within_budget(expr):
 
 
 def to_latex(expr) -> str:
-    """LaTeX of a SymPy object (or anything sympifiable) for a math environment."""
+    """LaTeX of a SymPy object (or anything sympifiable) for a math environment, with ``\\symbreak``
+    where its MathML may break (:func:`break_items`)."""
     expr = _as_printable(expr)
     text = _fitting_latex(expr)
     if text is None:
         return r"\left\langle\text{" + _too_long(expr).replace("\u00d7", r"$\times$") + r"}\right\rangle"
-    return text
+    items = break_items(expr)
+    return _latex_lines(items) if len(items) > 1 else text
 
 
 def to_mathml(expr, *, display: str = "block") -> str:
-    """A complete ``<math>`` element for ``expr``."""
+    """A complete ``<math>`` element for ``expr``; a display formula wider than :data:`LINE_EM` is a
+    breakable row (:func:`break_items`)."""
+    if display == "block":
+        items = break_items(expr)
+        if len(items) > 1:
+            return _mathml_lines(items)
     return _wrap_math(_mathml_inner(expr), display)
 
 
 def mathml_relation(lhs, relation: str, rhs, *, display: str = "block") -> str:
     """``lhs relation rhs`` as one ``<math>`` element (works for matrices, unlike ``Eq``)."""
     symbol = relation.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if display == "block":
+        items = relation_items(lhs, symbol, rhs)
+        if len(items) > 1:
+            return _mathml_lines(items)
     inner = _mathml_inner(lhs) + f"<mo>{symbol}</mo>" + _mathml_inner(rhs)
     return _wrap_math(f"<mrow>{inner}</mrow>", display)
 
 
 def latex_relation(lhs, relation: str, rhs) -> str:
-    """``lhs relation rhs`` in LaTeX (``relation`` is a LaTeX relation such as ``\\ne``)."""
+    """``lhs relation rhs`` in LaTeX (``relation`` is a LaTeX relation such as ``\\ne``), with
+    ``\\symbreak`` where the MathML of the same relation may break."""
+    items = relation_items(lhs, relation, rhs)
+    if len(items) > 1:
+        return _latex_lines(items)
     return f"{_latex_inner(lhs)} {relation} {_latex_inner(rhs)}"
 
 
@@ -521,6 +590,15 @@ _XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 _MARKUP = re.compile('[&<>"]')
 
 
+def _latex_whole(value) -> str:
+    """One piece of a broken formula: printed without breaks of its own."""
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
+        return value
+    value = _as_printable(value)
+    text = _fitting_latex(value)
+    return to_latex(value) if text is None else text
+
+
 def _latex_inner(value) -> str:
     if isinstance(value, str) and _DECIMAL.fullmatch(value):
         return value
@@ -546,10 +624,100 @@ def latex_to_mathml(latex: str, *, display: str = "block") -> str:
     """MathML for a LaTeX math string written by hand (a claim's statement).
 
     latex2mathml sets ``\\sin\\theta`` and ``\\cos(m\\theta)`` without the function application
-    operator; it is added here, so a statement prints as the printer's own formulas do."""
+    operator; it is added here, so a statement prints as the printer's own formulas do.  A display
+    formula wider than :data:`LINE_EM` is a breakable row of the pieces :func:`split_latex` finds."""
     from latex2mathml.converter import convert
 
-    return _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(latex, display=display))
+    whole = _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(latex, display=display))
+    if display != "block":
+        return whole
+    if _em_of_mathml(_MATH_ELEMENT.sub("", whole)) <= LINE_EM:
+        return whole
+    chunks = latex_pieces(latex)
+    if len(chunks) < 2:
+        return whole
+    rows = []
+    for chunk in chunks:
+        try:
+            converted = _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(chunk, display="inline"))
+        except Exception:  # a piece the converter cannot read alone: the formula stays one line
+            return whole
+        inner = _MATH_ELEMENT.sub("", converted)
+        if inner.startswith("<mrow>") and inner.endswith("</mrow>"):  # the converter's own row around it all
+            inner = inner[len("<mrow>"):-len("</mrow>")]
+        rows.append("<mrow>" + _infix_lead(len(rows), inner) + "</mrow>")
+    start = whole[:whole.index(">")]
+    return start + ' class="b">' + "".join(rows) + "</math>"
+
+
+_MATH_ELEMENT = re.compile(r"</?math[^>]*>")
+_LATEX_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|\s+|.", re.S)
+#: relations a statement may break after, and spacing or punctuation that ends a piece
+_LATEX_RELATIONS = frozenset(r"= < > \ne \neq \le \leq \ge \geq \approx \equiv \Rightarrow \Leftrightarrow \iff "
+                             r"\implies \to \mapsto \sim".split())
+_LATEX_SEPARATORS = frozenset([";", ",", r"\quad", r"\qquad"])
+_LATEX_SPACES = frozenset([r"\ ", r"\;", r"\,", r"\:", r"\!", r"\quad", r"\qquad"])
+
+
+def latex_pieces(latex: str) -> list:
+    """:func:`split_latex`, and a piece still wider than :data:`LINE_EM` split again inside its
+    outer ``\\left(...\\right)`` (which become plain parentheses, the only kind a line can break)."""
+    pieces = []
+    for piece in split_latex(latex):
+        if r"\left" in piece and _latex_em(piece) > LINE_EM:
+            plain = _SIZED_FENCE.sub(lambda match: match.group(1), piece)
+            pieces.extend(split_latex(plain, inside=1))
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+_SIZED_FENCE = re.compile(r"\\(?:left|right)\s*([()\[\]]|\\[{}|])")
+
+
+def _latex_em(latex: str) -> float:
+    from latex2mathml.converter import convert
+
+    try:
+        return _em_of_mathml(_MATH_ELEMENT.sub("", convert(latex)))
+    except Exception:  # the converter's own assorted errors: a piece it cannot read is not split
+        return 0.0
+
+
+def split_latex(latex: str, *, inside: int = 0) -> list:
+    """A hand-written formula cut where a line may break, at its top level (outside braces,
+    parentheses and ``\\left...\\right``): before a binary + or -, after a relation, after
+    ``;``, ``,`` and ``\\quad`` (never around ``\\text{...}``, whose spaces a line's end would
+    drop); ``inside=1`` also inside one level of parentheses.  Joining the pieces gives ``latex`` back."""
+    tokens = _LATEX_TOKEN.findall(latex)
+    pieces, current, depth, k = [], "", 0, 0
+    previous = None  # the last token that is not white space
+    while k < len(tokens):
+        token = tokens[k]
+        if token in ("{", r"\left") or token in ("(", "[") and previous != r"\left":
+            depth += 1
+        elif token in ("}", r"\right") or token in (")", "]") and previous != r"\right":
+            depth = max(depth - 1, 0)
+        binary = token in ("+", "-") and previous is not None and previous not in _LATEX_RELATIONS \
+            and previous not in ("(", "[", "{", "^", "_", ",", ";") and previous not in _LATEX_SPACES
+        if depth <= inside and binary and current.strip():
+            pieces.append(current)
+            current = ""
+        current += token
+        if not token.isspace():
+            previous = token
+        if depth <= inside and (token in _LATEX_RELATIONS or token in _LATEX_SEPARATORS):
+            while k + 1 < len(tokens) and (tokens[k + 1].isspace() or tokens[k + 1] in _LATEX_SPACES):
+                k += 1
+                current += tokens[k]
+            pieces.append(current)
+            current = ""
+        k += 1
+    if current.strip():
+        pieces.append(current)
+    elif current and pieces:
+        pieces[-1] += current
+    return pieces
 
 
 #: a function name set by latex2mathml that is not already followed by U+2061
@@ -774,3 +942,328 @@ def text_with_math_to_mathml(text: str):
     """:func:`split_prose` with each math piece as inline MathML."""
     return [(kind, latex_to_mathml(piece, display="inline") if kind == "math" else piece)
             for kind, piece in split_prose(text)]
+
+
+# -- line breaking ------------------------------------------------------------------------------------
+#
+# MathML Core has no automatic line breaking, and a page is read at 1280 px and at 390 px, so the breaks
+# cannot be fixed for one width.  A display formula wider than LINE_EM is printed instead as a row of
+# *items* (``<math class="b">``) that the page's stylesheet lays out as a wrapping flex box: each item is
+# an ordinary MathML row, and the browser starts a new (indented) line before any item that does not fit.
+# An item starts with the binary operator before its term (the break is before a top-level + or −) or
+# ends with a relation (the break is after = or ≤); a term still wider than LINE_EM is split in turn,
+# between its factors and inside its parentheses, so no unbreakable piece is much wider than a phone.
+# The LaTeX printer writes the same items separated by ``\symbreak``, which the document's \fitmath turns
+# into the only places a too-wide formula may break: both formats break at the same places.
+
+#: a display formula (or a term of one) estimated wider than this many em is split into items; a
+#: phone's column is about 17.4 em of math at the page's size, less the 1 em that indents a continued
+#: line, and the estimate is within 10% for nine formulas in ten
+LINE_EM = 15.0
+#: items are at least this wide (em) where their terms allow: shorter ones are joined with their neighbours
+GROUP_EM = 7.0
+#: a factor narrower than this stays on the line of the factor after it (``2 (a + b)``, never ``2`` alone)
+GLUE_EM = 3.0
+
+_FENCE_EM = {"(": 0.87, ")": 0.87, "[": 0.78, "]": 0.78}  # stretchy fences, as Chromium sets them
+_RELATION_OPERATORS = frozenset("=\u2260\u2248<>\u2264\u2265\u2261\u2192\u21d2")
+_BINARY_OPERATORS = frozenset("+-\u2212\u00b1\u00d7\u22c5\u00b7")
+
+
+def _em(node) -> float:
+    """A rough width, in em, of a MathML element as a MathML Core browser lays it out: enough to decide
+    whether a formula needs break points, never used to place a break (the browser does that)."""
+    tag = node.tag.rsplit("}", 1)[-1]
+    if tag in ("mi", "mn", "mtext", "ms"):
+        return 0.56 * len(node.text or "") + (0.25 if tag == "mtext" and " " in (node.text or "") else 0)
+    if tag == "mo":
+        text = (node.text or "").strip()
+        if text in ("\u2061", "\u2062", ""):
+            return 0.0
+        if node.get("stretchy") == "false":
+            return 0.39
+        if text in _FENCE_EM:
+            return _FENCE_EM[text]
+        if text in _RELATION_OPERATORS:
+            return 1.33
+        if text in _BINARY_OPERATORS:
+            return 1.22
+        if text in (",", ";"):
+            return 0.45
+        return 0.6 * len(text)
+    children = list(node)
+    if tag in ("msub", "msup") and len(children) == 2:
+        return _em(children[0]) + 0.72 * _em(children[1]) + 0.05
+    if tag == "msubsup" and len(children) == 3:
+        return _em(children[0]) + 0.72 * max(_em(children[1]), _em(children[2])) + 0.05
+    if tag in ("mfrac", "munder", "mover", "munderover"):
+        return max((_em(child) for child in children), default=0.0) + 0.2
+    if tag in ("msqrt", "mroot"):
+        return sum(_em(child) for child in children) + 0.9
+    if tag == "mtable":
+        columns: dict = {}
+        for row in children:
+            for k, cell in enumerate(row):
+                columns[k] = max(columns.get(k, 0.0), _em(cell))
+        return sum(columns.values()) + 0.8 * max(len(columns) - 1, 0)
+    return sum(_em(child) for child in children)
+
+
+def _em_of_mathml(mathml: str) -> float:
+    import xml.etree.ElementTree as ElementTree
+
+    try:
+        return _em(ElementTree.fromstring(f"<mrow>{mathml}</mrow>"))
+    except ElementTree.ParseError:
+        return 0.0
+
+
+def width_em(expr) -> float:
+    """The estimated width (em) of ``expr`` as one unbroken MathML row."""
+    expr = _as_printable(expr)
+    if isinstance(expr, Hashable):
+        return _width_of_hashable(expr)
+    return _em_of_mathml(_mathml_inner(expr))
+
+
+@functools.lru_cache(maxsize=4096)
+def _width_of_hashable(expr) -> float:
+    return _em_of_mathml(_mathml_inner(expr))
+
+
+def break_items(expr) -> list:
+    """``expr`` as the items of a breakable display formula: a list of items, each a list of pieces
+    ``("op", text)`` (an operator), ``("expr", e)`` / ``("paren", e)`` (a sub-expression printed whole,
+    bare or in parentheses), ``("open",)`` / ``("close", exponent)`` (the parentheses of a split sum),
+    ``("block", b)`` and ``("raw", mathml, latex)`` (the parts of a block diagonal).
+    One item (``[[("expr", expr)]]``) means: no break."""
+    expr = _as_printable(expr)
+    if isinstance(expr, _BREAKABLE) and _fitting_latex(expr) is not None and width_em(expr) > LINE_EM:
+        return _grouped(_items(expr))
+    return [[("expr", expr)]]
+
+
+def relation_items(lhs, relation: str, rhs) -> list:
+    """The items of ``lhs relation rhs``: the relation ends the last item of the left side."""
+    if isinstance(lhs, str) or isinstance(rhs, str):
+        return [[("expr", lhs), ("op", relation), ("expr", rhs)]]
+    if width_em(lhs) + width_em(rhs) + 1.3 <= LINE_EM:
+        return [[("expr", _as_printable(lhs)), ("op", relation), ("expr", _as_printable(rhs))]]
+    left = break_items(lhs)
+    left[-1] = left[-1] + [("op", relation)]
+    return _grouped(left + break_items(rhs))
+
+
+def _grouped(items) -> list:
+    """Neighbouring items that are together narrower than :data:`GROUP_EM` made one: every break
+    opportunity costs the page a row element, and a line that holds two of them needs none between."""
+    out, widths = [], []
+    for item in items:
+        width = _em_of_mathml("".join(_mathml_piece(p) for p in item))
+        if out and widths[-1] + width <= GROUP_EM:
+            out[-1] = out[-1] + item
+            widths[-1] += width
+        else:
+            out.append(item)
+            widths.append(width)
+    return out
+
+
+def _items(expr) -> list:
+    if isinstance(expr, sp.Add):
+        return _sum_items(expr)
+    if _block_list(expr) is not None:
+        return _blockdiag_items(expr)
+    factors = _breakable_factors(expr)
+    if factors is None:
+        return [[("expr", expr)]]
+    items: list = []
+    glue = False  # the previous factor was short: this one continues its item
+    for factor in factors:
+        pieces = _factor_items(factor)
+        if items:  # juxtaposition is a product: the invisible times ends the factor before
+            items[-1] = items[-1] + [("op", "\u2062")]
+        if glue and items:
+            items[-1] = items[-1] + pieces[0]
+            items.extend(pieces[1:])
+        else:
+            items.extend(pieces)
+        glue = len(pieces) == 1 and width_em(factor) < GLUE_EM
+    return items
+
+
+def _sum_items(expr) -> list:
+    terms = _LATEX._as_ordered_terms(expr, order=None)
+    if len(terms) <= MAX_TERMS:
+        shown = _positive_first(terms)
+    else:
+        shown = terms[:HEAD_TERMS] + [None] + terms[-TAIL_TERMS:]
+    items: list = []
+    for k, term in enumerate(shown):
+        if term is None:
+            items.append([("op", "+"), ("dots",)])
+            continue
+        negative = term.could_extract_minus_sign()
+        body = -term if negative else term
+        pieces = _term_items(body)
+        operator = MINUS if negative else ("+" if k else None)
+        if operator:
+            pieces[0] = [("op", operator)] + pieces[0]
+        items.extend(pieces)
+    return items
+
+
+def _term_items(term) -> list:
+    if isinstance(term, _BREAKABLE) and width_em(term) > LINE_EM:
+        return _items(term)
+    return [[("expr", term)]]
+
+
+def _block_list(expr):
+    """``(blocks, transposed)`` of a block diagonal (or its transpose), else ``None``."""
+    if isinstance(expr, sp.Transpose) and isinstance(expr.arg, BlockDiagMatrix):
+        return expr.arg.args, True
+    if isinstance(expr, BlockDiagMatrix):
+        return expr.args, False
+    return None
+
+
+def _blockdiag_items(expr) -> list:
+    """``blockdiag(B0, B1, ...)`` with a break opportunity after each comma."""
+    blocks, transposed = _block_list(expr)
+    kept = _kept_indices(len(blocks))
+    items = []
+    for n, k in enumerate(kept):
+        item = [("block", None if k is None else blocks[k])]
+        # the parentheses stand in different items: plain ones in TeX (a \left...\right pair cannot break)
+        if n == 0:
+            item = [("raw", "<mo>(</mo>" if transposed else "", "(" if transposed else ""),
+                    ("raw", "<mi>blockdiag</mi><mo>(</mo>", r"\operatorname{blockdiag}(")] + item
+        if n < len(kept) - 1:
+            item.append(("op", ","))
+        else:
+            item.append(("raw", "<mo>)</mo><msup><mo>)</mo><mi>T</mi></msup>" if transposed else "<mo>)</mo>",
+                         "))^{T}" if transposed else ")"))
+        items.append(item)
+    return items
+
+
+_BREAKABLE = (sp.Add, sp.Mul, sp.Pow, BlockDiagMatrix, sp.Transpose)
+
+
+def _breakable_factors(expr):
+    """The factors of a product (or power) to break between, or ``None`` (a quotient is not broken)."""
+    if isinstance(expr, sp.Pow):
+        return [expr] if _split_power(expr) else None
+    if isinstance(expr, MatMul):  # its own factors: asking a matrix product for its sign multiplies it out
+        negative, factors = _matmul_factors(expr)
+        return None if negative else factors
+    if not isinstance(expr, sp.Mul) or expr.could_extract_minus_sign():
+        return None
+    factors = expr.as_ordered_factors()
+    numbers = [f for f in factors if f.is_number]
+    rest = [f for f in factors if not f.is_number]
+    if not rest or any(f.is_Pow and f.exp.is_negative for f in rest):
+        return None
+    # the numeric coefficient (``\sqrt{2}/2``) is one factor, printed whole before the others
+    return ([sp.Mul(*numbers)] if numbers else []) + rest
+
+
+def _split_power(expr) -> bool:
+    return isinstance(expr.base, sp.Add) and expr.exp.is_Integer and expr.exp > 1 and width_em(expr) > LINE_EM
+
+
+def _factor_items(factor) -> list:
+    """A factor of a split product: whole, or a wide sum in parentheses split inside them."""
+    base, exponent = factor, None
+    if isinstance(factor, sp.Pow) and _split_power(factor):
+        base, exponent = factor.base, factor.exp
+    # a factor's sum splits a little below LINE_EM: a short factor before it joins its first item
+    if isinstance(base, sp.Add) and (exponent is not None or width_em(base) > LINE_EM - GLUE_EM):
+        inner = _sum_items(base)
+        inner[0] = [("open",)] + inner[0]
+        inner[-1] = inner[-1] + [("close", exponent)]
+        return inner
+    if _block_list(factor) is not None and width_em(factor) > LINE_EM:
+        return _blockdiag_items(factor)
+    return [[("paren" if _precedence(factor) < PRECEDENCE["Mul"] else "expr", factor)]]
+
+
+def _mathml_piece(piece) -> str:
+    kind = piece[0]
+    if kind == "raw":
+        return piece[1]
+    if kind == "block":
+        return "<mo>\u2026</mo>" if piece[1] is None else _mathml_node(_MATHML._print_block(piece[1]))
+    if kind == "op":
+        return f"<mo>{piece[1]}</mo>"
+    if kind == "dots":
+        return "<mo>\u22ef</mo>"
+    # the parentheses of a split sum stand in different items: neither stretches, so both have one size
+    if kind == "open":
+        return '<mo stretchy="false">(</mo>'
+    if kind == "close":
+        close = '<mo stretchy="false">)</mo>'
+        return close if piece[1] is None else f"<msup>{close}{_mathml_inner(piece[1])}</msup>"
+    if kind == "paren":  # a factor in parentheses, set as the printer sets them (tight around low content)
+        printer = _MATHML
+        row = printer._element("mrow", None, printer._element("mo", "("), printer._print(piece[1]),
+                               printer._element("mo", ")"))
+        return _mathml_node(row)
+    return _mathml_inner(piece[1])
+
+
+def _mathml_node(node) -> str:
+    """A printed MathML node as text, finished as :meth:`ReportMathMLPrinter.doprint` finishes a formula."""
+    node = _unwrap_rows(node)
+    _minus_signs(node)
+    _tight_fences(node)
+    text = node.toxml().encode("ascii", "xmlcharrefreplace").decode()
+    text = _NAMED_ENTITY.sub(lambda match: _ENTITIES[match.group(1)], text)
+    return _RAW_RELATION.sub(lambda match: "<mo>" + ("&lt;" if match.group(1) == "<" else "&gt;") + "</mo>", text)
+
+
+_LEADING_SIGN = re.compile(r"^<mo>(\+|\u2212|-|\u00b1|&#x0*2[Bb];|&#x0*2212;|&#x0*[Bb]1;)</mo>")
+
+
+def _infix_lead(k: int, row: str) -> str:
+    """An item after the first that starts with + or −: its operator is binary (``form="infix"``), which
+    MathML Core would otherwise take for a sign, the first operator of a row, and set without space."""
+    return _LEADING_SIGN.sub(r'<mo form="infix">\1</mo>', row, count=1) if k else row
+
+
+def _mathml_lines(items) -> str:
+    """The items as a breakable display formula: ``<math class="b">`` of one ``<mrow>`` per item."""
+    rows = "".join("<mrow>" + _infix_lead(k, "".join(_mathml_piece(p) for p in item)) + "</mrow>"
+                   for k, item in enumerate(items))
+    return f'<math xmlns="{MATHML_NAMESPACE}" display="block" class="b">{rows}</math>'
+
+
+_LATEX_OPERATORS = {"+": "+", MINUS: "-", "=": "=", "\u2260": r"\ne", "\u2248": r"\approx",
+                    "\u2264": r"\le", "\u2265": r"\ge", "&lt;": "<", "&gt;": ">"}
+
+
+def _latex_piece(piece) -> str:
+    kind = piece[0]
+    if kind == "raw":
+        return piece[2]
+    if kind == "block":
+        return r"\ldots" if piece[1] is None else _LATEX._print_block(piece[1])
+    if kind == "op" and piece[1] == "\u2062":
+        return " "
+    if kind == "op":
+        return f" {_LATEX_OPERATORS.get(piece[1], piece[1])} "
+    if kind == "dots":
+        return r"\cdots"
+    if kind == "open":
+        return "("
+    if kind == "close":
+        return ")" if piece[1] is None else ")^{" + _latex_whole(piece[1]) + "}"
+    if kind == "paren":
+        return r"\left(" + _latex_whole(piece[1]) + r"\right)"
+    return _latex_whole(piece[1])
+
+
+def _latex_lines(items) -> str:
+    """The items of :func:`break_items` joined by ``\\symbreak`` (a no-op unless the formula is too wide)."""
+    return r" \symbreak ".join("".join(_latex_piece(p) for p in item).strip() for item in items)

@@ -44,7 +44,7 @@ LATEX_CASES = [
      [r"\cos {x}", r"\sin {x}"], [r"R\left(", r"A\left("]),
     ("a product of transposed rotations", sp.MatMul(sp.Transpose(rope_matrix(i, frequencies(4))),
                                                     rope_matrix(j, frequencies(4))),
-     [r"\right)^{T} \operatorname{blockdiag}"], []),
+     [r")^{T} \symbreak \operatorname{blockdiag}"], []),  # a line may break between the factors
     ("a long sum keeps its ends around an ellipsis", sum((k - 4) * y[k] for k in range(12)),
      [r"\cdots", "- 4 a - 3 b - 2 c", "+ 6 k + 7 l"], ["f"]),
     ("a short sum is SymPy's", y[0] - y[1], ["a - b"], [r"\cdots"]),
@@ -122,7 +122,12 @@ MATHML_TYPOGRAPHY = (
     (sp.E, ["<mi>e</mi>"], ["\u2147", "&#x2147;"]),
     # sin theta tight and without parentheses, as the statements write \sin\theta
     (sp.sin(_theta), ["<mi>sin</mi><mo>\u2061</mo><mi>\u03b8</mi>"], ["<mo>(</mo>"]),
-    (sp.cos(_x - _y), ["<mi>cos</mi><mo>\u2061</mo><mrow><mo>(</mo>"], []),
+    # parentheses around content they cover at their base size do not stretch (Chromium widens a stretchy one)
+    (sp.cos(_x - _y), ['<mi>cos</mi><mo>\u2061</mo><mrow><mo stretchy="false">(</mo>'], ["<mo>(</mo>"]),
+    (_x * (_x + _y), ['<mo stretchy="false">(</mo>'], ["<mo>(</mo>"]),
+    # ... and around taller content they do, as \left( does
+    (_x * (_x + 1 / _y), ["<mo>(</mo>"], ['<mo stretchy="false">(</mo>']),
+    (_x * (_x + _y ** 2), ["<mo>(</mo>"], ['<mo stretchy="false">(</mo>']),
     (sp.sin(_x) ** 2, ["<msup><mi>sin</mi><mn>2</mn></msup><mo>\u2061</mo><mi>x</mi>"], ["<mo>(</mo>"]),
 )
 
@@ -136,3 +141,108 @@ def test_mathml_typography(expr, present, absent):
         assert fragment in text
     for fragment in absent:
         assert fragment not in text
+
+
+# -- line breaking ------------------------------------------------------------------------------------------------------
+
+from symproof.report._latex import _statement  # noqa: E402
+from symproof.report._printers import LINE_EM, latex_pieces, latex_to_mathml, split_latex, width_em  # noqa: E402
+
+_z = sp.symbols("z0:8")
+_k0, _k1, _q0, _q1, _w = sp.symbols("k0 k1 q0 q1 omega")
+_LONG_SUM = sum(sp.sin((n + 1) * _w) * _z[n] for n in range(8))
+_PRODUCT_OF_SUMS = (_k0 * sp.sin(_w * i) + _k1 * sp.cos(_w * i) + _z[0] * _z[1] * _z[2]) * (
+    _q0 * sp.sin(_w * j) + _q1 * sp.cos(_w * j) + _z[3] * _z[4] * _z[5])
+
+
+def _mathml_items(mathml: str) -> list:
+    """The items of a breakable ``<math class="b">`` (each one's text), or ``[]`` for an unbroken formula."""
+    root = minidom.parseString(mathml).documentElement
+    if root.getAttribute("class") != "b":
+        return []
+    return ["".join(t.data for t in _texts(item)) for item in root.childNodes]
+
+
+def _texts(node):
+    for child in node.childNodes:
+        if child.nodeType == child.TEXT_NODE:
+            yield child
+        yield from _texts(child)
+
+
+def _leading_operator(text: str) -> str:
+    """``+`` or ``-`` if a piece (of MathML text or TeX) starts with a binary operator, else ``""``."""
+    text = text.lstrip()
+    return {"+": "+", "-": "-", "\u2212": "-"}.get(text[:1], "")
+
+
+BREAK_CASES = [
+    # (what, expression, at least this many items)
+    ("a long sum breaks before its terms", _LONG_SUM, 3),
+    ("a product of two long sums breaks inside their parentheses", _PRODUCT_OF_SUMS, 3),
+    ("a wide block diagonal breaks after its commas", rope_matrix(m, frequencies(16)), 3),
+]
+
+
+@pytest.mark.parametrize("what, expr, at_least", BREAK_CASES, ids=[c[0] for c in BREAK_CASES])
+def test_a_long_display_formula_breaks_into_items_at_the_same_places_in_both_formats(what, expr, at_least):
+    assert width_em(expr) > LINE_EM
+    items = _mathml_items(to_mathml(expr))
+    tex_pieces = to_latex(expr).split(r"\symbreak")
+    assert len(items) >= at_least, what
+    assert len(tex_pieces) == len(items), what
+    # the same break before the same operator, and the same characters in each piece (TeX spells them out)
+    assert [_leading_operator(t) for t in items] == [_leading_operator(t) for t in tex_pieces], what
+    assert all(item.strip() for item in items) and all(piece.strip() for piece in tex_pieces)
+    # the inline form of the same formula (prose, witnesses) is never broken
+    assert 'class="b"' not in to_mathml(expr, display="inline")
+
+
+NO_BREAK_CASES = [
+    ("a short sum", _z[0] + _z[1] - _z[2]),
+    ("a short product", _k0 * sp.sin(_w)),
+    ("a long quotient (a fraction bar cannot break)", _LONG_SUM / (1 + _z[7])),
+    ("a matrix", sp.Matrix([[_LONG_SUM, 0], [0, 1]])),
+]
+
+
+@pytest.mark.parametrize("what, expr", NO_BREAK_CASES, ids=[c[0] for c in NO_BREAK_CASES])
+def test_a_formula_that_fits_or_cannot_break_is_one_row(what, expr):
+    assert _mathml_items(to_mathml(expr)) == [], what
+    assert r"\symbreak" not in to_latex(expr), what
+
+
+def test_a_long_relation_ends_an_item_with_its_relation():
+    items = _mathml_items(mathml_relation(_LONG_SUM, "=", _PRODUCT_OF_SUMS))
+    tex = latex_relation(_LONG_SUM, "=", _PRODUCT_OF_SUMS).split(r"\symbreak")
+    assert len(items) == len(tex) > 2
+    ends = [k for k, item in enumerate(items) if item.rstrip().endswith("=")]
+    assert len(ends) == 1 and tex[ends[0]].rstrip().endswith("=")
+    # a short relation stays one row
+    assert _mathml_items(mathml_relation(_z[0], "=", _z[1])) == []
+    assert r"\symbreak" not in latex_relation(_z[0], "=", _z[1])
+
+
+STATEMENTS = [
+    # (statement, pieces it must split into (at least), a piece that must stay whole)
+    (r"(x_i+p_i)^T A(x_j+p_j) = x_i^TAx_j + x_i^TAp_j + p_i^TAx_j + p_i^TAp_j", 4, r"(x_i+p_i)^T A(x_j+p_j)"),
+    (r"g(PX)=g(X) \text{ for } g(X)=1^TX;\ F(PX)=PF(X) \text{ for } F(X)=XW", 4, r"\text{ for }"),
+    (r"\sin((t+D)w)=\sin(tw)\cos(Dw)+\cos(tw)\sin(Dw)", 3, r"\sin((t+D)w)"),
+    (r"\frac{ds}{d\omega} = D\left(-(q_0k_0 + q_1k_1)\sin(D\omega) + (q_1k_0 - q_0k_1)\cos(D\omega)\right)", 3,
+     r"(q_0k_0 + q_1k_1)"),
+]
+
+
+@pytest.mark.parametrize("latex, at_least, whole", STATEMENTS, ids=[s[0][:30] for s in STATEMENTS])
+def test_a_long_statement_breaks_at_its_top_level_alike_in_html_and_tex(latex, at_least, whole):
+    assert "".join(split_latex(latex)) == latex  # pieces, not a rewrite
+    pieces = latex_pieces(latex)
+    assert len(pieces) >= at_least
+    assert any(whole in piece for piece in pieces)  # never split inside parentheses, braces or \text
+    assert len(_mathml_items(latex_to_mathml(latex))) == len(pieces)
+    assert _statement(latex).split(r" \symbreak ") == pieces  # the PDF may break at the same places
+
+
+def test_a_short_statement_is_one_row():
+    assert 'class="b"' not in latex_to_mathml(r"P^T P = I")
+    assert r"\symbreak" not in to_latex(_z[0])
