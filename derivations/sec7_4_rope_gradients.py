@@ -75,7 +75,8 @@ def grad_rotation_backward(proof):
     proof.equal("the Jacobian computed by diff is R_i", jacobian, R,
                 shown=(r"J = \partial \tilde q / \partial q", "R_i"))
     upstream = R.T * g
-    proof.chain(sp.sqrt((upstream.T * upstream)[0]), sp.sqrt((g.T * g)[0]), "norm",
+    # the squared norm as a sum of squares, unexpanded: it then prints in one line
+    proof.chain(sp.sqrt(sp.Add(*[entry**2 for entry in upstream])), sp.sqrt((g.T * g)[0]), "norm",
                 shown=r"\left\|\frac{\partial L}{\partial q}\right\|") \
         .step("||R_i^T g||^2 = g^T R_i R_i^T g", sp.sqrt((g.T * (R * R.T) * g)[0]),
               shown=r"\sqrt{g^T R_i R_i^T g}") \

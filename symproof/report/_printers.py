@@ -1170,7 +1170,9 @@ def _breakable_factors(expr):
 
 
 def _split_power(expr) -> bool:
-    return isinstance(expr.base, sp.Add) and expr.exp.is_Integer and expr.exp > 1 and width_em(expr) > LINE_EM
+    # a square root too wide for a line is written (...)^{1/2}: a radical sign cannot be broken
+    return (isinstance(expr.base, sp.Add) and width_em(expr) > LINE_EM
+            and ((expr.exp.is_Integer and expr.exp > 1) or expr.exp == sp.S.Half))
 
 
 def _factor_items(factor) -> list:

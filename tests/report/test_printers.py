@@ -181,6 +181,7 @@ BREAK_CASES = [
     ("a long sum breaks before its terms", _LONG_SUM, 3),
     ("a product of two long sums breaks inside their parentheses", _PRODUCT_OF_SUMS, 3),
     ("a wide block diagonal breaks after its commas", rope_matrix(m, frequencies(16)), 3),
+    ("a square root of a long sum breaks as (...)^(1/2)", sp.sqrt(_LONG_SUM), 3),
 ]
 
 
@@ -203,6 +204,7 @@ NO_BREAK_CASES = [
     ("a short product", _k0 * sp.sin(_w)),
     ("a long quotient (a fraction bar cannot break)", _LONG_SUM / (1 + _z[7])),
     ("a matrix", sp.Matrix([[_LONG_SUM, 0], [0, 1]])),
+    ("a short square root keeps its radical sign", sp.sqrt(_z[0]**2 + _z[1]**2)),
 ]
 
 
