@@ -123,6 +123,10 @@ def _direction(letter: str, variant: Variant) -> tuple:
 
 
 def _rotary_properties(variant: Variant) -> list:
+    if variant.relative is not None:  # ReRoPE, Self-Extend: not a rotation of each token
+        from ._offset import offset_properties
+
+        return offset_properties(variant)
     qn2 = q0**2 + q1**2
     kn2 = k0**2 + k1**2
 
@@ -260,6 +264,11 @@ def _scope_notes(variant: Variant, proof: Proof) -> None:
     """Why a statement about one pair is a statement about the whole head (or table)."""
     if variant.kind == "bias":
         return
+    if variant.relative is not None:
+        from ._offset import OFFSET_NOTE
+
+        proof.note(OFFSET_NOTE)
+        return
     proof.note("The map is block diagonal, pair by pair, so the score is a sum of pair scores: a statement "
                "of one generic pair holds for the whole head.")
     if variant.kind == "rotary" and variant.rotated_width < variant.width:
@@ -330,6 +339,12 @@ def _thresholds(expr) -> list:
 def _far_witness(variant: Variant, lhs, rhs):
     """A certified point where ``lhs != rhs`` at a large position or one near a threshold (the
     prover's own search tries small values only); ``(witness, residual)`` or ``None``."""
+    if variant.relative is not None:  # thresholds of two positions at once (see _offset)
+        from ._offset import offset_witness
+
+        found = offset_witness(variant, lhs, rhs)
+        if found is not None:
+            return found
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
     free = set().union(*(sp.sympify(e).free_symbols for e in pair))
     positions = sorted((s for s in free if s.name in _POSITION_NAMES), key=lambda s: s.name)
