@@ -299,11 +299,16 @@ def _derive_identity(variant: Variant, prop: Property):
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
-            part = proof.equal(rule, lhs_c, rhs_c)
-            if part.status == UNKNOWN:
-                far = _far_witness(variant, lhs_c, rhs_c)
+            # a relative position's thresholds are past the prover's small points: its screen (cheap)
+            # goes first, and the prover's search only when it finds nothing
+            far = _far_witness(variant, lhs_c, rhs_c) if variant.relative is not None else None
+            part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
+            if part is None or part.status == UNKNOWN:
+                if far is None and variant.relative is None:
+                    far = _far_witness(variant, lhs_c, rhs_c)
                 if far is not None:
-                    proof.parts.pop()
+                    if part is not None:
+                        proof.parts.pop()
                     witness, residual = far
                     proof.record(f"{rule}, at a large position or one near a threshold of the formula",
                                  Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
