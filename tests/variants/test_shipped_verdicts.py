@@ -51,6 +51,14 @@ EXPECTED = {
     "phase_offset": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # every rotation is the identity: the plain product everywhere, and no sign of the offset
     "nope": dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y),
+    # a table of clip(j - i, -4, 4): offset-only; learned(5) = 0.2 != learned(3) = 0.1 shows the sign;
+    # learned(4) = 0.4 != 0 at offset 0
+    "shaw": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N, causal_relative=Y),
+    # min(i - j, w) is a function of the offset; the query's rotation keeps norms; min(0, w) = 0.
+    # Causal: direction does not apply (listed as n/a, not among the verdicts)
+    "rerope": dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y),
+    # grouped positions floor(i/g) - floor(j/g) depend on where i and j sit in their groups
+    "self_extend": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
 }
 
 
