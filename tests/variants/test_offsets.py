@@ -325,3 +325,10 @@ def test_readme_counts_the_shipped_variant_examples():
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     word = re.search(r"`derivations/variants/` has ([a-z-]+) examples", text).group(1)
     assert NUMBERS[word] == len(shipped_variants())
+
+
+def test_the_audit_refuses_a_relative_position_as_its_like():
+    from symproof import audit
+
+    with pytest.raises(InvalidInputError, match="per-token rotations"):
+        audit(lambda x, positions: x, shipped_variants()["rerope"])
