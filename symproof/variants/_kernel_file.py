@@ -444,6 +444,11 @@ def _offset_pairs(variant, positions) -> list:
     return list(dict.fromkeys(pairs))
 
 
+def _magnitude(variant, i, j) -> float:
+    value = _finite(variant.relative_at(sp.Integer(i), sp.Integer(j)))
+    return 0.0 if value is None else abs(value)
+
+
 def _compare_offset(variant, written, reference, positions, tally, cache):
     """Each probed pair alone (queries and keys zero elsewhere, so the file's score is that pair's),
     then the coordinates past the rotated width alone (their product, at every position)."""
@@ -455,6 +460,8 @@ def _compare_offset(variant, written, reference, positions, tally, cache):
     keys = sorted({b for _, b in pairs})
     row, col = {a: n for n, a in enumerate(queries)}, {b: n for n, b in enumerate(keys)}
     index = pair_indices(variant.rotated_width, variant.pairing)
+    # the float64 angle rho * omega is only as exact as rho is large (rho = i * j reaches 2**40)
+    span = {(a, b): max(abs(a) + abs(b), _safe(_magnitude, 0, variant, a, b) or 0) for a, b in pairs}
     for r in probed_indices(variant.n_pairs):
         vectors = [np.zeros(variant.width), np.zeros(variant.width)]
         for vector in vectors:
@@ -469,7 +476,7 @@ def _compare_offset(variant, written, reference, positions, tally, cache):
             if value is None:
                 tally.skipped.add((a, b))
                 continue
-            tally.add(got[row[a], col[b]], value, abs(a) + abs(b), f"pair {r}, query at {a}, key at {b}")
+            tally.add(got[row[a], col[b]], value, span[(a, b)], f"pair {r}, query at {a}, key at {b}")
     if variant.rotated_width < variant.width:
         q, k = np.zeros(variant.width), np.zeros(variant.width)
         q[variant.rotated_width:], k[variant.rotated_width:] = 1.5, -0.5

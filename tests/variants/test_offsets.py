@@ -55,6 +55,13 @@ CASES = {
     "Self-Extend, every pair": (_offset(SELF_EXTEND), dict(norm=Y, relative=N, shift=N, direction=Y, plain_at_zero=Y)),
     "Self-Extend, nonnegative": (_offset(SELF_EXTEND, True, positions="nonnegative"),
                                  dict(norm=Y, relative=N, shift=N, plain_at_zero=Y)),
+    # half of the head rotated, the rest copied (their q^T k adds no position): ReRoPE's verdicts unchanged
+    "ReRoPE, partial rotation": (Variant.from_dict({
+        "name": "probe", "kind": "rotary", "width": 8, "rotated_width": 4, "pairing": "adjacent",
+        "frequencies": {"base": 100, "denominator": 8}, "params": {"w": W}, "position": {"relative": RE_ROPE}}),
+        dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)),
+    # a product of positions: far past the float64-exact range of i - j, the kernel's allowance follows rho
+    "i * j": (_offset("i * j"), dict(norm=Y, relative=N, shift=N, direction=N, plain_at_zero=N)),
     # rho = i - j is RoPE itself
     "i - j": (_offset("i - j"), dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)),
     # |i - j| is even in the offset: the two signs score alike
