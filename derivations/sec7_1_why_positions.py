@@ -207,12 +207,14 @@ def lemma_chain(proof, mask=None) -> None:
     proof.equal("L4: by $P^T P = I$", (P * A * P.T) * (P * V), P * (A * V), shown=(r"(P A P^T)(P V)", "P A V"))
     F_PX = self_attention(P * X, W_Q, W_K, W_V, mask=PMPt)
     soft = r"\operatorname{softmax}_{\mathrm{rows}}"
-    proof.chain(F_PX, P * self_attention(X, W_Q, W_K, W_V, mask=M), "$F(PX) = P F(X)$", shown="F(PX)") \
+    # the chain's ends are the statement's sides: with a mask, the mask permuted along on the left
+    left, right = ("F(PX)", "P F(X)") if mask is None else (r"F(PX;\, P M P^T)", r"P F(X;\, M)")
+    proof.chain(F_PX, P * self_attention(X, W_Q, W_K, W_V, mask=M), shown=left) \
         .step("L1, L2: scores $P S P^T$, values $P (X W_V)$", softmax_rows(P * scores * P.T, PMPt) * (P * (X * W_V)),
               shown=soft + r"(P S P^T)\, P X W_V") \
         .step("L3: the softmax commutes with the permutation", (P * softmax_rows(scores, M) * P.T) * (P * (X * W_V)),
               shown=r"P\, " + soft + r"(S)\, P^T P X W_V") \
-        .step("L4: $P^T P = I$", P * (softmax_rows(scores, M) * (X * W_V)), shown=r"P\, " + soft + r"(S)\, X W_V = P F(X)")
+        .step("L4: $P^T P = I$", P * (softmax_rows(scores, M) * (X * W_V)), shown=r"P\, " + soft + r"(S)\, X W_V = " + right)
 
 
 @claim("attn.equivariance", section="7.1", title="Position-free attention is permutation-equivariant",

@@ -85,7 +85,8 @@ def abs_learned_additive(proof):
     one_hot = lambda n, k: Matrix([1 if q == k else 0 for q in range(n)])  # noqa: E731
     proof.equal("the one-hot products read row k_t of E and row t of the table",
                 alpha * E.T * one_hot(vocab, k_t) + table.T * one_hot(t_max, pos),
-                alpha * E[k_t, :].T + table[pos, :].T)
+                alpha * E[k_t, :].T + table[pos, :].T,
+                shown=(r"\alpha E^T \mathbf{e}_{k_t} + P^T \mathbf{e}_t", r"\alpha E[k_t]^T + p_t"))
     numeric = np.arange(t_max * d, dtype=np.float64).reshape(t_max, d)
     positions = np.array([0, t_max - 1, 1])
     proof.check("the kernel reads the table rows of in-range positions",
@@ -98,7 +99,9 @@ def abs_learned_additive(proof):
             learned_position_lookup(numeric, [bad])
         except PositionOutOfRangeError as err:
             names = f"position {bad}" in str(err) and f"Tmax = {t_max}" in str(err)
-            proof.check(f"the error for position {bad} names the position and Tmax", names, str(err))
+            # the raises step above shows the message itself; print it again only when it is wrong
+            proof.check(f"the error for position {bad} names the position and Tmax", names,
+                        "both are in the message above" if names else str(err))
 
 
 # -- abs.scale_statistics -----------------------------------------------------------------------------
@@ -127,7 +130,7 @@ def expectation(expr, coordinates):
 
 @claim("abs.scale_statistics", section="7.2", title="Scaled embedding plus position: second moment",
        statement=r"E\|\alpha e + p\|^2 = \alpha^2 E\|e\|^2 + \|p\|^2;\ "
-                 r"\alpha = \sqrt d:\ d\,E\|e\|^2 + d/2",
+                 r"\alpha = \sqrt d:\ E\|\alpha e + p\|^2 = d\,E\|e\|^2 + d/2",
        uses=("abs.learned_additive",))
 def abs_scale_statistics(proof):
     d = 4
@@ -142,28 +145,33 @@ def abs_scale_statistics(proof):
     proof.equal("the cross term vanishes", E(cross), 0,
                 shown=(r"E[2\alpha\, e^T p] = 2\alpha \sum_i E[e_i]\, p_i", "0"))
     proof.chain(E(norm2([alpha * a + b for a, b in zip(e, p)])), alpha**2 * E(norm2(e)) + norm2(p),
-                "second moment") \
-        .step("expand the square, linearity of E", alpha**2 * E(norm2(e)) + E(cross) + norm2(p)) \
-        .step("E[e^T p] = 0", alpha**2 * E(norm2(e)) + norm2(p))
+                "second moment", shown=r"E\|\alpha e + p\|^2") \
+        .step("expand the square, linearity of E", alpha**2 * E(norm2(e)) + E(cross) + norm2(p),
+              shown=r"\alpha^2 E\|e\|^2 + E[2\alpha\, e^T p] + \|p\|^2") \
+        .step("E[e^T p] = 0", alpha**2 * E(norm2(e)) + norm2(p), shown=r"\alpha^2 E\|e\|^2 + \|p\|^2")
     freqs = [omega[0], omega[1]]
     p_t = list(sinusoidal_vector(t, freqs))
     proof.chain(E(norm2([sp.sqrt(d) * a + b for a, b in zip(e, p_t)])), d * E(norm2(e)) + sp.Rational(d, 2),
-                f"alpha = sqrt(d), sinusoidal p_t, d = {d}") \
-        .step("the identity above with alpha^2 = d", d * E(norm2(e)) + norm2(p_t)) \
-        .step("||p_t||^2 = d/2 (sin.norm)", d * E(norm2(e)) + sp.Rational(d, 2))
+                f"alpha = sqrt(d), sinusoidal p_t, d = {d}", shown=r"E\|\alpha e + p\|^2") \
+        .step("the identity above with alpha^2 = d", d * E(norm2(e)) + norm2(p_t), shown=r"d\,E\|e\|^2 + \|p\|^2") \
+        .step("||p_t||^2 = d/2 (sin.norm)", d * E(norm2(e)) + sp.Rational(d, 2), shown=r"d\,E\|e\|^2 + d/2")
     k = sp.Symbol("k", integer=True, nonnegative=True)
     v = IndexedBase("v")
     width = 2 * m
     proof.chain(width * Sum(v[k], (k, 0, width - 1)) + Sum(sin(t * omega[r])**2 + cos(t * omega[r])**2, (r, 0, m - 1)),
-                width * Sum(v[k], (k, 0, width - 1)) + m, "symbolic width d = 2m: d E||e||^2 + ||p_t||^2") \
-        .step("sin^2 + cos^2 = 1 per pair, a sum of m ones", width * Sum(v[k], (k, 0, width - 1)) + m)
+                width * Sum(v[k], (k, 0, width - 1)) + m,
+                r"symbolic width $d = 2m$: $d\,E\|e\|^2 + \|p\|^2 = d\,E\|e\|^2 + d/2$",
+                shown=r"d\,E\|e\|^2 + \|p\|^2") \
+        .step("sin^2 + cos^2 = 1 per pair, a sum of m ones", width * Sum(v[k], (k, 0, width - 1)) + m,
+              shown=r"d\,E\|e\|^2 + m = d\,E\|e\|^2 + d/2")
     sigma2 = sp.Symbol("sigma^2", nonnegative=True)  # named so that it prints as the variance
     proof.note("With every coordinate of variance sigma^2: E||e||^2 = d sigma^2, "
                "so E||sqrt(d) e + p_t||^2 = d^2 sigma^2 + d/2.")
     proof.equal(f"d = {d}, E[e_i^2] = sigma^2",
                 (d * E(norm2(e)) + sp.Rational(d, 2)).xreplace({sp.Symbol(f"v{q}", nonnegative=True): sigma2
                                                                   for q in range(d)}),
-                d**2 * sigma2 + sp.Rational(d, 2))
+                d**2 * sigma2 + sp.Rational(d, 2),
+                shown=(r"d\,E\|e\|^2 + d/2", r"d^2 \sigma^2 + d/2"))
 
 
 # -- sin.definition, sin.frequencies_decrease ---------------------------------------------------------------
@@ -176,9 +184,11 @@ def sin_definition(proof):
     d = 8
     freqs = frequencies(d, base=beta)
     proof.equal(f"omega_r = beta^(-2r/d), d = {d}", Matrix(freqs),
-                Matrix([beta ** sp.Rational(-2 * q, d) for q in range(d // 2)]))
+                Matrix([beta ** sp.Rational(-2 * q, d) for q in range(d // 2)]),
+                shown=(r"(\omega_0, \dots, \omega_3)", r"(\beta^{-2r/8})_{r = 0, \dots, 3}"))
     expected = Matrix([sin(t * freqs[k // 2]) if k % 2 == 0 else cos(t * freqs[k // 2]) for k in range(d)])
-    proof.equal("p_{t,2r} = sin(t omega_r), p_{t,2r+1} = cos(t omega_r)", sinusoidal_vector(t, freqs), expected)
+    proof.equal("p_{t,2r} = sin(t omega_r), p_{t,2r+1} = cos(t omega_r)", sinusoidal_vector(t, freqs), expected,
+                shown=("p_t", r"(\sin(t\omega_r), \cos(t\omega_r))_{r = 0}^{3}"))
     for odd in (5, 1):
         proof.raises(f"odd width d = {odd} is rejected (dimensions come in pairs)", InvalidInputError,
                      frequencies, odd)
@@ -229,9 +239,9 @@ def block_frequencies():
 def sin_norm(proof):
     d = 2 * m
     proof.chain(Sum(sin(t * omega[r]) ** 2 + cos(t * omega[r]) ** 2, (r, 0, m - 1)), d / 2,
-                "symbolic width d = 2m") \
+                "symbolic width d = 2m", shown=r"\|p_t\|_2^2") \
         .step("sin^2 + cos^2 = 1 in each summand", Sum(1, (r, 0, m - 1))) \
-        .step("a sum of m ones", m)
+        .step("a sum of m ones", m, shown="m = d/2")
     small = frequencies(8)
     p8 = sinusoidal_vector(t, small)
     proof.equal("d = 8, exact frequencies 10000^(-r/4)", (p8.T * p8)[0], 4)
@@ -242,7 +252,8 @@ def sin_norm(proof):
     one = sp.ImmutableMatrix([[1]])
     proof.equal(f"S_t^T S_t = I_(d/2) for d = {MAX_WIDTH}, per-block frequencies (blockwise)",
                 sp.MatMul(sp.Transpose(S), S), BlockDiagMatrix(*[one] * len(pairs)))
-    proof.equal("p_t = S_t 1 (layout), d = 8", p8, Matrix.vstack(*[pair(t, q) for q in small]))
+    proof.equal("p_t = S_t 1 (layout), d = 8", p8, Matrix.vstack(*[pair(t, q) for q in small]),
+                shown=("p_t", r"S_t \mathbf{1}"))
 
 
 # -- sin.table_d4 ------------------------------------------------------------------------------------------------
@@ -260,7 +271,8 @@ TABLE_D4 = {
        uses=("sin.definition",))
 def sin_table_d4(proof):
     freqs = frequencies(4, base=10000)
-    proof.equal("frequencies 1 and 10000^(-1/2) = 1/100", Matrix(freqs), Matrix([1, sp.Rational(1, 100)]))
+    proof.equal("frequencies 1 and 10000^(-1/2) = 1/100", Matrix(freqs), Matrix([1, sp.Rational(1, 100)]),
+                shown=(r"(\omega_0, \omega_1)", r"(10000^{0},\ 10000^{-2/4})"))
     rows = []
     for position, printed in TABLE_D4.items():
         exact = sinusoidal_vector(position, freqs)
@@ -294,13 +306,17 @@ def sin_angle_sum(proof):
        uses=("sin.definition", "sin.angle_sum"))
 def sin_shift_matrix_claim(proof):
     A = sin_shift(D * w)
-    proof.chain(A * pair(t, w), pair(t + D, w), "s_{t+D} = A(Dw) s_t") \
-        .step("multiply out", Matrix([cos(D * w) * sin(t * w) + sin(D * w) * cos(t * w),
-                                      -sin(D * w) * sin(t * w) + cos(D * w) * cos(t * w)])) \
-        .step("angle-sum formulas (sin.angle_sum)", pair(t + D, w))
-    proof.equal("A(Dw) does not involve t", A.diff(t), sp.zeros(2, 2))
+    proof.chain(pair(t + D, w), A * pair(t, w), "s_{t+D} = A(Dw) s_t", shown="s_{t+D}") \
+        .step("angle-sum formulas (sin.angle_sum)",
+              Matrix([cos(D * w) * sin(t * w) + sin(D * w) * cos(t * w),
+                      -sin(D * w) * sin(t * w) + cos(D * w) * cos(t * w)]),
+              shown=r"\begin{bmatrix}\sin(tw)\cos(Dw) + \cos(tw)\sin(Dw) \\ \cos(tw)\cos(Dw) - \sin(tw)\sin(Dw)\end{bmatrix}") \
+        .step("factor: a fixed matrix times s_t", A * pair(t, w), shown="A(Dw) s_t")
+    proof.equal("A(Dw) does not involve t", A.diff(t), sp.zeros(2, 2),
+                shown=(r"\partial A(Dw) / \partial t", "0"))
     x = sp.Symbol("x", real=True)
-    proof.equal("A(x) = R(x)^T: in (sin, cos) order the shift turns clockwise", sin_shift(x), rotation(x).T)
+    proof.equal("A(x) = R(x)^T: in (sin, cos) order the shift turns clockwise", sin_shift(x), rotation(x).T,
+                shown=("A(x)", "R(x)^T"))
 
 
 @claim("sin.shift_block", section="7.2", title="The shift of the whole vector is block-diagonal",
@@ -317,10 +333,10 @@ def sin_shift_block(proof):
                 sp.MatMul(BlockDiagMatrix(*blocks[0]), BlockDiagMatrix(*blocks[1])),
                 BlockDiagMatrix(*[sp.MatMul(a, b) for a, b in zip(*blocks)]))
     proof.equal("generic pair: s_{t+D} = A(Dw) s_t", A(D) * pair(t, w), pair(t + D, w))
-    proof.equal("generic pair: A(0) = I", A(0), sp.eye(2))
+    proof.equal("generic pair: A(0) = I", A(0), sp.eye(2), shown=("A(0)", "I"))
     proof.equal("generic pair: A(Dw)^T A(Dw) = I", A(D).T * A(D), sp.eye(2))
     proof.equal("generic pair: A(D1 w) A(D2 w) = A((D1 + D2) w)", A(D1) * A(D2), A(D1 + D2))
-    proof.equal("A_D does not involve t", A(D).diff(t), sp.zeros(2, 2))
+    proof.equal("A_D does not involve t", A(D).diff(t), sp.zeros(2, 2), shown=(r"\partial A_D / \partial t", "0"))
 
     pairs_t, _ = width_blocks(t)
     pairs_tD, _ = width_blocks(t + D)
@@ -333,7 +349,8 @@ def sin_shift_block(proof):
                 sp.MatMul(BlockDiagMatrix(*shifts_D), BlockDiagMatrix(*pairs_t)), BlockDiagMatrix(*pairs_tD))
     _, shifts_0 = width_blocks(0)
     identity = sp.ImmutableMatrix(sp.eye(2))
-    proof.equal(f"A_0 = I, d = {MAX_WIDTH}", BlockDiagMatrix(*shifts_0), BlockDiagMatrix(*[identity] * n))
+    proof.equal(f"A_0 = I, d = {MAX_WIDTH}", BlockDiagMatrix(*shifts_0), BlockDiagMatrix(*[identity] * n),
+                shown=("A_0", "I"))
     few = block_frequencies()[:8]
     proof.equal("A_D^T A_D = I, d = 16 (blockwise)",
                 sp.MatMul(sp.Transpose(sin_shift_matrix(D, few)), sin_shift_matrix(D, few)),

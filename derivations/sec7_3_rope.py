@@ -163,12 +163,13 @@ def rope_algorithm_7_1_in_place(Z, I, d_r, freqs):
        equations=("7.13",))
 def rope_rotation(proof):
     R = rotation(th)
-    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), r"$R(\theta) z$",
-                shown=r"\begin{bmatrix}\cos\theta & -\sin\theta \\ \sin\theta & \cos\theta\end{bmatrix}"
-                      r"\begin{bmatrix} z_0 \\ z_1 \end{bmatrix}") \
+    proof.chain(R * z, Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]), shown=r"R(\theta) z") \
+        .step("the definition of R (7.13)", R * z,
+              shown=r"\begin{bmatrix}\cos\theta & -\sin\theta \\ \sin\theta & \cos\theta\end{bmatrix}"
+                    r"\begin{bmatrix} z_0 \\ z_1 \end{bmatrix}") \
         .step("multiply the 2x2 block by the pair",
               Matrix([z0 * cos(th) - z1 * sin(th), z0 * sin(th) + z1 * cos(th)]),
-              shown=r"\begin{bmatrix} z_0\cos\theta - z_1\sin\theta \\ z_0\sin\theta + z_1\cos\theta \end{bmatrix}")
+              shown=r"(z_0\cos\theta - z_1\sin\theta,\ z_0\sin\theta + z_1\cos\theta)")
     proof.differ("the components mix: the first output depends on z1", sp.diff((R * z)[0], z1), 0,
                  witness={th: 1})
     no_minus = Matrix([[cos(th), sin(th)], [sin(th), cos(th)]])
@@ -189,13 +190,13 @@ def rope_orthogonal(proof):
         .step("multiply out the entries", Matrix([[cos(th)**2 + sin(th)**2, 0], [0, sin(th)**2 + cos(th)**2]]),
               shown=r"\begin{bmatrix}\cos^2\theta + \sin^2\theta & \cos\theta\sin\theta - \sin\theta\cos\theta \\ "
                     r"\sin\theta\cos\theta - \cos\theta\sin\theta & \sin^2\theta + \cos^2\theta\end{bmatrix}") \
-        .step("cos^2 + sin^2 = 1", sp.eye(2))
-    proof.chain(R.det(), 1, "determinant").step("cos^2 + sin^2 = 1", sp.Integer(1))
+        .step("cos^2 + sin^2 = 1", sp.eye(2), shown="I")
+    proof.chain(R.det(), 1, "determinant", shown=r"\det R(\theta)").step("cos^2 + sin^2 = 1", sp.Integer(1), shown="1")
     rz = R * z
-    proof.chain((rz.T * rz)[0], (z.T * z)[0], "norm") \
+    proof.chain(sp.sqrt((rz.T * rz)[0]), sp.sqrt((z.T * z)[0]), "norm", shown=r"\|R(\theta) z\|") \
         .step("expand the squared components",
-              z0**2 * (cos(th)**2 + sin(th)**2) + z1**2 * (sin(th)**2 + cos(th)**2)) \
-        .step("cos^2 + sin^2 = 1", z0**2 + z1**2)
+              sp.sqrt(z0**2 * (cos(th)**2 + sin(th)**2) + z1**2 * (sin(th)**2 + cos(th)**2))) \
+        .step("cos^2 + sin^2 = 1", sp.sqrt(z0**2 + z1**2), shown=r"\|z\|")
 
 
 @claim("rope.compose", section="7.3", title="Rotations compose by adding angles",
@@ -207,7 +208,7 @@ def rope_compose(proof):
             [cos(a) * cos(b) - sin(a) * sin(b), -cos(a) * sin(b) - sin(a) * cos(b)],
             [sin(a) * cos(b) + cos(a) * sin(b), -sin(a) * sin(b) + cos(a) * cos(b)],
         ])) \
-        .step("angle-sum formulas", rotation(a + b))
+        .step("angle-sum formulas", rotation(a + b), shown="R(a + b)")
 
 
 @claim("rope.relative", section="7.3", title="Relative rotation",
@@ -219,17 +220,23 @@ def rope_relative(proof):
             [cos(a) * cos(b) + sin(a) * sin(b), -cos(a) * sin(b) + sin(a) * cos(b)],
             [-sin(a) * cos(b) + cos(a) * sin(b), sin(a) * sin(b) + cos(a) * cos(b)],
         ])) \
-        .step("angle-difference formulas", rotation(b - a))
+        .step("angle-difference formulas", rotation(b - a), shown="R(b - a)")
 
 
 @claim("rope.inner_product", section="7.3", title="The rotated inner product depends on j - i",
        statement=r"(R(i\omega) q)^T (R(j\omega) k) = q^T R((j-i)\omega) k",
        uses=("rope.relative",))
 def rope_inner_product(proof):
-    proof.chain(score(i, j, w), relative_form(j - i, w)) \
-        .step("transpose of a product: (R q)^T = q^T R^T",
-              (q.T * rotation(i * w).T * rotation(j * w) * k)[0]) \
-        .step("rope.relative: R(i w)^T R(j w) = R((j - i) w)", relative_form(j - i, w))
+    # the products are kept unevaluated, so that each row is the statement's product of a row vector, 2x2
+    # rotations and a column vector (the prover multiplies them out entry by entry)
+    qm, km = ImmutableMatrix(q), ImmutableMatrix(k)
+    rot = lambda angle: ImmutableMatrix(rotation(angle))  # noqa: E731
+    lhs = MatMul(Transpose(MatMul(rot(i * w), qm)), MatMul(rot(j * w), km))
+    rhs = MatMul(qm.T, rot((j - i) * w), km)
+    proof.chain(lhs, rhs, shown=r"(R(i\omega) q)^T (R(j\omega) k)") \
+        .step("transpose of a product: (R q)^T = q^T R^T", MatMul(qm.T, rot(i * w).T, rot(j * w), km),
+              shown=r"q^T R(i\omega)^T R(j\omega) k") \
+        .step("rope.relative: R(i w)^T R(j w) = R((j - i) w)", rhs, shown=r"q^T R((j-i)\omega) k")
 
 
 @claim("rope.score_expansion", section="7.3", title="The score as a cosine term and a sine term",
@@ -238,12 +245,15 @@ def rope_inner_product(proof):
 def rope_score_expansion(proof):
     x = D * w
     expanded = (q0 * k0 + q1 * k1) * cos(x) + (q1 * k0 - q0 * k1) * sin(x)
-    proof.chain(relative_form(D, w), expanded) \
+    proof.chain(relative_form(D, w), expanded, shown=r"q^T R(D\omega) k") \
         .step("expand the 2x2 product", q0 * (k0 * cos(x) - k1 * sin(x)) + q1 * (k0 * sin(x) + k1 * cos(x))) \
-        .step("group the cos and sin terms", expanded)
-    proof.equal("at D = 0 the score is the plain product q^T k", expanded.subs(D, 0), (q.T * k)[0])
+        .step("group the cos and sin terms", expanded,
+              shown=r"(q_0k_0 + q_1k_1)\cos(D\omega) + (q_1k_0 - q_0k_1)\sin(D\omega)")
+    proof.equal("at D = 0 the score is the plain product q^T k", expanded.subs(D, 0), (q.T * k)[0],
+                shown=(r"(q_0k_0 + q_1k_1)\cos 0 + (q_1k_0 - q_0k_1)\sin 0", "q^T k"))
     proof.equal("D -> -D keeps the cosine term and flips the sine term", expanded.subs(D, -D),
-                (q0 * k0 + q1 * k1) * cos(x) - (q1 * k0 - q0 * k1) * sin(x))
+                (q0 * k0 + q1 * k1) * cos(x) - (q1 * k0 - q0 * k1) * sin(x),
+                shown=(r"q^T R(-D\omega) k", r"(q_0k_0 + q_1k_1)\cos(D\omega) - (q_1k_0 - q_0k_1)\sin(D\omega)"))
     proof.differ("so the direction of the offset is visible", expanded, expanded.subs(D, -D),
                  witness={q0: 0, q1: 1, k0: 1, k1: 0, D: 1, w: 1})
 
@@ -252,9 +262,11 @@ def rope_score_expansion(proof):
        statement=r"(R((i+c)\omega) q)^T (R((j+c)\omega) k) = (R(i\omega) q)^T (R(j\omega) k)",
        uses=("rope.inner_product",))
 def rope_shift_invariance(proof):
-    proof.chain(score(i + c, j + c, w), score(i, j, w)) \
-        .step("rope.inner_product at positions i + c, j + c", relative_form((j + c) - (i + c), w)) \
-        .step("rope.inner_product backwards: (j + c) - (i + c) = j - i", score(i, j, w))
+    proof.chain(score(i + c, j + c, w), score(i, j, w), shown=r"(R((i+c)\omega) q)^T (R((j+c)\omega) k)") \
+        .step("rope.inner_product at positions i + c, j + c", relative_form((j + c) - (i + c), w),
+              shown=r"q^T R(((j+c)-(i+c))\omega) k") \
+        .step("rope.inner_product backwards: (j + c) - (i + c) = j - i", score(i, j, w),
+              shown=r"(R(i\omega) q)^T (R(j\omega) k)")
     proof.note("The guarantee is about the positions only: content, visibility and frequencies "
                "are outside it.")
     proof.differ("changing the frequency changes the score", score(i, j, w), score(i, j, w2),
@@ -275,22 +287,29 @@ def rope_block_relative(proof):
         dense_a = ImmutableMatrix(BlockDiagMatrix(A0, A1).as_explicit())
         dense_b = ImmutableMatrix(BlockDiagMatrix(B0, B1).as_explicit())
         proof.equal(f"block lemma (blocks 2 and {rest}): blockdiag(A)^T blockdiag(B) = blockdiag(A_r^T B_r)",
-                    dense_a.T * dense_b, ImmutableMatrix(BlockDiagMatrix(A0.T * B0, A1.T * B1).as_explicit()))
+                    dense_a.T * dense_b, ImmutableMatrix(BlockDiagMatrix(A0.T * B0, A1.T * B1).as_explicit()),
+                    shown=(r"\operatorname{blockdiag}(A_0, A_1)^T \operatorname{blockdiag}(B_0, B_1)",
+                           r"\operatorname{blockdiag}(A_0^T B_0, A_1^T B_1)"))
 
     omega_r = frequency(r, d_k, beta)
     proof.note("One generic block: pair r of a head of symbolic width d_k, frequency "
                "omega_r = beta^(-2r/d_k), r and d_k symbolic.")
-    proof.chain(rotation(i * omega_r).T * rotation(j * omega_r), rotation((j - i) * omega_r), "generic block") \
-        .step("entry products", Matrix([
+    proof.chain(rotation(i * omega_r).T * rotation(j * omega_r), rotation((j - i) * omega_r),
+                r"generic block: $R(i\omega_r)^T R(j\omega_r) = R((j-i)\omega_r)$",
+                shown=r"R(i\omega_r)^T R(j\omega_r)") \
+        .step("entry products", shown=r"\left[\sum_k R(i\omega_r)_{ki} R(j\omega_r)_{kj}\right]_{ij}", expr=Matrix([
             [cos(i * omega_r) * cos(j * omega_r) + sin(i * omega_r) * sin(j * omega_r),
              -cos(i * omega_r) * sin(j * omega_r) + sin(i * omega_r) * cos(j * omega_r)],
             [-sin(i * omega_r) * cos(j * omega_r) + cos(i * omega_r) * sin(j * omega_r),
              sin(i * omega_r) * sin(j * omega_r) + cos(i * omega_r) * cos(j * omega_r)],
         ])) \
-        .step("angle-difference formulas", rotation((j - i) * omega_r))
-    proof.chain(score(i, j, omega_r), relative_form(j - i, omega_r), "generic pair of the score") \
-        .step("transpose of a product", (q.T * rotation(i * omega_r).T * rotation(j * omega_r) * k)[0]) \
-        .step("generic block", relative_form(j - i, omega_r))
+        .step("angle-difference formulas", rotation((j - i) * omega_r), shown=r"R((j-i)\omega_r)")
+    proof.chain(score(i, j, omega_r), relative_form(j - i, omega_r),
+                r"generic pair of the score: $(R(i\omega_r) q)^T (R(j\omega_r) k) = q^T R((j-i)\omega_r) k$",
+                shown=r"(R(i\omega_r) q)^T (R(j\omega_r) k)") \
+        .step("transpose of a product", (q.T * rotation(i * omega_r).T * rotation(j * omega_r) * k)[0],
+              shown=r"q^T R(i\omega_r)^T R(j\omega_r) k") \
+        .step("generic block", relative_form(j - i, omega_r), shown=r"q^T R((j-i)\omega_r) k")
     proof.note("With the block lemma, R_i^T R_j = blockdiag(R(i omega_r)^T R(j omega_r)) = R_{j-i}, and the "
                "score (R_i q)^T (R_j k) = q^T R_i^T R_j k is the sum over r of the generic pair.")
     proof.holds("every frequency is a positive real, so each block is an instance of the generic block",
@@ -324,7 +343,8 @@ def rope_frequency_denominator(proof):
                 sp.StrictLessThan(-2 * r1 * gap / (d_r * (d_r + gap)), 0, evaluate=False))
     proof.holds(r"the log of the ratio, $x \log\beta$, is $< 0$ for $\beta > 1$: every frequency with $r \ge 1$ differs",
                 sp.StrictLessThan(-2 * r1 * gap / (d_r * (d_r + gap)) * sp.log(base), 0, evaluate=False))
-    proof.equal("r = 0 is the one frequency they share", frequency(0, d_r, beta), frequency(0, d_r + gap, beta))
+    proof.equal("r = 0 is the one frequency they share", frequency(0, d_r, beta), frequency(0, d_r + gap, beta),
+                shown=(r"\beta^{-2 \cdot 0/d_r}", r"\beta^{-2 \cdot 0/d_k}"))
 
     small, large = 32, 128
     proof.note(f"Concretely: d_r = {small} rotated coordinates in a head of d_k = {large}.")
@@ -358,10 +378,12 @@ def rope_partial(proof):
     head, tail = slice(0, rotated), slice(rotated, width)
     relative = (qv[head, :].T * dense(rope_matrix(j - i, freqs)) * kv[head, :])[0]
     content = (qv[tail, :].T * kv[tail, :])[0]
-    proof.chain(lhs, relative + content) \
-        .step("transpose of a product", (qv.T * rot_i.T * rot_j * kv)[0]) \
-        .step("R'_i^T R'_j = R'_{j-i}", (qv.T * dense(partial_rope_matrix(j - i, freqs, width)) * kv)[0]) \
-        .step("split the coordinates at d_r", relative + content)
+    proof.chain(lhs, relative + content, shown=r"(R'_i q)^T (R'_j k)") \
+        .step("transpose of a product", (qv.T * rot_i.T * rot_j * kv)[0], shown=r"q^T R'^T_i R'_j k") \
+        .step("R'_i^T R'_j = R'_{j-i}", (qv.T * dense(partial_rope_matrix(j - i, freqs, width)) * kv)[0],
+              shown=r"q^T R'_{j-i} k") \
+        .step("split the coordinates at d_r", relative + content,
+              shown=r"q_{<d_r}^T R^{(d_r)}_{j-i} k_{<d_r} + q_{\ge d_r}^T k_{\ge d_r}")
     only_unrotated = {**{s: 0 for s in (*qv, *kv)}, qv[rotated]: 1, kv[rotated]: 1, i: 0, j: 0,
                       **{f: 1 for f in freqs}}
     proof.differ("the unrotated coordinates carry no position: dropping them changes the score",
@@ -381,9 +403,10 @@ def rope_pairing_permutation(proof):
     zv = Matrix(sp.symbols(f"z0:{width}", real=True))
     proof.note(f"Q for d_k = {width}: coordinate k of the half-split layout is coordinate {perm}[k] "
                "of the adjacent one.")
-    proof.equal("Q is a permutation: Q^T Q = I", Q.T * Q, sp.eye(width))
+    proof.equal("Q is a permutation: Q^T Q = I", Q.T * Q, sp.eye(width), shown=("Q^T Q", "I"))
     proof.equal(f"rope_half(Q z) = Q rope_adj(z), d_k = {width}, symbolic z and position",
-                rotate_pairs(Q * zv, m, freqs, "half"), Q * rotate_pairs(zv, m, freqs, "adjacent"))
+                rotate_pairs(Q * zv, m, freqs, "half"), Q * rotate_pairs(zv, m, freqs, "adjacent"),
+                shown=(r"\mathrm{rope}_{half}(Q z)", r"Q\,\mathrm{rope}_{adj}(z)"))
 
     heads, head_width, d_model = 2, 4, 3
     head_freqs = frequencies(head_width)
@@ -407,7 +430,8 @@ def rope_pairing_permutation(proof):
                "inputs, symbolic positions i, j.")
     adjacent = scores(w_q, w_k, "adjacent")
     proof.equal("half-split RoPE on weights re-laid by relayout_pairing = adjacent RoPE on the originals",
-                scores(relaid_q, relaid_k, "half"), adjacent)
+                scores(relaid_q, relaid_k, "half"), adjacent,
+                shown=(r"s_{half}(Q W_Q, Q W_K)", r"s_{adj}(W_Q, W_K)"))
     proof.differ("swapping the routine without re-laying the weights changes the scores",
                  scores(w_q, w_k, "half"), adjacent, witness={i: 1, j: 0})
 
@@ -428,11 +452,13 @@ def rope_algorithm_7_1_claim(proof):
         for t in range(length):
             zv, result = Matrix(Z[bb][t]), Matrix(out[bb][t])
             proof.equal(f"[{bb},{t}] loop output = R'_m z",
-                        result, dense(partial_rope_matrix(I[bb][t], freqs, width)) * zv)
+                        result, dense(partial_rope_matrix(I[bb][t], freqs, width)) * zv,
+                        shown=(r"\mathrm{Alg.\,7.1}(Z, I)[b, t]", r"R'_{I[b,t]} Z[b, t]"))
             for rr in range(rotated // 2):
                 proof.equal(f"[{bb},{t}] pair {rr}: sum of squares preserved",
                             result[2 * rr]**2 + result[2 * rr + 1]**2, zv[2 * rr]**2 + zv[2 * rr + 1]**2)
-            proof.equal(f"[{bb},{t}] coordinates >= d_r copied", result[rotated:, :], zv[rotated:, :])
+            proof.equal(f"[{bb},{t}] coordinates >= d_r copied", result[rotated:, :], zv[rotated:, :],
+                        shown=(r"\mathrm{Alg.\,7.1}(Z, I)[b, t]_{\ge d_r}", r"Z[b, t]_{\ge d_r}"))
     first_pair_only = {**{s: 0 for s in Z[0][0]}, Z[0][0][0]: 1, I[0][0]: 1, **{f: 1 for f in freqs}}
     proof.differ("the in-place variant reusing the updated first component differs",
                  Matrix(faulty[0][0]), Matrix(out[0][0]), witness=first_pair_only)
@@ -465,6 +491,8 @@ def rope_example(proof):
     shifted = score(i + c, j + c, w, qe, ke)
     proof.equal("rope.shift_invariance for these q, k: (i+c, j+c) scores as (i, j)", shifted, score(i, j, w, qe, ke))
     proof.equal("i' = 6, j' = 8 is its instance i = 1, j = 3, c = 5, w = 1",
-                score(6, 8, 1, qe, ke), shifted.subs({i: 1, j: 3, c: 5, w: 1}))
-    proof.equal("so it gives the same score", score(i, j, w, qe, ke).subs({i: 1, j: 3, w: 1}), direct)
+                score(6, 8, 1, qe, ke), shifted.subs({i: 1, j: 3, c: 5, w: 1}),
+                shown=("(R(6) q)^T (R(8) k)", "(R(1+5) q)^T (R(3+5) k)"))
+    proof.equal("so it gives the same score", score(i, j, w, qe, ke).subs({i: 1, j: 3, w: 1}), direct,
+                shown=(r"(R(i\omega) q)^T (R(j\omega) k)|_{i=1, j=3}", "(R(1) q)^T (R(3) k)"))
     proof.digits("j = 1 (D = 0) gives exactly 1", score(1, 1, 1, qe, ke), "1")

@@ -69,14 +69,17 @@ def grad_rotation_backward(proof):
                "of the rotated query, g_b = dL/dq~_b at q~ = R_i q.")
     by_diff = Matrix([name_upstream_gradient(sp.diff(loss(*rotated), v), loss, g) for v in qv])
     jacobian = rotated.jacobian(qv)
-    proof.chain(by_diff, R.T * g, "dL/dq by diff") \
-        .step("chain rule: dL/dq_a = sum_b g_b dq~_b/dq_a = J^T g", jacobian.T * g) \
-        .step("the map q -> R_i q is linear: J = R_i", R.T * g)
-    proof.equal("the Jacobian computed by diff is R_i", jacobian, R)
+    proof.chain(by_diff, R.T * g, "dL/dq by diff", shown=r"\frac{\partial L}{\partial q}") \
+        .step("chain rule: dL/dq_a = sum_b g_b dq~_b/dq_a = J^T g", jacobian.T * g, shown="J^T g") \
+        .step("the map q -> R_i q is linear: J = R_i", R.T * g, shown="R_i^T g")
+    proof.equal("the Jacobian computed by diff is R_i", jacobian, R,
+                shown=(r"J = \partial \tilde q / \partial q", "R_i"))
     upstream = R.T * g
-    proof.chain((upstream.T * upstream)[0], (g.T * g)[0], "norm") \
-        .step("||R_i^T g||^2 = g^T R_i R_i^T g", (g.T * (R * R.T) * g)[0]) \
-        .step("R_i R_i^T = I (rope.orthogonal, block by block)", (g.T * g)[0])
+    proof.chain(sp.sqrt((upstream.T * upstream)[0]), sp.sqrt((g.T * g)[0]), "norm",
+                shown=r"\left\|\frac{\partial L}{\partial q}\right\|") \
+        .step("||R_i^T g||^2 = g^T R_i R_i^T g", sp.sqrt((g.T * (R * R.T) * g)[0]),
+              shown=r"\sqrt{g^T R_i R_i^T g}") \
+        .step("R_i R_i^T = I (rope.orthogonal, block by block)", sp.sqrt((g.T * g)[0]), shown=r"\|g\|")
     proof.note("This is the rotation's own backward pass only: through the attention scores the "
                "gradient also depends on the other positions.")
 
@@ -89,13 +92,15 @@ def grad_frequency(proof):
     x = sp.Symbol("x", real=True)
     derivative_of_rotation = rotation(x).diff(x)
     proof.equal("R'(x) by diff: [[-sin x, -cos x], [cos x, -sin x]]", derivative_of_rotation,
-                Matrix([[-sin(x), -cos(x)], [cos(x), -sin(x)]]))
+                Matrix([[-sin(x), -cos(x)], [cos(x), -sin(x)]]),
+                shown=(r"\frac{d}{dx} R(x)", r"\begin{bmatrix}-\sin x & -\cos x \\ \cos x & -\sin x\end{bmatrix}"))
     score = relative_score(D, w)
     expanded = D * (-(q0 * k0 + q1 * k1) * sin(D * w) + (q1 * k0 - q0 * k1) * cos(D * w))
-    proof.chain(sp.diff(score, w), expanded, "ds/dw by diff") \
+    proof.chain(sp.diff(score, w), expanded, "ds/dw by diff", shown=r"\frac{ds}{d\omega}") \
         .step("chain rule: d/dw R(D w) = D R'(D w)",
-              D * (q.T * derivative_of_rotation.subs(x, D * w) * k)[0]) \
-        .step("expand the 2x2 product and group the sin and cos terms", expanded)
+              D * (q.T * derivative_of_rotation.subs(x, D * w) * k)[0], shown=r"D\, q^T R'(D\omega) k") \
+        .step("expand the 2x2 product and group the sin and cos terms", expanded,
+              shown=r"D\left(-(q_0k_0 + q_1k_1)\sin(D\omega) + (q_1k_0 - q_0k_1)\cos(D\omega)\right)")
     proof.note("The factor in brackets is bounded by ||q|| ||k||, while the prefactor D grows with "
                "the offset: far pairs move fastest when a frequency is trained.")
 

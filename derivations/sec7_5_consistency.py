@@ -111,26 +111,30 @@ def scheme_relative_bias(proof):
         return (xi.T * A * xj)[0] + b(mj - mi)
 
     proof.equal("shift both positions by c: (j + c) - (i + c) = j - i",
-                biased(x, y, i + c, j + c), biased(x, y, i, j))
+                biased(x, y, i + c, j + c), biased(x, y, i, j), shown=(r"s_{i+c,\,j+c}", "s_{ij}"))
     proof.equal("the offset effect s(i, j) - s(i, i) is the same for any content",
-                biased(x, y, i, j) - biased(x, y, i, i), biased(x2, y2, i, j) - biased(x2, y2, i, i))
+                biased(x, y, i, j) - biased(x, y, i, i), biased(x2, y2, i, j) - biased(x2, y2, i, i),
+                shown=(r"s_{ij}(x) - s_{ii}(x)", r"s_{ij}(x') - s_{ii}(x')"))
 
     m = sp.Symbol("m", positive=True)
     alibi = sp.Lambda(sp.Symbol("D"), -m * Abs(sp.Symbol("D")))
     proof.note("ALiBi is the instance b_D = -m |D|.")
-    proof.equal("ALiBi: shift both positions by c", biased(x, y, i + c, j + c, alibi), biased(x, y, i, j, alibi))
-    proof.equal("ALiBi is symmetric in the offset", alibi(i - j), alibi(j - i))
+    proof.equal("ALiBi: shift both positions by c", biased(x, y, i + c, j + c, alibi), biased(x, y, i, j, alibi),
+                shown=(r"s_{i+c,\,j+c}", "s_{ij}"))
+    proof.equal("ALiBi is symmetric in the offset", alibi(i - j), alibi(j - i), shown=("b_{i-j}", "b_{j-i}"))
     proof.holds("ALiBi never rewards distance", sp.LessThan(alibi(j - i), 0, evaluate=False))
 
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     effect = _score(q, k, i, j) - _score(q, k, i, i)
     D = j - i
     proof.chain(effect, (q0 * k0 + q1 * k1) * (cos(D * w) - 1) + (q1 * k0 - q0 * k1) * sin(D * w),
-                "RoPE offset effect") \
+                r"RoPE offset effect: $s_{ij} - s_{ii} = (q_0k_0 + q_1k_1)(\cos((j-i)w) - 1) + (q_1k_0 - q_0k_1)\sin((j-i)w)$",
+                shown=r"s_{ij} - s_{ii}") \
         .step("R(iw)^T R(jw) = R((j-i)w), and R(0) = I",
-              (q.T * rotation(D * w) * k)[0] - q0 * k0 - q1 * k1) \
+              (q.T * rotation(D * w) * k)[0] - q0 * k0 - q1 * k1, shown=r"q^T R((j-i)w) k - q^T k") \
         .step("collect the content products", (q0 * k0 + q1 * k1) * (cos(D * w) - 1)
-              + (q1 * k0 - q0 * k1) * sin(D * w))
+              + (q1 * k0 - q0 * k1) * sin(D * w),
+              shown=r"(q_0k_0 + q_1k_1)(\cos((j-i)w) - 1) + (q_1k_0 - q_0k_1)\sin((j-i)w)")
     proof.equal("RoPE offset effect scales with the content: q -> 2q doubles it",
                 _score(2 * q, k, i, j) - _score(2 * q, k, i, i), 2 * effect)
     u, v = Matrix([u0, u1]), Matrix([v0, v1])
@@ -210,9 +214,11 @@ def ids_left_padding(proof):
 def ids_packing(proof):
     ws = sp.symbols("w0:4", positive=True)
     offset = MatMul(Transpose(rope_matrix(i + c, ws)), rope_matrix(j + c, ws))
-    proof.chain(offset, MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)), "RoPE, d_k = 8") \
-        .step("blockwise R((i+c)w)^T R((j+c)w) = R((j-i)w)", rope_matrix(j - i, ws)) \
-        .step("blockwise R((j-i)w) = R(iw)^T R(jw)", MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)))
+    proof.chain(offset, MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)), "RoPE, d_k = 8",
+                shown=r"R_{i+c}^T R_{j+c}") \
+        .step("blockwise R((i+c)w)^T R((j+c)w) = R((j-i)w)", rope_matrix(j - i, ws), shown=r"R_{j-i}") \
+        .step("blockwise R((j-i)w) = R(iw)^T R(jw)", MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)),
+              shown=r"R_i^T R_j")
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     proof.equal("RoPE: a within-document score ignores the document offset c",
                 _score(q, k, i + c, j + c), _score(q, k, i, j))

@@ -62,10 +62,12 @@ def _python_source(variant, target: str) -> str:
 
     freqs = variant.frequencies_digits(30)
     lines = ["", "import math", f"import {lib}", ""]
+    # per-axis frequencies (every pair reads every axis): one row per pair, FREQUENCIES[r, a]
+    table = _table(freqs) if variant.kind == "rotary" and variant.mixed else f"[{floats(freqs)}]"
     if target == "numpy":
-        lines.append(f"FREQUENCIES = numpy.array([{floats(freqs)}], dtype=numpy.float64)")
+        lines.append(f"FREQUENCIES = numpy.array({table}, dtype=numpy.float64)")
     else:
-        lines.append(f"FREQUENCIES = torch.tensor([{floats(freqs)}], dtype=torch.float64)")
+        lines.append(f"FREQUENCIES = torch.tensor({table}, dtype=torch.float64)")
     if variant.kind == "bias":
         as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
         lines += ["", "", "def bias_at(query_positions, key_positions):",
@@ -105,11 +107,13 @@ def _python_source(variant, target: str) -> str:
         f"    return {code(variant.scale('key', _m, _r))} + 0 * m",
         "", "", "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
-        "", "", f"AXIS = {axes}", f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
+        "", "", *([] if variant.mixed else [f"AXIS = {axes}"]), f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
         "", "",
         "def apply(x, positions, side='query'):",
         '    """Rotate (and scale) x (..., T, WIDTH) at integer positions (x.shape[:-1], plus a last axis of',
-        '    N_AXES coordinates when N_AXES > 1); side is "query" or "key"."""',
+        '    N_AXES coordinates when N_AXES > 1); side is "query" or "key".' + (
+            '\n    Pair r rotates by the angle sum_c transform(positions[..., c]) * FREQUENCIES[r, c]."""'
+            if variant.mixed else '"""'),
     ]
     if target == "numpy":
         lines += ["    x = numpy.asarray(x, dtype=numpy.float64)",
@@ -121,9 +125,16 @@ def _python_source(variant, target: str) -> str:
                   "    pos = torch.as_tensor(positions, dtype=torch.float64)",
                   "    if N_AXES == 1:", "        pos = pos.expand(x.shape[:-1])[..., None]",
                   "    out = x.clone()"]
-    lines += ["    for r, (a, b) in enumerate(PAIRS):",
-              "        coord = pos[..., AXIS[r]]",
-              "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]",
+    if variant.mixed:  # angle = sum_a transform(m_a) * FREQUENCIES[r, a]; the scale reads no position
+        lines += ["    for r, (a, b) in enumerate(PAIRS):",
+                  "        coord = pos[..., 0]",
+                  "        angle = sum((transform(pos[..., c]) + 0 * pos[..., c]) * FREQUENCIES[r, c] "
+                  "for c in range(N_AXES))"]
+    else:
+        lines += ["    for r, (a, b) in enumerate(PAIRS):",
+                  "        coord = pos[..., AXIS[r]]",
+                  "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]"]
+    lines += [
               "        s = scale(side, coord, r)" if target == "numpy" else
               "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
               "        b00, b01, b10, b11 = block(angle, r)" if target == "numpy" else
@@ -135,15 +146,33 @@ def _python_source(variant, target: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _table(rows, brackets="[]") -> str:
+    """Per-axis frequency rows as nested literals: ``[[w00, w01], [w10, w11]]`` (C: ``{{...}, {...}}``)."""
+    left, right = brackets
+    return left + ", ".join(f"{left}{floats(row)}{right}" for row in rows) + right
+
 
 def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
     half = variant.rotated_width // 2
     freqs = variant.frequencies_digits(30)
     block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
+    axes = len(variant.axes)
+    if variant.mixed:  # FREQUENCIES[r][c]: pair r's frequency for axis c; angle = sum_c transform(m_c) * it
+        table = f"static const double FREQUENCIES[{half}][{axes}] = {_table(freqs, '{}')};"
+        angle = ["            double x = 0.0;",
+                 f"            for (int c = 0; c < {axes}; ++c)",
+                 f"                x += transform(positions[t * {axes} + c]) * FREQUENCIES[r][c];",
+                 f"            double m = positions[t * {axes}];  /* the scale reads no position */"]
+    else:
+        table = f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};"
+        angle = [f"            double m = positions[t * {axes} + AXIS[r]];",
+                 "            double x = transform(m) * FREQUENCIES[r];"]
     body = ["", "#include <math.h>", "#include <string.h>", "",
-             f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};",
-             f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};", "",
+             table,
+             *([] if variant.mixed else
+               [f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};"]),
+             "",
              f"static double transform(double m) {{ return {printer.doprint(variant.angle_position(_m))}; }}",
              f"static double scale_query(double m, int r) {{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
              f"static double scale_key(double m, int r) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}",
@@ -159,8 +188,7 @@ def _c_source(variant, name: str) -> str:
              f"        for (int r = 0; r < {half}; ++r) {{",
              ("            int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent"
               else f"            int a = r, b = r + {half};"),
-             f"            double m = positions[t * {len(variant.axes)} + AXIS[r]];",
-             "            double x = transform(m) * FREQUENCIES[r];",
+             *angle,
              "            double s = is_query ? scale_query(m, r) : scale_key(m, r);",
              f"            o[a] = s * (({block[0]}) * z[a] + ({block[1]}) * z[b]);",
              f"            o[b] = s * (({block[2]}) * z[a] + ({block[3]}) * z[b]);",

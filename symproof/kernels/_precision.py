@@ -132,9 +132,9 @@ def _first_equal_position(arith: _Arithmetic, omegas64: np.ndarray, scan_limit: 
                 return int(t[h]), f"exhaustive scan of t = 0 .. {int(t[h])}"
     pair = arith.vectors(np.array([bound, bound + 1], dtype=np.float64), omegas64)
     if not np.array_equal(pair[0], pair[1]):
-        return None, f"no repeat up to t = {stop - 1}; t = 2**{_SIGNIFICAND_BITS[arith.name]} does not repeat"
+        return None, f"no repeat up to t = {stop - 1}; t = 2^{_SIGNIFICAND_BITS[arith.name]} does not repeat"
     return bound, (f"scan of t = 0 .. {stop - 1}, then t + 1 first rounds to t at "
-                   f"2**{_SIGNIFICAND_BITS[arith.name]} (pair 0 angle exact below it)")
+                   f"2^{_SIGNIFICAND_BITS[arith.name]} (pair 0 angle exact below it)")
 
 
 def finite_precision_table(d: int = 512, base: float = 10000.0, dtypes=DTYPES,

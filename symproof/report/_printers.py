@@ -582,7 +582,7 @@ def split_prose(text: str):
 #: Python notation that derivations' labels use, as a textbook writes it (applied outside $...$)
 _PYTHON_NOTATION = (
     (re.compile(r"\s*==\s*"), " = "),                       # a comparison reads as an equation
-    (re.compile(r"\b(\d+)x(\d+)\b"), "$\\1\\times\\2$"),      # 2x2 -> 2 x 2
+    (re.compile(r"\b(\d+)x(\d+)\b"), r"$\1\\times\2$"),  # 2x2 -> 2 x 2 (doubled: a replacement reads \t as a tab)
     (re.compile(r"\*\*"), "^"),                              # 2**53 -> 2^53
     (re.compile(r"(?<![\w.])([a-z])(\d)\b"), r"\1_\2"),     # z1 -> z_1 (not inside words or IDs)
 )

@@ -19,7 +19,7 @@ A property that does not hold is information, not an error: its claim is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import sympy as sp
@@ -88,9 +88,26 @@ class Property:
 
 
 def _pair_map(variant: Variant, side: str, position, w, r):
-    """The 2x2 map applied to a query (or key) pair at ``position``."""
-    angle = variant.angle_position(position) * w
-    return variant.scale(side, position, r) * variant.block_at(angle, r)
+    """The 2x2 map applied to a query (or key) pair at ``position`` (a vector of coordinates, and ``w``
+    one frequency per axis, when every pair reads every axis)."""
+    angle = variant.pair_angle(position, w)
+    # a per-axis file's scale reads no position (refused at load): any coordinate stands for it
+    return variant.scale(side, 0 if variant.mixed else position, r) * variant.block_at(angle, r)
+
+
+def _positions(variant: Variant) -> tuple:
+    """``(i, j, c, D, m, origin)`` of the generic statements: integer symbols, or, when every pair reads
+    every axis, column vectors of them (``i_x, i_y``, named after the axes), so that ``j - i`` is the
+    offset vector."""
+    if not variant.mixed:
+        return i, j, c, D, m, sp.Integer(0)
+    return tuple(sp.ImmutableMatrix([sp.Symbol(f"{name}_{axis}", integer=True) for axis in variant.axes])
+                 for name in ("i", "j", "c", "D", "m")) + (sp.ImmutableMatrix.zeros(len(variant.axes), 1),)
+
+
+def _frequency_vector(variant: Variant) -> tuple:
+    """The generic pair's frequency vector, one real symbol per axis."""
+    return tuple(sp.Symbol(f"omega_{axis}", real=True) for axis in variant.axes)
 
 
 def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
@@ -107,10 +124,10 @@ def _additive_product(variant: Variant, a, b, w):
     return (_sin_pair(variant, a, w).T * _sin_pair(variant, b, w))[0]
 
 
-def _mirror(variant: Variant) -> tuple:
+def _mirror(variant: Variant, offset=D, origin=0) -> tuple:
     """The positions of the mirrored offset: (0, -D), or (D, 0) when positions are non-negative (the
     same offset -D, with the key before the query)."""
-    return (D, 0) if variant.positions == "nonnegative" else (0, -D)
+    return (offset, origin) if variant.positions == "nonnegative" else (origin, -offset)
 
 
 def _direction(letter: str, variant: Variant) -> tuple:
@@ -127,6 +144,7 @@ def _rotary_properties(variant: Variant) -> list:
         from ._offset import offset_properties
 
         return offset_properties(variant)
+    i, j, c, D, m, o = _positions(variant)  # noqa: F811 - vectors when every pair reads every axis
     qn2 = q0**2 + q1**2
     kn2 = k0**2 + k1**2
 
@@ -140,17 +158,23 @@ def _rotary_properties(variant: Variant) -> list:
         Property("norm", "||M_q(m) q||^2 = ||q||^2 and ||M_k(m) k||^2 = ||k||^2 for every position m",
                  "identity", norm_sides),
         Property("relative", "s(i, j) = s(0, j - i): the score depends only on the offset", "identity",
-                 lambda w, r: (_rotary_score(variant, i, j, w, r), _rotary_score(variant, 0, j - i, w, r))),
+                 lambda w, r: (_rotary_score(variant, i, j, w, r), _rotary_score(variant, o, j - i, w, r))),
         Property("shift", "s(i + c, j + c) = s(i, j) for every common shift c", "identity",
                  lambda w, r: (_rotary_score(variant, i + c, j + c, w, r), _rotary_score(variant, i, j, w, r))),
         Property("direction", *_direction("s", variant),
-                 lambda w, r: (_rotary_score(variant, 0, D, w, r), _rotary_score(variant, *_mirror(variant), w, r))),
+                 lambda w, r: (_rotary_score(variant, o, D, w, r),
+                               _rotary_score(variant, *_mirror(variant, D, o), w, r))),
         Property("plain_at_zero", "s(i, i) = q^T k: at offset 0 the score is the plain product", "identity",
                  lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
     ]
-    if variant.equivalent_frequencies is not None:
+    if variant.equivalent_frequencies is not None or variant.equivalent_per_axis is not None:
         props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}",
                               "identity", derive=_equivalence_rotary))
+    if variant.mixed:  # the statements read the same with vectors: say so
+        vectors = f" (i, j, c, D, m: integer vectors over the axes {', '.join(variant.axes)})"
+        props = [replace(p, statement=p.statement + vectors) for p in props]
+        relative, shift = props[1], props[2]
+        props[2] = replace(shift, derive=_shift_from_offsets(relative, shift))
     if variant.length_dependent:
         props.append(Property("cache", "a key rotated in a call of length L1 and cached scores as if it were "
                                        "rotated again in a later call of length L2 (for every L1, L2)",
@@ -237,6 +261,8 @@ def _valued(variant: Variant, indices) -> list:
 
 
 def _generic(variant: Variant):
+    if variant.mixed:
+        return _frequency_vector(variant), r_sym
     return (slope_sym, h_sym) if variant.kind == "bias" else (omega, r_sym)
 
 
@@ -246,7 +272,7 @@ def _name(variant: Variant) -> str:
 
 def _substituted(expr, value, index, variant):
     sym, idx = _generic(variant)
-    mapping = {sym: value}
+    mapping = dict(zip(sym, value)) if variant.mixed else {sym: value}
     if idx is not None:
         mapping[idx] = sp.Integer(index)
     return expr.xreplace(mapping)
@@ -274,7 +300,11 @@ def _scope_notes(variant: Variant, proof: Proof) -> None:
     if variant.kind == "rotary" and variant.rotated_width < variant.width:
         proof.note(f"Coordinates {variant.rotated_width}..{variant.width - 1} are copied unchanged; they add "
                    "q^T k of the copied part, which depends on no position (the kernel check verifies the copy).")
-    if len(variant.axes) > 1:
+    if variant.mixed:
+        proof.note(f"Every pair rotates with every coordinate of the position ({', '.join(variant.axes)}), by "
+                   "the angle sum over the axes a of omega[r][a] * g(m_a) (g = position transform): the generic pair has a symbolic "
+                   "frequency vector, positions, shifts and offsets are vectors, and j - i is taken coordinate-wise.")
+    elif len(variant.axes) > 1:
         proof.note(f"Each pair rotates with one coordinate of the position ({', '.join(variant.axes)}); "
                    "the generic pair's m is that coordinate, so offsets are taken coordinate-wise.")
 
@@ -352,7 +382,7 @@ def _far_witness(variant: Variant, lhs, rhs):
             return found
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
     free = set().union(*(sp.sympify(e).free_symbols for e in pair))
-    positions = sorted((s for s in free if s.name in _POSITION_NAMES), key=lambda s: s.name)
+    positions = sorted((s for s in free if _is_position(s.name)), key=lambda s: s.name)
     if not positions:
         return None
     values = _thresholds(sp.Tuple(*pair))
@@ -396,14 +426,51 @@ def _check_instances(variant: Variant, proof: Proof, sym) -> None:
     integer index >= 0), else value by value, exactly."""
     what = f"every concrete {sym} is a finite real number: each {_name(variant)} is an instance"
     index, value = variant.generic_value()
-    if value is not None and value.is_extended_real is True and value.is_finite is True:
+    if value is not None and _real_and_finite(value):
         proof.check(what, True, f"{sym} = {sp.sstr(value)[:200]} is real and finite for every integer "
                                 f"{index} >= 0 (assumptions)", data=[str(index), sp.sstr(value)[:200]])
         return
     instances = _valued(variant, _instances(variant))
-    real = [v for v, _ in instances if v.is_extended_real is True and v.is_finite]
+    real = [v for v, _ in instances if _real_and_finite(v)]
     proof.check(what, len(real) == len(instances), f"{len(real)} of {len(instances)} values checked",
                 data=[str(v) for v, _ in instances[:8]])
+
+
+def _shift_from_offsets(relative: Property, shift: Property):
+    """A per-axis file's ``shift``, from the offset form ``s(i, j) = s(0, j - i)`` of the generic pair.
+
+    Stated directly, both sides of the shift hold angles of sums of ``2 A`` atoms (``A`` axes), whose
+    expanded products the trig-polynomial tactic needs seconds for at three axes and more than the
+    budget at four; the offset form has one such angle.  When it is proved for every pair of position
+    vectors, its instances at ``(i + c, j + c)`` and at ``(i, j)`` have the same right-hand side, so the
+    shift holds; when it is not (or only where its sides are defined), the shift is decided directly (a
+    refutation needs its own witness)."""
+    def derive(variant: Variant, proof: Proof):
+        sym, _ = _generic(variant)
+        generic = prove_equal(*relative.sides(sym, r_sym))
+        # proved only where both sides are defined ("defined" certificate), the offset form could miss a
+        # point where s(0, j - i) is undefined but both sides of the shift are not: then decide it directly
+        conditional = getattr(generic.certificate, "kind", None) == "defined"
+        if not generic.proved or conditional:
+            proof.note("The offset form s(i, j) = s(0, j - i) is not proved for the generic pair at every "
+                       "position; the shift is decided directly.")
+            _derive_identity(variant, shift)(proof)
+            return
+        _scope_notes(variant, proof)
+        proof.record(f"generic pair r (symbolic {sym}): s(i, j) = s(0, j - i) for all position vectors i, j",
+                     generic)
+        i_, j_, c_, *_ = _positions(variant)
+        gap = sp.ImmutableMatrix(((j_ + c_) - (i_ + c_)) - (j_ - i_))
+        proof.check("hence s(i + c, j + c) = s(0, (j + c) - (i + c)) = s(0, j - i) = s(i, j) for every shift c",
+                    gap.is_zero_matrix is True, f"(j + c) - (i + c) - (j - i) = {list(gap)} coordinate by coordinate")
+        _check_instances(variant, proof, sym)
+    return derive
+
+
+def _real_and_finite(value) -> bool:
+    """A frequency (or every entry of a per-axis frequency vector) is shown real and finite."""
+    values = value if isinstance(value, tuple) else (value,)
+    return all(v.is_extended_real is True and v.is_finite is True for v in values)
 
 
 def _derive_sensitivity(variant: Variant, prop: Property):
@@ -545,10 +612,14 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
     target = variant.equivalent_frequencies_exact()
     proof.note(f"Every pair of the variant against R(m omega'_r), omega' the frequencies of "
                f"{variant.equivalent_name}.")
-    lhs = BlockDiagMatrix(*[_pair_map(variant, "query", m, w, r) for r, w in enumerate(ours)])
-    rhs = BlockDiagMatrix(*[variant.block_at(m * w, r) for r, w in enumerate(target)])
+    position = _positions(variant)[4]
+    # the named scheme rotates by the position itself: m * omega', or sum_a m_a omega'_a per axis
+    raw = (lambda w: sum((p * wa for p, wa in zip(position, w)), sp.Integer(0))) if variant.mixed \
+        else (lambda w: position * w)
+    lhs = BlockDiagMatrix(*[_pair_map(variant, "query", position, w, r) for r, w in enumerate(ours)])
+    rhs = BlockDiagMatrix(*[variant.block_at(raw(w), r) for r, w in enumerate(target)])
     proof.equal("queries: every block", lhs, rhs)
-    lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", m, w, r) for r, w in enumerate(ours)])
+    lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", position, w, r) for r, w in enumerate(ours)])
     proof.equal("keys: every block", lhs_k, rhs)
 
 
@@ -608,16 +679,23 @@ def check_variant(variant: Variant, only=None, budget: float | None = None, kern
 _POSITION_NAMES = frozenset({"i", "j", "m", "t", "c", "D"})
 
 
+def _is_position(name: str) -> bool:
+    """A position symbol: ``i``, or one coordinate ``i_x`` of a position vector."""
+    return name.split("_", 1)[0] in _POSITION_NAMES
+
+
 def _negative_position(witness, offset_is_position: bool) -> str:
     """The first position of ``witness`` that is negative (with ``offset_is_position``, as in
     ``s(0, j - i)``, also ``j - i``), or ''."""
     values = {str(k): v for k, v in dict(witness or {}).items()}
-    for name in sorted(_POSITION_NAMES & set(values)):
+    for name in sorted(n for n in values if _is_position(n)):
         if sp.sympify(values[name]).is_negative:
             return f"{name} = {values[name]}"
-    if offset_is_position and "i" in values and "j" in values \
-            and (sp.sympify(values["j"]) - sp.sympify(values["i"])).is_negative:
-        return f"j - i = {sp.sympify(values['j']) - sp.sympify(values['i'])}"
+    for name in sorted(values) if offset_is_position else ():
+        key = "j" + name[1:]  # i with j, i_x with j_x
+        if name.split("_", 1)[0] == "i" and key in values \
+                and (sp.sympify(values[key]) - sp.sympify(values[name])).is_negative:
+            return f"{key} - {name} = {sp.sympify(values[key]) - sp.sympify(values[name])}"
     return ""
 
 

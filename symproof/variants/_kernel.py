@@ -99,9 +99,14 @@ class VariantKernel:
         # every pair at once (one array operation per entry, not a Python loop over thousands of pairs)
         pairs = np.asarray(self._pairs, dtype=np.intp).reshape(-1, 2)
         a, b = pairs[:, 0], pairs[:, 1]
-        coord = pos[..., np.asarray(self._axis, dtype=np.intp)]
-        shape = coord.shape
-        angle = np.broadcast_to(self._transform(coord), shape) * frequencies
+        if v.mixed:  # pair r: sum_a transform(m_a) * omega[r, a]
+            coord = np.broadcast_to(pos[..., :1], pos.shape[:-1] + (len(pairs),))
+            shape = coord.shape
+            angle = np.broadcast_to(self._transform(pos), pos.shape) @ frequencies.T
+        else:
+            coord = pos[..., np.asarray(self._axis, dtype=np.intp)]
+            shape = coord.shape
+            angle = np.broadcast_to(self._transform(coord), shape) * frequencies
         index = np.arange(len(pairs), dtype=np.float64)
         scale = np.broadcast_to(self._scales[side](coord, index), shape)
         b00, b01, b10, b11 = (np.broadcast_to(f(angle, index), shape) for row in self._block for f in row)
@@ -144,7 +149,9 @@ class VariantKernel:
 def build_kernel(variant: Variant) -> VariantKernel:
     """The float64 kernel of ``variant``."""
     values = variant.frequencies_digits()
-    return VariantKernel(variant, np.array([float(w) for w in values], dtype=np.float64))
+    # a per-axis file: one row of frequencies per pair, one column per axis
+    table = [[float(x) for x in w] if isinstance(w, tuple) else float(w) for w in values]
+    return VariantKernel(variant, np.array(table, dtype=np.float64))
 
 
 def linear_position_factor(variant: Variant):
@@ -175,10 +182,17 @@ def probed_indices(n: int) -> list:
     return sample_indices(n)
 
 
+def value_digits(value, digits: int = 40):
+    """``digits`` digits of an exact frequency, or of each entry of a per-axis frequency vector."""
+    if isinstance(value, tuple):
+        return tuple(sp.N(w, digits) for w in value)
+    return sp.N(value, digits)
+
+
 def _exact_digits(variant: Variant, indices) -> dict:
     """40 digits of the *exact* value at each probed index: the kernel's table comes from a fast
     numeric evaluation, and this is where it is compared with the definition."""
-    return {k: sp.N(variant.exact_value(k), 40) for k in indices}
+    return {k: value_digits(variant.exact_value(k)) for k in indices}
 
 
 def exact_rotary(variant: Variant, vector, position, side, freqs, number=_float):
@@ -188,10 +202,11 @@ def exact_rotary(variant: Variant, vector, position, side, freqs, number=_float)
     out = {}
     for r in probed_indices(len(pairs)):
         a, b = pairs[r]
-        coord = position[variant.axis_of(r)]
+        # every coordinate when every pair reads every axis (its scale reads none: refused at load)
+        coord = position if variant.mixed else position[variant.axis_of(r)]
         # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
-        scale = sp.N(variant.scale(side, coord, r), 40)
-        block = variant.block_at(sp.N(variant.angle_position(coord) * freqs[r], 40), r).evalf(40)
+        scale = sp.N(variant.scale(side, 0 if variant.mixed else coord, r), 40)
+        block = variant.block_at(sp.N(variant.pair_angle(coord, freqs[r]), 40), r).evalf(40)
         pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
         out[a], out[b] = number(pair[0]), number(pair[1])
     return out

@@ -35,7 +35,7 @@ import sympy as sp
 
 from .._errors import SymproofError
 from .._text import one_line
-from ._kernel import exact_rotary, probed_indices
+from ._kernel import exact_rotary, probed_indices, value_digits
 from ._spec import Variant
 
 __all__ = ["check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
@@ -270,7 +270,7 @@ class _Reference:
         self.variant = variant
         self._freqs = None
         if not variant.length_dependent:
-            self._freqs = {k: sp.N(variant.exact_value(k), 40) for k in probed_indices(variant.value_count)}
+            self._freqs = {k: value_digits(variant.exact_value(k)) for k in probed_indices(variant.value_count)}
 
     def frequencies(self, seq_len):
         if self._freqs is not None:

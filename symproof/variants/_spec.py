@@ -57,6 +57,20 @@ It excludes ``transform`` (write it inside ``rho``), several axes, ``[length]`` 
 ``causal = true`` restricts every property to keys ``j <= i`` (a causal mask hides the others): then
 ``direction`` does not apply (no score sees a key after its query) and is listed as such.
 
+Per-pair, per-axis frequency vectors (RoPE-Mixed, Heo et al. 2024): with several axes, pair ``r``
+rotates by ``sum_a omega[r][a] * transform(m_a)`` over every coordinate ``m_a``::
+
+    [position]
+    axes = ["x", "y"]             # no position.axis: every pair reads every axis
+    [frequencies]
+    rule = "per_axis"             # may be left out when per_axis is given
+    per_axis = [[0.91, 0.40], [-0.29, 0.51]]   # one row per pair, one number per axis
+    # or a formula in r and a (the axis index 0..len(axes)-1): "10**(-4*r/d) * where(a == 0, 1, 0.5)"
+
+A per-axis file is rotary; its ``[scale]`` may read ``r`` but not the position ``m`` (which has
+several coordinates), it has no ``[length]``, and ``[equivalent]`` states ``per_axis`` (rows or a
+formula in ``r`` and ``a``) instead of ``frequencies``.
+
 ``positions = "nonnegative"`` (top level) restricts the positions every property ranges over to
 ``m >= 0`` (default: every integer).  A ``[params]`` array is a lookup table ``T(k)``.  The names
 each formula key may use are :data:`FORMULA_NAMES`; the functions, ``FUNCTIONS`` of :mod:`._formula`.
@@ -82,7 +96,7 @@ import sympy as sp
 from .._errors import VariantFileError
 from .._io import read_input_file
 from ..encodings import rotation
-from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_table, parse_formula
+from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, LookupBase, lookup_table, parse_formula
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -105,7 +119,7 @@ CONTENT_REFUSAL = ("content-dependent positions (CoPE: positions summed from gat
                    "keys) cannot be described here: every formula is a function of integer positions, and the "
                    "properties of such a scheme depend on the content; expected one of "
                    + str(list(POSITION_DOMAINS)))
-RULES = ("geometric", "formula", "list")
+RULES = ("geometric", "formula", "list", "per_axis")
 #: what each rotary pairing means, for the error of a file that leaves it out
 PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta's complex view",
                     "half": "pairs (r, r + d/2): HF rotate_half, GPT-NeoX, Llama/Mistral/Qwen2/Gemma/Phi in HF"}
@@ -134,14 +148,15 @@ _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int
         "positions": str}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
-                    "values": list, "let": dict, "factors": list},
+                    "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
     "position": {"transform": (str, int, float), "axes": list, "axis": (str, int), "relative": (str, int, float),
                  "causal": bool},
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
     "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float)},
-    "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float)},
+    "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float),
+                   "per_axis": (list, str)},
     "length": {"threshold": int, "long_factors": list},
 }
 #: the tables each kind may have
@@ -151,7 +166,9 @@ _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
                 "bias": {"bias", "params", "equivalent"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
-             (str, int): "a formula string or an integer", bool: "a boolean (true or false)"}
+             (str, int): "a formula string or an integer",
+             (list, str): "an array of rows (one per pair, one number per axis) or a formula string in r and a",
+             bool: "a boolean (true or false)"}
 
 
 @dataclass(frozen=True)
@@ -193,6 +210,14 @@ class Variant:
     positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
     relative: Formula | None = None  # [position] relative: rho(i, j), the relative position the angle uses
     causal: bool = False  # [position] causal: only keys j <= i are scored
+
+    per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
+    equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
+
+    @property
+    def mixed(self) -> bool:
+        """Whether every pair reads every position axis (per-axis frequency vectors, RoPE-Mixed)."""
+        return self.rule == "per_axis"
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<dict>") -> "Variant":
@@ -253,6 +278,8 @@ class Variant:
         (an integer or a symbol; default 1, a short call)."""
         if self.rule == "list":
             return self.frequency_values[int(r)]
+        if self.mixed:
+            return self._axis_row(self.per_axis, r)
         env, per_pair = self._pair_independent_env()
         env["r"] = sp.sympify(r)
         env["seq_len"] = self._length(seq_len)
@@ -264,6 +291,20 @@ class Variant:
             factors = self.factors_at(seq_len)
             return value / factors[int(r)] if factors else value
         return self.frequency_formula.build(env)
+
+    def _axis_row(self, rows, r) -> tuple:
+        """Pair ``r``'s frequency vector ``(omega_{r,0}, ...)`` of ``rows`` (rows, or a formula in r, a)."""
+        if isinstance(rows, tuple):
+            return rows[int(r)]
+        env = {**self.width_env(), "r": sp.sympify(r)}
+        return tuple(rows.build({**env, "a": sp.Integer(a)}) for a in range(len(self.axes)))
+
+    def pair_angle(self, position, w) -> sp.Expr:
+        """The angle of a pair of frequency ``w`` at ``position``: ``transform(m) * w``, or, per axis,
+        ``sum_a transform(m_a) * w_a`` (``position`` and ``w`` then sequences, one entry per axis)."""
+        if not self.mixed:
+            return self.angle_position(position) * w
+        return sp.Add(*[self.angle_position(p) * wa for p, wa in zip(position, w)])
 
     def factors_at(self, seq_len=None) -> tuple:
         """The per-pair divisors in force in a call of length ``seq_len`` (LongRoPE's short/long switch)."""
@@ -319,7 +360,8 @@ class Variant:
             index = sp.Symbol("h" if self.kind == "bias" else "r", integer=True, nonnegative=True)
             try:
                 # per-pair divisors (a list) have no value at a symbolic index
-                listed = self.rule == "list" or bool(self.frequency_factors or self.long_factors)
+                listed = (self.rule == "list" or isinstance(self.per_axis, tuple)
+                          or bool(self.frequency_factors or self.long_factors))
                 value = None if listed and self.kind != "bias" else (
                     self.slope_at(index) if self.kind == "bias" else self.frequency_at(index))
             except VariantFileError:
@@ -354,8 +396,10 @@ class Variant:
         what = "head h" if self.kind == "bias" else "pair r"
         key = ("bias.slope" if self.kind == "bias" else
                {"geometric": "frequencies.base", "formula": "frequencies.formula",
-                "list": "frequencies.values"}[self.rule])
-        if generic is None or generic.has(sp.Symbol("m")):
+                "list": "frequencies.values", "per_axis": "frequencies.per_axis"}[self.rule])
+        if self.mixed:
+            return self._numeric_rows(digits, key)
+        if generic is None or generic.has(sp.Symbol("m")) or _reads_table(generic):
             return [sp.N(self.exact_value(k), digits) for k in range(self.value_count)]
         function = sp.lambdify(index, generic, modules="mpmath")
         values = []
@@ -375,6 +419,40 @@ class Variant:
                                            f"{what}={k}; expected a finite real number")
                 values.append(sp.Float(value, digits))
         return values
+
+    def _numeric_rows(self, digits: int, key: str) -> list:
+        """Every pair's frequency vector to ``digits`` digits: the rows' exact numbers, or the formula
+        evaluated with mpmath at each ``(r, a)`` (one exact build per pair costs milliseconds)."""
+        import mpmath
+
+        if isinstance(self.per_axis, tuple):
+            return [tuple(sp.N(w, digits) for w in row) for row in self.per_axis]
+        index, axis = sp.Symbol("r", integer=True, nonnegative=True), sp.Symbol("a", integer=True, nonnegative=True)
+        try:
+            generic = self.per_axis.build({**self.width_env(), "r": index, "a": axis})
+        except VariantFileError:  # only concrete indices build it (a sum up to a): exactly, pair by pair
+            generic = None
+        if generic is None or _reads_table(generic):  # a lookup table has no mpmath function either
+            return [tuple(sp.N(w, digits) for w in self.exact_value(r)) for r in range(self.n_pairs)]
+        function = sp.lambdify((index, axis), generic, modules="mpmath")
+        rows = []
+        with mpmath.workdps(digits + 10):
+            for r in range(self.n_pairs):
+                row = []
+                for a in range(len(self.axes)):
+                    try:
+                        value = function(mpmath.mpf(r), mpmath.mpf(a))
+                    except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
+                        raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for pair r={r}, "
+                                               f"axis a={a} ({type(err).__name__})") from None
+                    if isinstance(value, (int, float)) and not isinstance(value, bool):
+                        value = mpmath.mpf(value)
+                    if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+                        raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
+                                               f"pair r={r}, axis a={a}; expected a finite real number")
+                    row.append(sp.Float(value, digits))
+                rows.append(tuple(row))
+        return rows
 
     def axes_of_pairs(self) -> list:
         """:meth:`axis_of` every pair (computed once)."""
@@ -410,7 +488,8 @@ class Variant:
         return out
 
     def axis_of(self, r: int) -> int:
-        """Which position coordinate pair ``r`` rotates with (0 for 1-D positions)."""
+        """Which position coordinate pair ``r`` rotates with (0 for 1-D positions and per-axis
+        frequencies, whose pairs read every coordinate: see :meth:`pair_angle`)."""
         if self.axis is None:
             return 0
         if "_axes" in self.__dict__:
@@ -475,6 +554,8 @@ class Variant:
         return self.equivalent_frequencies.build({**self.width_env(), "r": sp.sympify(r)})
 
     def equivalent_frequencies_exact(self) -> list:
+        if self.mixed:
+            return [self._axis_row(self.equivalent_per_axis, r) for r in range(self.n_pairs)]
         return [self.equivalent_frequency_at(r) for r in range(self.n_pairs)]
 
     @property
@@ -509,7 +590,25 @@ class Variant:
             out["positions"] = self.positions
         if self.causal:
             out["causal"] = True
+        if self.mixed:
+            out["axes"] = list(self.axes)
+            out["per_axis"] = _rows_text(self.per_axis)
+            if self.equivalent_per_axis is not None:
+                out["equivalent_per_axis"] = _rows_text(self.equivalent_per_axis)
         return out
+
+
+def _reads_table(expr) -> bool:
+    """Whether ``expr`` reads a ``[params]`` lookup table (which lambdify cannot print)."""
+    return any(isinstance(f, LookupBase) for f in expr.atoms(sp.Function))
+
+
+def _rows_text(rows):
+    """Per-axis frequencies as text: the formula, or every row (the first 64, then a count)."""
+    if not isinstance(rows, tuple):
+        return rows.text
+    shown = [[str(w) for w in row] for row in rows[:64]]
+    return shown if len(rows) <= 64 else shown + [f"... {len(rows) - 64} more rows"]
 
 
 # -- loading ------------------------------------------------------------------------------------
@@ -638,11 +737,24 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     if fields.get("relative") is not None and "equivalent" in data:
         raise reader.fail("position.relative",
                           f"cannot be combined with equivalent: {_RELATIVE_EXCLUDES['equivalent']}")
+    if fields["rule"] == "per_axis":
+        _parse_per_axis(reader, data, fields)
     if kind == "rotary":
         _parse_rotary_extras(reader, data, fields)
+    if "per_axis" in data.get("equivalent", {}) and fields.get("rule") != "per_axis":
+        raise reader.fail("equivalent.per_axis", "applies with frequencies.rule = 'per_axis' only; "
+                                                 "state equivalent.frequencies")
+    if fields.get("rule") == "per_axis" and "equivalent" in data:
+        eq = data["equivalent"]
+        if "frequencies" in eq:
+            raise reader.fail("equivalent.frequencies", "with frequencies.rule = 'per_axis' the named scheme's "
+                                                        "frequencies are per axis too: state equivalent.per_axis")
+        if "per_axis" not in eq:
+            raise reader.fail("equivalent.per_axis", "is required (the named scheme's per-axis frequencies)")
+        fields["equivalent_per_axis"] = _axis_rows(reader, "equivalent.per_axis", eq["per_axis"], fields)
     if "equivalent" in data:
         eq = data["equivalent"]
-        if "frequencies" not in eq:
+        if "frequencies" not in eq and "per_axis" not in eq:
             raise reader.fail("equivalent.frequencies", "is required (the named scheme's frequencies)")
         eq_name = eq.get("name", "the stated frequencies")
         # the name is quoted inside property statements and proof notes, which reports typeset as
@@ -651,8 +763,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
             raise reader.fail("equivalent.name", "expected plain text of at most 120 characters without "
                                                  "'$', '\\', '{', '}' or control characters")
         fields["equivalent_name"] = eq_name
-        fields["equivalent_frequencies"] = reader.formula(
-            eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
+        if "frequencies" in eq:
+            fields["equivalent_frequencies"] = reader.formula(
+                eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
     _validate_values(reader, variant)
     return variant
@@ -667,17 +780,21 @@ FORMULA_NAMES: dict = {
     "frequencies.formula": (("r",), True, "as frequencies.base"),
     "frequencies.let.NAME": (("r",), True, "as frequencies.base; every earlier let"),
     "frequencies.values[k]": ((), True, "one number per pair"),
+    "frequencies.per_axis": (("r", "a"), True, "r = pair index, a = axis index 0..len(axes)-1: omega_{r,a}; "
+                                               "or an array of rows [r][a] of numbers"),
     "position.transform": (("m",), False, "m = the position (one coordinate of it with several axes)"),
     "position.axis": (("r",), True, "r = pair index; gives the axis index 0..len(axes)-1 pair r rotates with"),
     "position.relative": (("i", "j"), False, "i = query position, j = key position: the relative position that "
                                              "replaces i - j in the rotary angle (ReRoPE, Self-Extend)"),
-    "scale.query / scale.key": (("m", "r"), True, "m = position of the query / of the key, r = pair index"),
+    "scale.query / scale.key": (("m", "r"), True,
+                                "m = position of the query / of the key (not with per_axis), r = pair index"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
     "rotation.block[a][b]": (("x", "r"), True, "x = the angle (transform(m) * frequency), r = pair index"),
     "bias.formula": (("i", "j", "slope", "h", "heads"), False,
                      "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
     "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
     "equivalent.frequencies": (("r",), True, "r = pair index"),
+    "equivalent.per_axis": (("r", "a"), True, "as frequencies.per_axis"),
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
 }
 
@@ -735,21 +852,26 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
     if "frequencies" not in data:
         raise reader.fail("frequencies", f"is required for kind = {data['kind']!r}")
     table = data["frequencies"]
-    rule = table.get("rule", "geometric")
+    rule = table.get("rule", "per_axis" if "per_axis" in table else "geometric")
     if rule not in RULES:
         raise reader.fail("frequencies.rule", f"expected one of {list(RULES)}, got {rule!r}")
     fields["rule"] = rule
     names = _width_names(fields["params"])
     if fields.get("length_threshold") is not None:
         names = names | {"seq_len"}
-    needs = {"geometric": {"base"}, "formula": {"formula"}, "list": {"values"}}[rule]
+    needs = {"geometric": {"base"}, "formula": {"formula"}, "list": {"values"}, "per_axis": {"per_axis"}}[rule]
     for key in needs:
         if key not in table:
             raise reader.fail(f"frequencies.{key}", f"is required when rule = {rule!r}")
-    foreign = {"geometric": {"formula", "values"}, "formula": {"values", "base", "denominator", "factors"},
-               "list": {"formula", "base", "denominator", "let", "factors"}}[rule]
+    foreign = {"geometric": {"formula", "values", "per_axis"},
+               "formula": {"values", "base", "denominator", "factors", "per_axis"},
+               "list": {"formula", "base", "denominator", "let", "factors", "per_axis"},
+               "per_axis": {"formula", "values", "base", "denominator", "let", "factors"}}[rule]
     for key in sorted(foreign & set(table)):
-        raise reader.fail(f"frequencies.{key}", f"does not apply when rule = {rule!r}")
+        hint = "; per-axis frequency vectors need rule = 'per_axis'" if key == "per_axis" else ""
+        raise reader.fail(f"frequencies.{key}", f"does not apply when rule = {rule!r}{hint}")
+    if rule == "per_axis":
+        return  # read by _parse_per_axis once the axes are known
 
     if len(table.get("let", {})) > MAX_LETS:
         raise reader.fail("frequencies.let", f"has {len(table['let'])} definitions; at most {MAX_LETS} "
@@ -838,7 +960,9 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
     if len(set(axes)) != len(axes):
         raise reader.fail("position.axes", f"names must differ, got {axes!r}")
     fields["axes"] = tuple(axes)
-    if len(axes) > 1:
+    if fields.get("rule") == "per_axis":
+        pass  # every pair reads every axis: _parse_per_axis
+    elif len(axes) > 1:
         if "axis" not in table:
             raise reader.fail("position.axis", "is required with several axes: a formula in r and n giving "
                                                "the coordinate each pair rotates with")
@@ -858,6 +982,7 @@ _RELATIVE_EXCLUDES = {
     "position.axes": "a relative position of several axes is not supported (one axis only)",
     "length": "frequencies that read the call length are not supported with a relative position",
     "equivalent": "equivalent compares per-token rotations, and a relative position is not one",
+    "frequencies.per_axis": "per-axis frequency vectors read a position vector, a relative position one axis",
 }
 
 
@@ -867,13 +992,60 @@ def _parse_relative(reader: _Reader, table: Mapping, fields: dict) -> None:
         raise reader.fail("position.relative", f"applies to kind = 'rotary' only, not {fields['kind']!r} "
                                                "(a bias writes its offset j - i in bias.formula)")
     present = {"position.transform": "transform" in table, "position.axes": len(fields["axes"]) > 1,
-               "length": fields.get("length_threshold") is not None}
+               "length": fields.get("length_threshold") is not None,
+               "frequencies.per_axis": fields.get("rule") == "per_axis"}
     for key, why in _RELATIVE_EXCLUDES.items():
         if present.get(key):
             raise reader.fail("position.relative", f"cannot be combined with {key}: {why}")
     fields["relative"] = reader.formula(table["relative"], "position.relative",
                                         _names("position.relative", fields["params"]))
     fields["causal"] = bool(table.get("causal", False))
+
+
+def _parse_per_axis(reader: _Reader, data: Mapping, fields: dict) -> None:
+    """``frequencies.per_axis``: one frequency vector per pair over every axis (RoPE-Mixed)."""
+    axes, position = fields["axes"], data.get("position", {})
+    if fields["kind"] != "rotary":
+        raise reader.fail("frequencies.per_axis", f"applies to kind = 'rotary' only, not {fields['kind']!r}")
+    if len(axes) < 2:
+        raise reader.fail("frequencies.per_axis", "needs several position axes (position.axes = [\"x\", \"y\"]): "
+                                                  "one frequency per axis in each row; with one axis use "
+                                                  "rule = 'list' or 'formula'")
+    if "axis" in position:
+        raise reader.fail("position.axis", "does not apply with frequencies.rule = 'per_axis': every pair "
+                                           "rotates with every axis, by the sum of its frequencies times them")
+    if fields.get("length_threshold") is not None:
+        raise reader.fail("length", "does not apply with frequencies.rule = 'per_axis'")
+    if "a" in fields["params"]:
+        raise reader.fail("params.a", "'a' is the axis index in frequencies.per_axis; choose another parameter name")
+    fields["per_axis"] = _axis_rows(reader, "frequencies.per_axis", data["frequencies"]["per_axis"], fields)
+
+
+def _axis_rows(reader: _Reader, key: str, raw, fields: dict):
+    """Rows of exact numbers (one per pair, one number per axis), or a formula in r and a."""
+    axes, pairs = fields["axes"], fields["rotated_width"] // 2
+    names = _names("frequencies.per_axis", fields["params"])
+    if isinstance(raw, str):
+        return reader.formula(raw, key, names)
+    if len(raw) != pairs:
+        raise reader.fail(key, f"expected {pairs} rows (one per pair), got {len(raw)}")
+    env = {**Variant(**fields).width_env()}
+    rows = []
+    for r, row in enumerate(raw):
+        if not isinstance(row, list) or len(row) != len(axes):
+            got = f"{len(row)} values" if isinstance(row, list) else _toml_type(row)
+            raise reader.fail(f"{key}[{r}]", f"expected {len(axes)} numbers (one per axis {list(axes)}), got {got}")
+        exact = []
+        for a, value in enumerate(row):
+            where = f"{key}[{r}][{a}]"
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise reader.fail(where, f"expected a number or a formula string, got {_toml_type(value)}")
+            number = reader.formula(value, where, _width_names(fields["params"])).build(env)
+            if number.is_extended_real is not True or not number.is_finite:
+                raise reader.fail(where, f"expected a finite real number, got {number}")
+            exact.append(number)
+        rows.append(tuple(exact))
+    return tuple(rows)
 
 
 def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
@@ -884,6 +1056,11 @@ def _parse_rotary_extras(reader: _Reader, data: Mapping, fields: dict) -> None:
         fields["query_scale"] = reader.formula(scale["query"], "scale.query", names)
     if "key" in scale:
         fields["key_scale"] = reader.formula(scale["key"], "scale.key", names)
+    for side in ("query", "key"):
+        formula = fields.get(f"{side}_scale")
+        if fields.get("rule") == "per_axis" and formula is not None and "m" in formula.names:
+            raise reader.fail(f"scale.{side}", "reads m, but with frequencies.rule = 'per_axis' a position has "
+                                               f"{len(fields['axes'])} coordinates; expected a formula in r only")
     if "factor" in data.get("attention", {}):
         fields["factor"] = reader.formula(data["attention"]["factor"], "attention.factor", _names("attention.factor", params))
     if "rotation" in data:
@@ -946,13 +1123,23 @@ def sample_indices(count: int) -> list:
     return sorted(k for k in picks if 0 <= k < count)
 
 
+def _real_rows(reader: _Reader, key: str, rows: dict) -> None:
+    """Each exact frequency vector (``{r: row}``) is made of finite real numbers."""
+    for r, row in rows.items():
+        for a, value in enumerate(row):
+            if value.is_extended_real is not True or not value.is_finite:
+                raise reader.fail(key, f"gives {value} for pair r={r}, axis a={a}; expected a finite real frequency")
+
+
 def _validate_values(reader: _Reader, variant: Variant) -> None:
     """Evaluate every concrete value once, so a bad formula fails at load time, with its key."""
     key = {"geometric": "frequencies.base", "formula": "frequencies.formula", "list": "frequencies.values"}
     # every pair numerically (microseconds each), the sampled pairs exactly (milliseconds each): the
     # exact values at the other pairs are not needed unless a generic proof fails (see _check)
     variant.frequencies_digits()
-    for r in sample_indices(variant.n_pairs):
+    if variant.mixed:
+        _real_rows(reader, "frequencies.per_axis", {r: variant.exact_value(r) for r in sample_indices(variant.n_pairs)})
+    for r in [] if variant.mixed else sample_indices(variant.n_pairs):
         value = variant.exact_value(r)
         if value.is_extended_real is not True or not value.is_finite:
             raise reader.fail(key[variant.rule], f"gives {value} for pair r={r}; expected a finite real frequency")
@@ -981,6 +1168,9 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
     if variant.equivalent_frequencies is not None:
         for r in sample_indices(variant.n_pairs):
             variant.equivalent_frequency_at(r)
+    if variant.equivalent_per_axis is not None:
+        _real_rows(reader, "equivalent.per_axis",
+                   {r: variant._axis_row(variant.equivalent_per_axis, r) for r in sample_indices(variant.n_pairs)})
     if variant.factor is not None:
         factor = variant.factor.build(variant.width_env())
         if factor.is_extended_real is not True:

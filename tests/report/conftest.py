@@ -39,3 +39,9 @@ def chapter_results():
 @pytest.fixture(scope="session")
 def false_results():
     return [run_claim(c) for c in FALSE_CLAIMS]
+
+
+@pytest.fixture(scope="session")
+def full_chapter_results():
+    """Every claim of the chapter, run by the engine (what ``symproof report`` shows)."""
+    return run_claims(list(load_claims().values()))

@@ -13,7 +13,7 @@ from symproof.variants import build_kernel, load_variant, shipped_variants
 from symproof.variants._export import export_variant
 
 ROTARY = ["xpos", "yarn", "axial_2d", "broken_sign", "linear_interpolation", "half_split", "partial_rotation",
-          "dynamic_ntk", "longrope_switch"]
+          "dynamic_ntk", "longrope_switch", "rope_mixed"]
 
 
 def _load_module(path):
@@ -73,7 +73,7 @@ def test_c_target_refuses_non_rotary(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
-@pytest.mark.parametrize("name", ["xpos", "axial_2d", "yarn"])
+@pytest.mark.parametrize("name", ["xpos", "axial_2d", "yarn", "rope_mixed"])
 def test_c_target_compiles_and_matches(tmp_path, name):
     variant = load_variant(shipped_variants()[name])
     (source,) = export_variant(variant, tmp_path, "c")

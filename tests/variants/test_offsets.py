@@ -149,6 +149,8 @@ ERRORS = {
                            "cannot be combined with length"),
     "with equivalent": ('[position]\nrelative = "i - j"\n[equivalent]\nfrequencies = "1"\n',
                         "key 'position.relative'", "cannot be combined with equivalent"),
+    "with per-axis frequencies": ('[position]\nrelative = "i - j"\naxes = ["x"]\n', "key 'position.relative'",
+                                  "cannot be combined with frequencies.per_axis"),
     "causal alone": ('[position]\ncausal = true\n', "key 'position.causal'", "applies with position.relative"),
     "causal not a boolean": ('[position]\nrelative = "i - j"\ncausal = "yes"\n', "key 'position.causal'",
                              "expected a boolean"),
@@ -161,7 +163,9 @@ ERRORS = {
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_malformed_offset_files_give_one_line(tmp_path, capsys, case):
     text, where, words = ERRORS[case]
-    body = (ROTARY.replace("base = 100", 'base = "100 + i"') if case == "i in the frequencies" else ROTARY) + text
+    body = {"i in the frequencies": ROTARY.replace("base = 100", 'base = "100 + i"'),
+            "with per-axis frequencies": ROTARY.replace("base = 100", 'rule = "per_axis"\nper_axis = [[0.5], [0.25]]'),
+            }.get(case, ROTARY) + text
     path = tmp_path / "v.toml"
     path.write_text(body, encoding="utf-8")
     with pytest.raises(VariantFileError, match=re.escape(words)) as caught:

@@ -51,6 +51,9 @@ EXPECTED = {
     "phase_offset": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # every rotation is the identity: the plain product everywhere, and no sign of the offset
     "nope": dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y),
+    # pair r rotates by omega_r . m, linear in the position vector: R(omega_r . i)^T R(omega_r . j) =
+    # R(omega_r . (j - i)), so everything RoPE has survives, with offsets as vectors
+    "rope_mixed": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # a table of clip(j - i, -4, 4): offset-only; learned(5) = 0.2 != learned(3) = 0.1 shows the sign;
     # learned(4) = 0.4 != 0 at offset 0
     "shaw": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N, causal_relative=Y),
