@@ -435,12 +435,12 @@ def _offset_pairs(variant, positions) -> list:
     """The (query, key) positions a relative-position file is probed at: every two probed positions (keys
     j <= i only for a causal file), then offsets next to every number the formula names (a window
     w: i - j = w - 1, w, w + 1) at a few keys."""
-    from ._offset import _numbers
+    from ._offset import formula_numbers
 
     i, j = sp.symbols("i j", integer=True)
     keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or variant.positions != "nonnegative"]
     pairs = [(a, b) for a in positions for b in positions if b <= a or not variant.causal]
-    pairs += [(b + n + d, b) for n in _numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
+    pairs += [(b + n + d, b) for n in formula_numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
     return list(dict.fromkeys(pairs))
 
 

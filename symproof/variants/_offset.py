@@ -24,7 +24,8 @@ import sympy as sp
 
 from ._spec import Variant
 
-__all__ = ["offset_properties", "offset_score", "offset_maps", "offset_witness", "not_applicable", "OFFSET_NOTE"]
+__all__ = ["offset_properties", "offset_score", "offset_maps", "offset_witness", "not_applicable", "formula_numbers",
+           "OFFSET_NOTE", "CAUSAL_DIRECTION"]
 
 OFFSET_NOTE = ("The angle reads the relative position rho(i, j) (position.relative): pair r scores "
                "(S_q(i) B(rho(i, j) omega_r) q)^T (S_k(j) B(0) k), the query rotated for each key, the key not "
@@ -56,13 +57,13 @@ def offset_score(variant: Variant, i, j, w, r):
 
 
 def _rows(variant: Variant) -> tuple:
-    """``(query, key, domain)``: the generic pair of positions the statements range over."""
+    """``(query, key, over)``: the generic pair of positions the statements range over, and what it is."""
     from ._check import back, i, j, j_causal
 
     if not variant.causal:
-        return i, j, "for every query position i and key position j"
+        return i, j, "every query position i and key position j"
     key = j_causal if variant.positions == "nonnegative" else j
-    return key + back, key, "for every key j and every t >= 0 (the query at i = j + t: causal, j <= i)"
+    return key + back, key, "every key j and every t >= 0 (the query at i = j + t: causal, j <= i)"
 
 
 def not_applicable(variant: Variant) -> list:
@@ -75,7 +76,7 @@ def not_applicable(variant: Variant) -> list:
 def offset_properties(variant: Variant) -> list:
     from ._check import D, Property, _direction, _mirror, c, k0, k1, q0, q1
 
-    query, key, domain = _rows(variant)
+    query, key, over = _rows(variant)
     t = query - key  # the offset i - j of the generic row (t, or i - j)
 
     def score(a, b, w, r):
@@ -88,9 +89,9 @@ def offset_properties(variant: Variant) -> list:
                 sp.ImmutableMatrix([q0**2 + q1**2, k0**2 + k1**2]))
 
     if variant.causal:
-        relative = (f"s(j + t, j) = s(t, 0) {domain}: the score depends only on the offset",
+        relative = (f"s(j + t, j) = s(t, 0) for {over}: the score depends only on the offset",
                     lambda w, r: (score(query, key, w, r), score(t, 0, w, r)))
-        shift = (f"s(j + t + c, j + c) = s(j + t, j) for every common shift c, {domain[4:]}",
+        shift = (f"s(j + t + c, j + c) = s(j + t, j) for every common shift c, {over}",
                  lambda w, r: (score(query + c, key + c, w, r), score(query, key, w, r)))
     else:
         relative = ("s(i, j) = s(0, j - i): the score depends only on the offset",
@@ -98,7 +99,7 @@ def offset_properties(variant: Variant) -> list:
         shift = ("s(i + c, j + c) = s(i, j) for every common shift c",
                  lambda w, r: (score(query + c, key + c, w, r), score(query, key, w, r)))
     props = [
-        Property("norm", f"||S_q(i) B(rho(i, j) omega) q||^2 = ||q||^2 and ||S_k(j) B(0) k||^2 = ||k||^2 {domain}: "
+        Property("norm", f"||S_q(i) B(rho(i, j) omega) q||^2 = ||q||^2 and ||S_k(j) B(0) k||^2 = ||k||^2 for {over}: "
                          "each side of the score keeps norms", "identity", norm_sides),
         Property("relative", relative[0], "identity", relative[1]),
         Property("shift", shift[0], "identity", shift[1]),
@@ -125,7 +126,7 @@ def _candidates(variant: Variant, symbol, numbers) -> list:
     return sorted(allowed, key=abs)[:_MAX_VALUES]
 
 
-def _numbers(expr) -> list:
+def formula_numbers(expr) -> list:
     """The integers near every number of ``expr`` (a window, a group size) between 2 and 2**20."""
     out = []
     for atom in sp.sympify(expr).atoms(sp.Rational):
@@ -148,7 +149,7 @@ def offset_witness(variant: Variant, lhs, rhs):
     if not positions:
         return None
     symbols = sp.symbols("i j", integer=True)
-    numbers = sorted(set(_numbers(variant.relative_at(*symbols)) + _numbers(sp.Tuple(*pair))))
+    numbers = sorted(set(formula_numbers(variant.relative_at(*symbols)) + formula_numbers(sp.Tuple(*pair))))
     axes = [np.array(_candidates(variant, s, numbers), dtype=np.float64) for s in positions]
     while int(np.prod([len(a) for a in axes])) > _MAX_GRID:
         longest = max(range(len(axes)), key=lambda k: len(axes[k]))
