@@ -60,6 +60,15 @@ def _python_source(variant, target: str) -> str:
         # torch functions take tensors, not Python numbers: constants go in as floats
         return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
 
+    def returned(expr, indent="    ", tail=""):
+        """``return <expr>``; numpy evaluates both branches of a ``where``, and the branch not chosen
+        may be undefined there (T5's log(n / 16) at n = 0): no warning for it on every call (a value
+        the definition makes finite is checked finite by the kernel property)."""
+        text = f"{indent}return {code(expr)}{tail}"
+        if target != "numpy" or not sp.sympify(expr).has(sp.Piecewise):
+            return text
+        return f'{indent}with numpy.errstate(divide="ignore", invalid="ignore"):\n    {text}'
+
     freqs = variant.frequencies_digits(30)
     lines = ["", "import math", f"import {lib}", ""]
     # per-axis frequencies (every pair reads every axis): one row per pair, FREQUENCIES[r, a]
@@ -76,14 +85,14 @@ def _python_source(variant, target: str) -> str:
                   f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
                   "    slope = FREQUENCIES[:, None, None]",
                   f"    h = {lib}.arange(len(FREQUENCIES), dtype={lib}.float64)[:, None, None]",
-                  f"    value = {code(variant.bias_at(_i, _j, _slope, _h))}",
-                  f"    return value + {lib}.zeros((len(FREQUENCIES), i.shape[1], j.shape[2]), dtype={lib}.float64)",
+                  returned(variant.bias_at(_i, _j, _slope, _h),
+                           tail=f" + {lib}.zeros((len(FREQUENCIES), i.shape[1], j.shape[2]), dtype={lib}.float64)"),
                   "", "", "def bias(n_queries, n_keys):",
                   '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
                   f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
                   f"{lib}.arange(n_keys, dtype={lib}.float64))"]
         return "\n".join(lines) + "\n"
-    lines += ["", "", "def transform(m):", f"    return {code(variant.angle_position(_m))}"]
+    lines += ["", "", "def transform(m):", returned(variant.angle_position(_m))]
     if variant.kind == "additive":
         cat = "numpy.concatenate" if target == "numpy" else "torch.cat"
         lines += ["", "", "def table(positions):",
@@ -103,8 +112,8 @@ def _python_source(variant, target: str) -> str:
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines += [
         "", "", "def scale(side, m, r):",
-        f"    if side == 'query':\n        return {code(variant.scale('query', _m, _r))} + 0 * m",
-        f"    return {code(variant.scale('key', _m, _r))} + 0 * m",
+        "    if side == 'query':", returned(variant.scale('query', _m, _r), "        ", " + 0 * m"),
+        returned(variant.scale('key', _m, _r), tail=" + 0 * m"),
         "", "", "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
         "", "", *([] if variant.mixed else [f"AXIS = {axes}"]), f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",

@@ -49,25 +49,31 @@ class _Refuse(Exception):
     """The enclosure cannot be certified."""
 
 
+_IV_ZERO, _IV_ONE = iv.mpf(0), iv.mpf(1)  # exact at every precision, immutable: built once
+
+
 def _real(x):
-    return (x, iv.mpf(0))
+    return (x, _IV_ZERO)
+
+
+# raw endpoints (mpf tuples): comparing x.a with 0 converted 0 to an interval at every product
+_ZERO_ENDPOINTS, _endpoint_sign = (mpmath.libmp.fzero, mpmath.libmp.fzero), mpmath.libmp.mpf_sign
 
 
 def _is_real(z) -> bool:
-    im = z[1]
-    return im.a == 0 and im.b == 0
+    return z[1]._mpi_ == _ZERO_ENDPOINTS
 
 
 def _positive(x) -> bool:
-    return x.a > 0
+    return _endpoint_sign(x._mpi_[0]) > 0
 
 
 def _negative(x) -> bool:
-    return x.b < 0
+    return _endpoint_sign(x._mpi_[1]) < 0
 
 
 def _nonzero(x) -> bool:
-    return x.a > 0 or x.b < 0
+    return _positive(x) or _negative(x)
 
 
 def _add(z, w):
@@ -94,7 +100,7 @@ def _inverse(z):
 def _power(z, n: int):
     if n < 0:
         return _power(_inverse(z), -n)
-    result, base = _real(iv.mpf(1)), z
+    result, base = _real(_IV_ONE), z
     while n:
         if n & 1:
             result = _mul(result, base)
@@ -588,7 +594,7 @@ class _Evaluator:
 def _sum_values(values):
     if all(isinstance(v, Fraction) for v in values):
         return sum(values, Fraction(0))
-    total = _real(iv.mpf(0))
+    total = _real(_IV_ZERO)
     for v in values:
         total = _add(total, _complex(v))
     return total
@@ -602,7 +608,7 @@ def _product_values(values):
             if _bits(product) > _MAX_EXACT_BITS:
                 raise _Refuse
         return product
-    product = _real(iv.mpf(1))
+    product = _real(_IV_ONE)
     for v in values:
         product = _mul(product, _complex(v))
     return product

@@ -87,10 +87,31 @@ def evaluate_at(expr, point: Mapping):
         # elements first: a bound label is the value of every element it does not bind itself
         expr = expr.replace(lambda e: isinstance(e, sp.Indexed) and e not in point and e.base.label in labels,
                             lambda e: point[e.base.label])
-    value = sp.sympify(expr.xreplace(point))
+    value = sp.sympify(_chosen_branches(expr, point) if expr.has(sp.Piecewise) else expr.xreplace(point))
     if value.has(sp.Sum, sp.Product):
         value = _expand_finite(value)
     return value
+
+
+def _chosen_branches(expr, point):
+    """``expr.xreplace(point)`` with every Piecewise replaced by the branch its conditions choose at
+    the point, before that branch is built: a Piecewise is its chosen branch, so a branch that is
+    not chosen need not be defined there (T5's ``where(n < 16, n, log(n / 16))`` at ``n = 0``), and
+    substituting into it first would stop the evaluation (``Min(31, zoo)`` raises).  A condition
+    that is not decided at the point leaves that Piecewise to plain substitution."""
+    if not expr.has(sp.Piecewise):
+        return expr.xreplace(point)
+    if isinstance(expr, sp.Piecewise):
+        for branch, condition in expr.args:
+            decided = sp.sympify(condition.xreplace(point))
+            if decided is sp.true:
+                return _chosen_branches(branch, point)
+            if decided is not sp.false:
+                return expr.xreplace(point)
+        return sp.nan  # no branch applies: undefined, as the fragment reads it
+    if isinstance(expr, sp.Basic) and expr.args:
+        return expr.func(*(_chosen_branches(a, point) for a in expr.args))
+    return expr.xreplace(point)
 
 
 #: the most terms a concrete sum or product is expanded into at a witness point

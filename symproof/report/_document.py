@@ -22,6 +22,7 @@ from ..claims import MEASURED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._printers import CLAIM_ID, _as_printable, _fitting_latex
 from ._views import View, joint_view
+from ._witness import Counterexample, counterexample
 
 __all__ = ["Document", "Section", "ClaimView", "Item", "Listing", "build_document", "CHAPTER_SECTIONS"]
 
@@ -56,9 +57,9 @@ class Item:
     before: Any = None
     after: Any = None
     residual: Any = None
-    #: the residual's value to four significant digits (``"-0.8415"``), when it is not a plain rational
-    residual_decimal: str = ""
     witness: Sequence = ()
+    #: what the witness box shows: the objects, both sides there, where and by how much they differ
+    counterexample: Counterexample | None = None
     label: str = ""
     target: Any = None
     closed: bool = True
@@ -467,10 +468,33 @@ def _fold_repeats(items: list) -> list:
         out.append(item)
     for group in out:
         if group.kind == "group":
+            _telling_first(group.steps)
+            group.rule = group.steps[0].rule
             methods = {step.method for step in group.steps}
             group.method = methods.pop() if len(methods) == 1 else ""
             group.instances = _varying_clauses([step.rule for step in group.steps])[1:]
     return out
+
+
+_PERMUTATION = re.compile(r"\\pi = \[([\d, ]+)\]")
+
+
+def _moved(rule: str) -> int:
+    """How much an instance shows move: 2 when every permutation in its rule moves every token
+    (``pi = [1, 2, 0]``), 1 when each moves some, 0 at the identity (``pi = [0, 1, 2]``), unfolded
+    there a check shows nothing move; a rule naming no permutation counts as 1."""
+    found = [[int(n) for n in p.split(",")] for p in _PERMUTATION.findall(rule)]
+    if not found:
+        return 1
+    if any(p == sorted(p) for p in found):
+        return 0
+    return 2 if all(all(n != k for k, n in enumerate(p)) for p in found) else 1
+
+
+def _telling_first(steps: list) -> None:
+    """Put first (the instance a group shows unfolded) the first one that moves the most tokens."""
+    best = max(range(len(steps)), key=lambda k: (_moved(steps[k].rule), -k))
+    steps.insert(0, steps.pop(best))
 
 
 # a clause ends at a comma or colon followed by a space, outside $...$ and brackets
@@ -528,21 +552,5 @@ def _part_item(part) -> Item:
         witness = tuple(sorted(part.witness.items(), key=lambda kv: str(kv[0])))
     return Item(part.kind, rule=part.rule, status=part.status, method=part.method, detail=part.detail or "",
                 before=part.before, after=part.after, residual=part.residual,
-                residual_decimal=_decimal(part.residual), witness=witness, shown=getattr(part, "shown", None))
-
-
-def _decimal(value) -> str:
-    """Four significant digits of a witness's residual such as ``-sin(1)``, for the reader (the verdict
-    rests on the prover's certified enclosure, not on this); empty for a rational, which is exact."""
-    if not isinstance(value, sp.Expr) or not value.is_number or value.is_Rational:
-        return ""
-    try:
-        shown = value.evalf(4, strict=True)
-    except (ValueError, TypeError, ArithmeticError):  # strict evalf raises when it cannot reach 4 digits
-        return ""
-    return _signed(shown) if shown.is_Float else ""
-
-
-def _signed(number) -> str:
-    text = f"{float(number):.4g}"
-    return text.replace("-", "\u2212")
+                witness=witness, shown=getattr(part, "shown", None),
+                counterexample=counterexample(part.kind, part.before, part.after, witness))

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ElementTree
 
+import sympy as sp
 from markupsafe import Markup, escape
 
-from ._printers import CLAIM_ID, latex_to_mathml, mathml_relation, split_prose, to_mathml
+from ._printers import CLAIM_ID, _mathml_inner, _wrap_math, latex_to_mathml, mathml_relation, split_prose, to_mathml
 from ._templates import environment
 
 __all__ = ["render_html", "statement_is_prose"]
@@ -78,6 +79,29 @@ def _witness(pairs) -> Markup:
         else:
             out.append(Markup(mathml_relation(name, "=", value, display="inline")))
     return Markup(", ").join(out)
+
+
+def _objects(cx) -> Markup:
+    """A counterexample's objects, equal ones in one chain (``W_Q = W_K = I``), then a check's named values."""
+    out = [Markup(_wrap_math("<mrow>" + "<mo>=</mo>".join(_mathml_inner(x) for x in (*names, value)) + "</mrow>",
+                             "inline")) for names, value in cx.objects]
+    if cx.named:
+        out.append(_witness(cx.named))
+    return Markup(", ").join(out)
+
+
+def _number(value) -> Markup:
+    """An exact value at a witness, inline; a negative rational with a true minus sign (the printer's
+    ``<mn>-1</mn>`` would show a hyphen)."""
+    if isinstance(value, sp.Rational) and value < 0:
+        return Markup(_wrap_math(f"<mrow><mo>\u2212</mo>{_mathml_inner(-value)}</mrow>", "inline"))
+    return _math(value, "inline")
+
+
+def _decimal(text: str) -> Markup:
+    """``1.778e−4`` as 1.778 × 10⁻⁴."""
+    mantissa, _, exponent = text.partition("e")
+    return escape(mantissa) + (Markup("&times;10<sup>{}</sup>").format(exponent) if exponent else Markup(""))
 
 
 _LATEX_RELATION = {"=": "=", "\u2260": r"\ne", "\u2248": r"\approx"}
@@ -286,7 +310,7 @@ def render_html(document) -> str:
     env = environment("html")
     claim_ids = frozenset(c.id for c in document.claims)
     env.filters.update(alt=alt_text, math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
-                       inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
+                       objects=_objects, decimal=_decimal, number=_number, inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
     env.globals["relation"] = lambda lhs, symbol, rhs: Markup(mathml_relation(lhs, symbol, rhs))
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(
         mathml_relation(lhs, symbol, rhs, display="inline"))

@@ -19,6 +19,7 @@ from .._errors import SymproofError
 from ._html import statement_is_prose
 from ._printers import latex_relation, split_prose, to_latex
 from ._templates import environment
+from ._printers import _latex_inner  # how a witness box prints its objects
 
 __all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "MAX_PDFLATEX_PASSES", "PdfBuild"]
 
@@ -90,6 +91,20 @@ def _witness(pairs) -> str:
     return r",\ ".join(out)
 
 
+def _objects(cx) -> str:
+    """A counterexample's objects, equal ones in one chain (``W_Q = W_K = I``), then a check's named values."""
+    out = ["$" + " = ".join(_latex_inner(x) for x in (*names, value)) + "$" for names, value in cx.objects]
+    if cx.named:
+        out.append("$" + _witness(cx.named) + "$")
+    return ", ".join(out)
+
+
+def _decimal(text: str) -> str:
+    """``1.778e−4`` as ``1.778\\times 10^{-4}``."""
+    mantissa, _, exponent = text.replace("\u2212", "-").partition("e")
+    return mantissa + (rf"\times 10^{{{exponent}}}" if exponent else "")
+
+
 _RELATION = {"=": "=", "\u2260": r"\ne", "\u2248": r"\approx"}
 
 
@@ -111,7 +126,7 @@ def _listing_source(source: str) -> str:
 def render_latex(document) -> str:
     env = environment("latex")
     env.filters.update(tex=to_latex, escape=escape_tex, prose=_prose, statement=_statement,
-                       witness=_witness, anchor=_anchor, listing=_listing_source)
+                       witness=_witness, objects=_objects, decimal=_decimal, anchor=_anchor, listing=_listing_source)
     env.globals["relation"] = latex_relation
     env.globals["named_relation"] = _named_relation
     return env.get_template("chapter.tex.j2").render(doc=document)

@@ -29,6 +29,7 @@ from ..claims import Claim, ClaimResult, Proof, run_claim
 from ..encodings import sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover._witness import evaluate_at, is_certainly_nonzero
+from ._decay import decay_statement, derive_decay
 from ._kernel import check_kernel
 from ._kernel_file import prepare_targets
 from ._spec import Variant
@@ -64,6 +65,7 @@ PROPERTY_TITLES = {
     "equivalence": "equivalence to a named scheme",
     "cache": "keys cached at one call length stay valid at another",
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
+    "decay": "long-term decay: the bias (or RoFormer's bound) falls with the distance to a past key",
     "kernel": "the exported kernel files compute the definition",
 }
 
@@ -240,6 +242,8 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
     builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
     props = builders[variant.kind](variant)
+    if decay_statement(variant.kind) is not None:
+        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive_decay))
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
@@ -331,11 +335,12 @@ def _derive_identity(variant: Variant, prop: Property):
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
             # a relative position's thresholds are past the prover's small points: its screen (cheap)
             # goes first, and the prover's search only when it finds nothing
-            far = _far_witness(variant, lhs_c, rhs_c) if variant.relative is not None else None
+            offset = prop.key == "relative"
+            far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
             part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
             if part is None or part.status == UNKNOWN:
                 if far is None and variant.relative is None:
-                    far = _far_witness(variant, lhs_c, rhs_c)
+                    far = _far_witness(variant, lhs_c, rhs_c, offset)
                 if far is not None:
                     if part is not None:
                         proof.parts.pop()
@@ -371,9 +376,27 @@ def _thresholds(expr) -> list:
     return list(dict.fromkeys(near + list(FAR_POWERS)))
 
 
-def _far_witness(variant: Variant, lhs, rhs):
+def _far_points(positions: list, values: list):
+    """The position assignments the far search tries: for every value, one position moved to it with
+    the others at 0 or 1; then, for every value, all positions at it, and one at it with the others
+    one past it (a statement such as ``s(i, j) = s(0, j - i)`` under ``positions = "nonnegative"``
+    needs ``j >= i``, so its witness has both positions large)."""
+    for value in values:
+        for moved in positions:
+            for rest in (0, 1):
+                yield {s: sp.Integer(value if s == moved else rest) for s in positions}
+    if len(positions) > 1:
+        for value in values:
+            yield {s: sp.Integer(value) for s in positions}
+            for moved in positions:
+                yield {s: sp.Integer(value if s == moved else value + 1) for s in positions}
+
+
+def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     """A certified point where ``lhs != rhs`` at a large position or one near a threshold (the
-    prover's own search tries small values only); ``(witness, residual)`` or ``None``."""
+    prover's own search tries small values only); ``(witness, residual)`` or ``None``.  Under
+    ``positions = "nonnegative"`` only points inside that domain are tried (with
+    ``offset_is_position``, ``j - i >= 0`` too: it is a position of ``s(0, j - i)``)."""
     if variant.relative is not None:  # thresholds of two positions at once (see _offset)
         from ._offset import offset_witness
 
@@ -389,19 +412,19 @@ def _far_witness(variant: Variant, lhs, rhs):
     if variant.positions != "nonnegative":
         values += [-v for v in values]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
+    inside = (lambda point: not _negative_position(point, offset_is_position)) \
+        if variant.positions == "nonnegative" else (lambda point: True)
     tried = 0
-    for value in values:
-        for moved in positions:
-            for rest in (0, 1):
-                point = {s: sp.Integer(value if s == moved else rest) for s in positions}
-                for vector in vectors:
-                    tried += 1
-                    if tried > MAX_FAR_POINTS:
-                        return None
-                    witness = {**point, **{s: sp.Integer(v) for s, v in vector.items() if s in free}}
-                    residual = _residual_at(pair, witness)
-                    if residual is not None:
-                        return witness, residual
+    for point in _far_points(positions, values):
+        if inside(point):
+            for vector in vectors:
+                tried += 1
+                if tried > MAX_FAR_POINTS:
+                    return None
+                witness = {**point, **{s: sp.Integer(v) for s, v in vector.items() if s in free}}
+                residual = _residual_at(pair, witness)
+                if residual is not None:
+                    return witness, residual
     return None
 
 

@@ -75,6 +75,17 @@ formula in ``r`` and ``a``) instead of ``frequencies``.
 ``m >= 0`` (default: every integer).  A ``[params]`` array is a lookup table ``T(k)``.  The names
 each formula key may use are :data:`FORMULA_NAMES`; the functions, ``FUNCTIONS`` of :mod:`._formula`.
 
+Every bias and rotary file also gets the ``decay`` property (:mod:`._decay`; no key to write, and
+additive files have none).  A bias file decays when ``b(i, i - D - 1) <= b(i, i - D)`` for every
+distance ``D >= 0``, every query ``i`` and every head, and every head has some ``D`` with
+``b(i, i - D) < b(i, i)`` (a constant bias does not decay).  A rotary file decays when RoFormer's
+bound for its frequencies, ``B(D) = (1/n) sum_{r=1..n} |S_r(D)|`` with
+``S_r(D) = sum_{k<r} a_k(D) e^{i x_k(D)}``, ``x_k(D) = (g(D) - g(0)) omega_k`` (``g`` the position
+transform; ``rho(D, 0) omega_k`` with ``position.relative``; ``D`` added to every axis, the frequencies of a call no longer than a ``[length]``
+threshold) and ``a_k(D)`` the scales of pair ``k`` for a query at ``D`` and a key at ``0``, is
+non-increasing in ``D >= 0`` and not constant.  The rotation block is not read: ``B`` is the bound
+for ``R(x)``.
+
 Every formula is parsed by :mod:`._formula` (data, never code).  Names
 available in frequency formulas: ``r`` (pair index), ``d`` (the denominator
 width), ``n`` (number of frequency pairs), ``width``, ``rotated_width``, the

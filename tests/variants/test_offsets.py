@@ -45,37 +45,40 @@ def self_extend_position(i, j, w=W, g=G):
 
 
 Y, N = "proved", "refuted"
+#: decay (RoFormer's bound B(D), x_k(D) = rho(D, 0) omega_k): with frequencies 1 and 1/10 and rho(D, 0) = D below
+#: the window, B(D) = (1 + 2 |cos(0.45 D)|) / 2 rises from D = 3 to 4 (|cos 1.8| > |cos 1.35|); a growing scale
+#: rises too; rho(D, 0) = 0 (i * j) makes B constant, which does not decay
 CASES = {
     # min(i - j, w) is a function of i - j: relative and shift-invariant; rotations keep norms; min(0, w) = 0
-    "ReRoPE, causal": (_offset(RE_ROPE, True), dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y)),
+    "ReRoPE, causal": (_offset(RE_ROPE, True), dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y, decay=N)),
     # without the mask, rho(0, 1) = -1 and rho(0, -1) = 1: the sign of the offset shows
-    "ReRoPE, every pair": (_offset(RE_ROPE), dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)),
+    "ReRoPE, every pair": (_offset(RE_ROPE), dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, decay=N)),
     # grouping depends on where i and j fall in their groups: not a function of i - j (witnesses checked below)
-    "Self-Extend, causal": (_offset(SELF_EXTEND, True), dict(norm=Y, relative=N, shift=N, plain_at_zero=Y)),
-    "Self-Extend, every pair": (_offset(SELF_EXTEND), dict(norm=Y, relative=N, shift=N, direction=Y, plain_at_zero=Y)),
+    "Self-Extend, causal": (_offset(SELF_EXTEND, True), dict(norm=Y, relative=N, shift=N, plain_at_zero=Y, decay=N)),
+    "Self-Extend, every pair": (_offset(SELF_EXTEND), dict(norm=Y, relative=N, shift=N, direction=Y, plain_at_zero=Y, decay=N)),
     "Self-Extend, nonnegative": (_offset(SELF_EXTEND, True, positions="nonnegative"),
-                                 dict(norm=Y, relative=N, shift=N, plain_at_zero=Y)),
+                                 dict(norm=Y, relative=N, shift=N, plain_at_zero=Y, decay=N)),
     # half of the head rotated, the rest copied (their q^T k adds no position): ReRoPE's verdicts unchanged
     "ReRoPE, partial rotation": (Variant.from_dict({
         "name": "probe", "kind": "rotary", "width": 8, "rotated_width": 4, "pairing": "adjacent",
         "frequencies": {"base": 100, "denominator": 8}, "params": {"w": W}, "position": {"relative": RE_ROPE}}),
-        dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)),
+        dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, decay=N)),
     # a product of positions: far past the float64-exact range of i - j, the kernel's allowance follows rho
-    "i * j": (_offset("i * j"), dict(norm=Y, relative=N, shift=N, direction=N, plain_at_zero=N)),
+    "i * j": (_offset("i * j"), dict(norm=Y, relative=N, shift=N, direction=N, plain_at_zero=N, decay=N)),
     # rho = i - j is RoPE itself
-    "i - j": (_offset("i - j"), dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)),
+    "i - j": (_offset("i - j"), dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, decay=N)),
     # |i - j| is even in the offset: the two signs score alike
-    "abs(i - j)": (_offset("abs(i - j)"), dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y)),
+    "abs(i - j)": (_offset("abs(i - j)"), dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y, decay=N)),
     # the query's own position: not relative, and nonzero on the diagonal
-    "i": (_offset("i", True), dict(norm=Y, relative=N, shift=N, plain_at_zero=N)),
+    "i": (_offset("i", True), dict(norm=Y, relative=N, shift=N, plain_at_zero=N, decay=N)),
     # an xPos-style scale 2^(m/8) on queries and 2^(-m/8) on keys: each side's map stretches, the product
     # 2^((i - j)/8) is still offset-only, and 1 on the diagonal
     "ReRoPE with a scale": (_offset(RE_ROPE, True, scale={"query": "2**(m/8)", "key": "2**(-m/8)"}),
-                            dict(norm=N, relative=Y, shift=Y, plain_at_zero=Y)),
+                            dict(norm=N, relative=Y, shift=Y, plain_at_zero=Y, decay=N)),
     # a per-pair phase B(x + r/4) on the query and B(r/4) on the key: B(a + p)^T B(p) = R(-a), it cancels
     "ReRoPE with a phase": (_offset(RE_ROPE, True, rotation={"block": [["cos(x + r/4)", "-sin(x + r/4)"],
                                                                        ["sin(x + r/4)", "cos(x + r/4)"]]}),
-                            dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y)),
+                            dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y, decay=N)),
 }
 
 

@@ -139,9 +139,10 @@ def test_all_zero_frequencies_and_nope_are_expressible_and_decided():
     zero = Variant.from_dict({"name": "zero", "kind": "rotary", "width": 4, "pairing": "half",
                               "frequencies": {"rule": "formula", "formula": "0"}})
     results = {r.claim.name: r.status for r in check_variant(zero)}
-    # a rotation by angle 0 is the identity: every property of the plain product, and no direction
+    # a rotation by angle 0 is the identity: every property of the plain product, no direction, and a
+    # constant decay bound B(D) = (n + 1)/2 (no decay)
     assert results == {"norm": "proved", "relative": "proved", "shift": "proved", "direction": "refuted",
-                       "plain_at_zero": "proved", "kernel": "proved"}
+                       "plain_at_zero": "proved", "decay": "refuted", "kernel": "proved"}
     nope = Variant.from_dict({"name": "nope", "kind": "bias",
                               "bias": {"formula": "0", "heads": 1, "slope": "0"}})
     results = {r.claim.name: r.status for r in check_variant(nope)}
