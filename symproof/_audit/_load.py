@@ -133,4 +133,7 @@ def load_like(like, head_dim: int | None = None) -> Variant:
     if len(variant.axes) != 1:
         raise InvalidInputError(f"{variant.source}: the audit handles one position axis; {variant.name!r} has "
                                 f"{len(variant.axes)} ({', '.join(variant.axes)})")
+    if variant.relative is not None:
+        raise InvalidInputError(f"{variant.source}: the audit compares per-token rotations; {variant.name!r} rotates "
+                                "by a relative position (position.relative), a function of each query and key pair")
     return variant

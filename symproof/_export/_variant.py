@@ -27,6 +27,10 @@ _h = sp.Symbol("h", integer=True, nonnegative=True)
 
 def bodies(variant, module: str, target: str) -> dict:
     """``{file name: body}`` of ``variant`` for ``target`` (C: rotary variants only, checked by the caller)."""
+    if getattr(variant, "relative", None) is not None:  # no per-token map: a score kernel (ReRoPE, Self-Extend)
+        from ._offset import bodies as score_bodies
+
+        return score_bodies(variant, module, target)
     if target == "c":
         return {file_name(module, target): _c_source(variant, module)}
     return {file_name(module, target): _python_source(variant, target)}

@@ -142,6 +142,10 @@ def _direction(letter: str, variant: Variant) -> tuple:
 
 
 def _rotary_properties(variant: Variant) -> list:
+    if variant.relative is not None:  # ReRoPE, Self-Extend: not a rotation of each token
+        from ._offset import offset_properties
+
+        return offset_properties(variant)
     i, j, c, D, m, o = _positions(variant)  # noqa: F811 - vectors when every pair reads every axis
     qn2 = q0**2 + q1**2
     kn2 = k0**2 + k1**2
@@ -290,6 +294,11 @@ def _scope_notes(variant: Variant, proof: Proof) -> None:
     """Why a statement about one pair is a statement about the whole head (or table)."""
     if variant.kind == "bias":
         return
+    if variant.relative is not None:
+        from ._offset import OFFSET_NOTE
+
+        proof.note(OFFSET_NOTE)
+        return
     proof.note("The map is block diagonal, pair by pair, so the score is a sum of pair scores: a statement "
                "of one generic pair holds for the whole head.")
     if variant.kind == "rotary" and variant.rotated_width < variant.width:
@@ -324,11 +333,17 @@ def _derive_identity(variant: Variant, prop: Property):
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
-            part = proof.equal(rule, lhs_c, rhs_c)
-            if part.status == UNKNOWN:
-                far = _far_witness(variant, lhs_c, rhs_c, prop.key == "relative")
+            # a relative position's thresholds are past the prover's small points: its screen (cheap)
+            # goes first, and the prover's search only when it finds nothing
+            offset = prop.key == "relative"
+            far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
+            part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
+            if part is None or part.status == UNKNOWN:
+                if far is None and variant.relative is None:
+                    far = _far_witness(variant, lhs_c, rhs_c, offset)
                 if far is not None:
-                    proof.parts.pop()
+                    if part is not None:
+                        proof.parts.pop()
                     witness, residual = far
                     proof.record(f"{rule}, at a large position or one near a threshold of the formula",
                                  Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
@@ -382,6 +397,12 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     prover's own search tries small values only); ``(witness, residual)`` or ``None``.  Under
     ``positions = "nonnegative"`` only points inside that domain are tried (with
     ``offset_is_position``, ``j - i >= 0`` too: it is a position of ``s(0, j - i)``)."""
+    if variant.relative is not None:  # thresholds of two positions at once (see _offset)
+        from ._offset import offset_witness
+
+        found = offset_witness(variant, lhs, rhs)
+        if found is not None:
+            return found
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
     free = set().union(*(sp.sympify(e).free_symbols for e in pair))
     positions = sorted((s for s in free if _is_position(s.name)), key=lambda s: s.name)

@@ -75,7 +75,8 @@ _STATEMENTS = {
             "head b(i, i - D) < b(i, i) for some D: the bias of a past key falls with its distance (a constant "
             "bias does not decay)",
     "rotary": "RoFormer's long-term decay bound for the file's frequencies, B(D) = (1/n) sum_{r=1..n} |S_r(D)| with "
-              "S_r(D) = sum_{k<r} a_k(D) e^{i x_k(D)}, x_k(D) = (g(D) - g(0)) omega_k (g the position transform) and "
+              "S_r(D) = sum_{k<r} a_k(D) e^{i x_k(D)}, x_k(D) = (g(D) - g(0)) omega_k (g the position transform; rho(D, 0) omega_k with "
+              "position.relative) and "
               "a_k(D) the pair scales of a query at D and a key at 0, is non-increasing in D >= 0 and B(D) < B(0) "
               "for some D (a constant bound does not decay)",
 }
@@ -147,9 +148,12 @@ def _rotary(variant, proof) -> None:
                    "refutes the statement for every call length.")
     scaled = variant.query_scale is not None or variant.key_scale is not None
     still = variant.transform is not None and "m" not in variant.transform.names
-    if (still or all(w == 0 for w in omegas)) and not scaled:
+    # a relative position that is 0 at every distance (rho = i * j at the key j = 0)
+    resting = variant.relative is not None and variant.relative_at(D, 0) == 0
+    if (still or resting or all(w == 0 for w in omegas)) and not scaled:
         # every angle is exactly 0: S_r(D) = c r (c the attention factor squared) for every D
-        why = "the position transform reads no position" if still else "every frequency is exactly 0"
+        why = ("the position transform reads no position" if still else
+               "the relative position rho(D, 0) is 0 at every distance" if resting else "every frequency is exactly 0")
         proof.check("B(D) < B(0) for some D >= 0", False,
                     f"{why}, so every x_k(D) = 0, e^(i x_k(D)) = 1, S_r(D) = c r and B(D) = c (n + 1)/2 "
                     f"with n = {n} for every D: the bound is constant, it does not decay")
@@ -226,6 +230,8 @@ class _RoformerBound:
         self.omegas = [_fast_enclosure(w) for w in omegas]
         self.shift = None if variant.transform is None else \
             variant.angle_position(D) - variant.angle_position(0)
+        if variant.relative is not None:  # a query at D and a key at 0 turn by rho(D, 0) (ReRoPE, Self-Extend)
+            self.shift = variant.relative_at(D, 0)
         amplitudes = variant.query_scale is not None or variant.key_scale is not None or variant.factor is not None
         self.amplitudes = None if not amplitudes else \
             [variant.scale("query", D, k) * variant.scale("key", 0, k) for k in range(self.n)]

@@ -77,6 +77,10 @@ class VariantKernel:
         v = self.variant
         if v.kind != "rotary":
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; apply() is for rotary variants")
+        if v.relative is not None:
+            raise InvalidInputError(f"variant {v.name!r} rotates by a relative position (position.relative), not "
+                                    "by each token's: its exported kernel's scores(q, k, query_positions, "
+                                    "key_positions) computes it")
         x = np.asarray(x, dtype=np.float64)
         if x.shape[-1] != v.width:
             raise InvalidInputError(f"x must have last dimension {v.width} (width), got shape {x.shape}")
@@ -163,7 +167,8 @@ def plain_rope_factor(variant: Variant):
     """``a`` when ``variant`` is plain RoPE at frequencies ``a omega`` (standard block, no scale or
     attention factor, one position axis, a linear transform ``m -> a m``); ``None`` otherwise."""
     plain = (variant.kind == "rotary" and variant.standard_block and variant.query_scale is None
-             and variant.key_scale is None and variant.factor is None and len(variant.axes) == 1)
+             and variant.key_scale is None and variant.factor is None and len(variant.axes) == 1
+             and variant.relative is None)
     return linear_position_factor(variant) if plain else None
 
 

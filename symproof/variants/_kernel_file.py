@@ -153,7 +153,8 @@ class _Written:
         try:
             if target == "c":
                 self.library = _compile(folder, main)
-                self.function = getattr(self.library, f"{kernel.module}_apply")
+                entry = "scores" if variant.relative is not None else "apply"  # a score kernel: see _offset
+                self.function = getattr(self.library, f"{kernel.module}_{entry}")
             else:
                 self.module = _import(main)
         except _Broken:
@@ -222,6 +223,18 @@ class _Written:
     def table(self, positions) -> np.ndarray:
         return self._to_numpy(self.module.table(self._in(np.asarray(positions, dtype=np.float64))))
 
+    def scores(self, q, k, queries, keys) -> np.ndarray:
+        """The file's scores ``s[a, b]`` of the rows of ``q`` at ``queries`` against those of ``k`` at ``keys``."""
+        queries, keys = (np.ascontiguousarray(p, dtype=np.float64) for p in (queries, keys))
+        q, k = np.ascontiguousarray(q, dtype=np.float64), np.ascontiguousarray(k, dtype=np.float64)
+        if self.target != "c":
+            return self._to_numpy(self.module.scores(*(self._in(a) for a in (q, k, queries, keys))))
+        out = np.zeros((len(queries), len(keys)))
+        self.function.restype = None
+        self.function(_pointer(q), _pointer(k), _pointer(queries), _pointer(keys), _pointer(out),
+                      ctypes.c_long(len(queries)), ctypes.c_long(len(keys)))
+        return out
+
     def bias_at(self, queries, keys) -> np.ndarray:
         return self._to_numpy(self.module.bias_at(self._in(np.asarray(queries, dtype=np.float64)),
                                                   self._in(np.asarray(keys, dtype=np.float64))))
@@ -268,6 +281,16 @@ class _Reference:
         """``{coordinate: float}`` on the probed pairs, or ``None`` where the definition is not finite."""
         out = exact_rotary(self.variant, vector, position, side, self.frequencies(seq_len), number=_finite)
         return None if any(value is None for value in out.values()) else out
+
+    def pair_score(self, r, vectors, i, j):
+        """The exact score of pair ``r`` of a relative-position file for the query at ``i`` and the key at
+        ``j`` (``vectors``: the pair's two query and two key coordinates), or ``None`` where not finite."""
+        v = self.variant
+        q, k = (sp.Matrix([sp.Rational(x) for x in vector]) for vector in vectors)
+        angle = sp.N(v.relative_at(sp.Integer(i), sp.Integer(j)) * self._freqs[r], 40)
+        mq = sp.N(v.scale("query", i, r), 40) * v.block_at(angle, r).evalf(40)
+        mk = sp.N(v.scale("key", j, r), 40) * v.block_at(sp.Integer(0), r).evalf(40)
+        return _finite(((mq * q).T * (mk * k))[0])
 
     def table_row(self, position):
         v = self.variant
@@ -408,6 +431,61 @@ def _compare_bias(variant, written, reference, positions, tally, cache):
             tally.add(got[h, a, b], value, max(abs(i), abs(j)), f"head {h}, query {i}, key {j}")
 
 
+def _offset_pairs(variant, positions) -> list:
+    """The (query, key) positions a relative-position file is probed at: every two probed positions (keys
+    j <= i only for a causal file), then offsets next to every number the formula names (a window
+    w: i - j = w - 1, w, w + 1) at a few keys."""
+    from ._offset import formula_numbers
+
+    i, j = sp.symbols("i j", integer=True)
+    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or variant.positions != "nonnegative"]
+    pairs = [(a, b) for a in positions for b in positions if b <= a or not variant.causal]
+    pairs += [(b + n + d, b) for n in formula_numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
+    return list(dict.fromkeys(pairs))
+
+
+def _magnitude(variant, i, j) -> float:
+    value = _finite(variant.relative_at(sp.Integer(i), sp.Integer(j)))
+    return 0.0 if value is None else abs(value)
+
+
+def _compare_offset(variant, written, reference, positions, tally, cache):
+    """Each probed pair alone (queries and keys zero elsewhere, so the file's score is that pair's),
+    then the coordinates past the rotated width alone (their product, at every position)."""
+    from ..encodings import pair_indices
+
+    rng = np.random.default_rng(0)
+    pairs = _offset_pairs(variant, positions)
+    queries = sorted({a for a, _ in pairs})
+    keys = sorted({b for _, b in pairs})
+    row, col = {a: n for n, a in enumerate(queries)}, {b: n for n, b in enumerate(keys)}
+    index = pair_indices(variant.rotated_width, variant.pairing)
+    # the float64 angle rho * omega is only as exact as rho is large (rho = i * j reaches 2**40)
+    span = {(a, b): max(abs(a) + abs(b), _safe(_magnitude, 0, variant, a, b) or 0) for a, b in pairs}
+    for r in probed_indices(variant.n_pairs):
+        vectors = [np.zeros(variant.width), np.zeros(variant.width)]
+        for vector in vectors:
+            vector[list(index[r])] = np.round(rng.standard_normal(2), 6)
+        got = written.scores(np.repeat(vectors[0][None], len(queries), 0), np.repeat(vectors[1][None], len(keys), 0),
+                             queries, keys)
+        for a, b in pairs:
+            if (r, a, b) not in cache:
+                cache[(r, a, b)] = _safe(reference.pair_score, max(abs(a), abs(b)), r,
+                                         [v[list(index[r])] for v in vectors], a, b)
+            value = cache[(r, a, b)]
+            if value is None:
+                tally.skipped.add((a, b))
+                continue
+            tally.add(got[row[a], col[b]], value, span[(a, b)], f"pair {r}, query at {a}, key at {b}")
+    if variant.rotated_width < variant.width:
+        q, k = np.zeros(variant.width), np.zeros(variant.width)
+        q[variant.rotated_width:], k[variant.rotated_width:] = 1.5, -0.5
+        got = written.scores(np.repeat(q[None], len(queries), 0), np.repeat(k[None], len(keys), 0), queries, keys)
+        value = float(q @ k)
+        for a, b in pairs:
+            tally.add(got[row[a], col[b]], value, 0, f"coordinates past the rotated width, query at {a}, key at {b}")
+
+
 _COMPARE = {"rotary": _compare_rotary, "additive": _compare_additive, "bias": _compare_bias}
 
 
@@ -432,7 +510,8 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
             try:
                 written = _Written(variant, target, Path(folder))
                 with np.errstate(all="ignore"):
-                    _COMPARE[variant.kind](variant, written, reference, positions, tally, cache)
+                    compare = _compare_offset if variant.relative is not None else _COMPARE[variant.kind]
+                    compare(variant, written, reference, positions, tally, cache)
             except _Broken as err:
                 proof.check(err.rule.format(target=target), False, one_line(str(err)))
                 return

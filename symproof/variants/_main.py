@@ -24,6 +24,7 @@ from .._text import one_line
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
 from ._model_config import is_model_config, load_model
+from ._offset import not_applicable
 from ._spec import Variant, load_variant
 
 __all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
@@ -69,6 +70,9 @@ def results_as_dict(variant: Variant, results, seconds: float | None = None) -> 
             "seconds": entry["seconds"],
         })
     out = {"variant": variant.describe(), "properties": props, "exit_code": exit_code(results)}
+    skipped = not_applicable(variant)
+    if skipped:  # stated by the chapter, meaningless for this file: said so, never silently proved
+        out["not_applicable"] = [{"property": key, "reason": why} for key, why in skipped]
     if seconds is not None:
         out["seconds"] = round(seconds, 4)
     return out
@@ -94,6 +98,8 @@ def format_results(variant: Variant, results, seconds: float) -> str:
         lines.append(f"{key:<{width}}  {_HOLDS[r.status]:<5}  {r.status:<8}  {r.seconds:7.3f}  {detail}")
         if r.status != PROVED and r.reason:
             lines.append(f"{'':<{width}}    -> {r.reason}")
+    for key, why in not_applicable(variant):
+        lines.append(f"{key:<{width}}  {'-':<5}  {'n/a':<8}  {'':>7}  {why}")
     kept = [_property_key(r) for r in results if r.status == PROVED]
     lost = [_property_key(r) for r in results if r.status == REFUTED]
     lines.append(f"keeps: {', '.join(kept) or '-'}; loses: {', '.join(lost) or '-'} ({seconds:.2f} s)")

@@ -21,6 +21,9 @@ A file states what a scheme *is*, never how to prove anything about it::
     [position]
     transform = "m / s"           # the position actually rotated by, a formula in m
     axes = ["m"]                  # 2-D: ["row", "col"], with axis = formula in r, n
+    # relative = "Min(i - j, w)"  # instead of a transform: the relative position that replaces i - j in
+    #                             # the angle (i = query, j = key position; ReRoPE, Self-Extend)
+    # causal = true               # with relative: only keys j <= i are scored (the properties range over them)
 
     [scale]                       # per-position scale (xPos), formulas in m, r, d, n
     query = "zeta**(m/B)"
@@ -46,6 +49,14 @@ A file states what a scheme *is*, never how to prove anything about it::
     frequencies = "10000**(-2*r/d) / s"
     # bias variants: bias = "-slope * (i - j)", equal under a causal softmax (row-constant shifts)
 
+``[position] relative`` (rotary only) describes a scheme that is not a rotation of each token: the
+score of pair ``r`` for the query at ``i`` and the key at ``j`` is
+``(S_q(i) B(rho(i, j) * omega_r) q)^T (S_k(j) B(0) k)``, the query rotated by the relative position
+``rho`` and the key by none (``rho = i - j`` with the default block is RoPE: ``R(i w)^T R(j w) = R((j - i) w)``).
+It excludes ``transform`` (write it inside ``rho``), several axes, ``[length]`` and ``[equivalent]``.
+``causal = true`` restricts every property to keys ``j <= i`` (a causal mask hides the others): then
+``direction`` does not apply (no score sees a key after its query) and is listed as such.
+
 Per-pair, per-axis frequency vectors (RoPE-Mixed, Heo et al. 2024): with several axes, pair ``r``
 rotates by ``sum_a omega[r][a] * transform(m_a)`` over every coordinate ``m_a``::
 
@@ -70,7 +81,7 @@ distance ``D >= 0``, every query ``i`` and every head, and every head has some `
 ``b(i, i - D) < b(i, i)`` (a constant bias does not decay).  A rotary file decays when RoFormer's
 bound for its frequencies, ``B(D) = (1/n) sum_{r=1..n} |S_r(D)|`` with
 ``S_r(D) = sum_{k<r} a_k(D) e^{i x_k(D)}``, ``x_k(D) = (g(D) - g(0)) omega_k`` (``g`` the position
-transform, ``D`` added to every axis, the frequencies of a call no longer than a ``[length]``
+transform; ``rho(D, 0) omega_k`` with ``position.relative``; ``D`` added to every axis, the frequencies of a call no longer than a ``[length]``
 threshold) and ``a_k(D)`` the scales of pair ``k`` for a query at ``D`` and a key at ``0``, is
 non-increasing in ``D >= 0`` and not constant.  The rotation block is not read: ``B`` is the bound
 for ``R(x)``.
@@ -149,7 +160,8 @@ _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
-    "position": {"transform": (str, int, float), "axes": list, "axis": (str, int)},
+    "position": {"transform": (str, int, float), "axes": list, "axis": (str, int), "relative": (str, int, float),
+                 "causal": bool},
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
@@ -166,7 +178,8 @@ _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer",
-             (list, str): "an array of rows (one per pair, one number per axis) or a formula string in r and a"}
+             (list, str): "an array of rows (one per pair, one number per axis) or a formula string in r and a",
+             bool: "a boolean (true or false)"}
 
 
 @dataclass(frozen=True)
@@ -206,6 +219,9 @@ class Variant:
     equivalent_bias: Formula | None = None  # bias variants: the form to equal under a causal softmax
     notes: tuple = ()  # where the definition came from (a model config: family, pairing, width)
     positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
+    relative: Formula | None = None  # [position] relative: rho(i, j), the relative position the angle uses
+    causal: bool = False  # [position] causal: only keys j <= i are scored
+
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
 
@@ -501,6 +517,13 @@ class Variant:
             return sp.sympify(m)
         return self.transform.build({**self.params, "m": sp.sympify(m)})
 
+    def relative_at(self, i, j) -> sp.Expr:
+        """The relative position ``rho(i, j)`` the angle of the query at ``i`` and the key at ``j`` uses
+        (``position.relative``; ``i - j`` when the file has none)."""
+        if self.relative is None:
+            return sp.sympify(i) - sp.sympify(j)
+        return self.relative.build({**self.params, "i": sp.sympify(i), "j": sp.sympify(j)})
+
     def scale(self, side: str, m, r) -> sp.Expr:
         """The per-position scale of queries (``side='query'``) or keys, times the attention factor."""
         formula = self.query_scale if side == "query" else self.key_scale
@@ -558,7 +581,7 @@ class Variant:
                        denominator=self.freq_denominator)
         if self.kind == "rotary":
             out["rotated_width"] = self.rotated_width
-        for key in ("transform", "query_scale", "key_scale", "factor", "bias", "slope"):
+        for key in ("transform", "relative", "query_scale", "key_scale", "factor", "bias", "slope"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value.text
@@ -576,6 +599,8 @@ class Variant:
             out["notes"] = list(self.notes)
         if self.positions != "integers":
             out["positions"] = self.positions
+        if self.causal:
+            out["causal"] = True
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -634,7 +659,7 @@ class _Reader:
                 raise VariantFileError(f"{self.source}: unknown key '{full}'; expected one of {sorted(schema)}")
             wanted = schema[key]
             types = wanted if isinstance(wanted, tuple) else (wanted,)
-            if isinstance(value, bool) or not isinstance(value, types):
+            if isinstance(value, bool) != (wanted is bool) or not isinstance(value, types):
                 raise self.fail(full, f"expected {_EXPECTED.get(wanted, wanted)}, "
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
@@ -720,6 +745,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         _parse_length(reader, data["length"], fields)
     _parse_frequencies(reader, data, fields)
     _parse_position(reader, data.get("position", {}), fields)
+    if fields.get("relative") is not None and "equivalent" in data:
+        raise reader.fail("position.relative",
+                          f"cannot be combined with equivalent: {_RELATIVE_EXCLUDES['equivalent']}")
     if fields["rule"] == "per_axis":
         _parse_per_axis(reader, data, fields)
     if kind == "rotary":
@@ -767,6 +795,8 @@ FORMULA_NAMES: dict = {
                                                "or an array of rows [r][a] of numbers"),
     "position.transform": (("m",), False, "m = the position (one coordinate of it with several axes)"),
     "position.axis": (("r",), True, "r = pair index; gives the axis index 0..len(axes)-1 pair r rotates with"),
+    "position.relative": (("i", "j"), False, "i = query position, j = key position: the relative position that "
+                                             "replaces i - j in the rotary angle (ReRoPE, Self-Extend)"),
     "scale.query / scale.key": (("m", "r"), True,
                                 "m = position of the query / of the key (not with per_axis), r = pair index"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
@@ -950,6 +980,37 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
         fields["axis"] = reader.formula(table["axis"], "position.axis", _names("position.axis", params))
     elif "axis" in table:
         raise reader.fail("position.axis", "applies only when position.axes has several names")
+    if "relative" in table:
+        _parse_relative(reader, table, fields)
+    elif "causal" in table:
+        raise reader.fail("position.causal", "applies with position.relative (a per-token rotary scheme's "
+                                             "properties range over every pair of positions)")
+
+
+#: what ``position.relative`` cannot be combined with: the key, and why
+_RELATIVE_EXCLUDES = {
+    "position.transform": "write the transform inside position.relative (it replaces i - j in the angle)",
+    "position.axes": "a relative position of several axes is not supported (one axis only)",
+    "length": "frequencies that read the call length are not supported with a relative position",
+    "equivalent": "equivalent compares per-token rotations, and a relative position is not one",
+    "frequencies.per_axis": "per-axis frequency vectors read a position vector, a relative position one axis",
+}
+
+
+def _parse_relative(reader: _Reader, table: Mapping, fields: dict) -> None:
+    """``position.relative``: ``rho(i, j)``, a formula in the query and key positions and [params]."""
+    if fields["kind"] != "rotary":
+        raise reader.fail("position.relative", f"applies to kind = 'rotary' only, not {fields['kind']!r} "
+                                               "(a bias writes its offset j - i in bias.formula)")
+    present = {"position.transform": "transform" in table, "position.axes": len(fields["axes"]) > 1,
+               "length": fields.get("length_threshold") is not None,
+               "frequencies.per_axis": fields.get("rule") == "per_axis"}
+    for key, why in _RELATIVE_EXCLUDES.items():
+        if present.get(key):
+            raise reader.fail("position.relative", f"cannot be combined with {key}: {why}")
+    fields["relative"] = reader.formula(table["relative"], "position.relative",
+                                        _names("position.relative", fields["params"]))
+    fields["causal"] = bool(table.get("causal", False))
 
 
 def _parse_per_axis(reader: _Reader, data: Mapping, fields: dict) -> None:
@@ -1113,6 +1174,8 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
                 variant.scale("key", position, r)
     if variant.kind == "rotary":
         variant.block_at(sp.Symbol("x", real=True))
+    if variant.relative is not None:
+        _validate_relative(reader, variant)
     if variant.equivalent_frequencies is not None:
         for r in sample_indices(variant.n_pairs):
             variant.equivalent_frequency_at(r)
@@ -1123,3 +1186,15 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
         factor = variant.factor.build(variant.width_env())
         if factor.is_extended_real is not True:
             raise reader.fail("attention.factor", f"gives {factor}; expected a real number")
+
+
+def _validate_relative(reader: _Reader, variant: Variant) -> None:
+    """``rho(i, j)`` built symbolically and at a few positions (the diagonal, a key one step back, one
+    far back): a formula that is not a real number there fails at load time, with its key."""
+    i, j = sp.symbols("i j", integer=True)
+    variant.relative_at(i, j)
+    for point in ((0, 0), (1, 0), (4097, 0)) + (() if variant.causal else ((0, 1),)):
+        value = variant.relative_at(*point)
+        if value.is_extended_real is not True or not value.is_finite:
+            raise reader.fail("position.relative", f"gives {value} for (i, j) = {point}; expected a finite real "
+                                                   "relative position")

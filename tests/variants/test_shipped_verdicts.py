@@ -54,6 +54,14 @@ EXPECTED = {
     # pair r rotates by omega_r . m, linear in the position vector: R(omega_r . i)^T R(omega_r . j) =
     # R(omega_r . (j - i)), so everything RoPE has survives, with offsets as vectors
     "rope_mixed": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # a table of clip(j - i, -4, 4): offset-only; learned(5) = 0.2 != learned(3) = 0.1 shows the sign;
+    # learned(4) = 0.4 != 0 at offset 0
+    "shaw": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N, causal_relative=Y),
+    # min(i - j, w) is a function of the offset; the query's rotation keeps norms; min(0, w) = 0.
+    # Causal: direction does not apply (listed as n/a, not among the verdicts)
+    "rerope": dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y),
+    # grouped positions floor(i/g) - floor(j/g) depend on where i and j sit in their groups
+    "self_extend": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
 }
 
 
