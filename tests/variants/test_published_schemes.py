@@ -9,8 +9,8 @@ Every exported kernel (numpy, torch; C for rotary schemes) is written by the sam
 ``symproof check FILE --export DIR --target T``, imported or compiled, called on small arrays and
 compared with an independent numpy computation of the scheme written here from the paper's formula.
 
-Not here yet (a feature on another branch): ReRoPE and Self-Extend's neighbour window (offsets j - i
-inside a rotary angle).
+A relative-position rotary file (ReRoPE) exports a score kernel, ``scores(q, k, query_positions,
+key_positions)``, compared with the paper's score computed pair by pair.
 """
 
 from __future__ import annotations
@@ -115,6 +115,10 @@ EXPECTED = {
     # move both rows; b(0, D) = u(0).v(D) != u(D).v(0) = b(D, 0); b(i, i) = u(i).v(i) != 0; a causal row
     # minus its diagonal is not the row at t; b(1, 0) = 0.0075 > b(1, 1) = -0.0925: no decay
     "tupe": dict(relative=N, shift=N, direction=Y, plain_at_zero=N, causal_relative=N, decay=N, kernel=Y),
+    # min(i - j, w) is a function of i - j (relative, shift-invariant), each side a rotation (norm),
+    # min(0, w) = 0 on the diagonal; below the window it is RoPE, whose bound rises (decay); a causal file
+    # has no direction property (the mask fixes the offset's sign)
+    "rerope_window": dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y, decay=N, kernel=Y),
 }
 
 #: (file, property) -> why the verdict may stay unknown (it must then be unknown, never the wrong answer)
@@ -274,9 +278,30 @@ BIAS = {
 NONNEGATIVE_BIAS = {"tupe"}
 
 
+#: rotary schemes whose angle reads a relative position rho(i, j) (score kernels): width, pairing,
+#: frequencies, rho, causal
+RELATIVE = {
+    "rerope_window": dict(width=16, pairing="adjacent", freqs=_base(16), rho=lambda i, j: np.minimum(i - j, 256)),
+}
+
+
 def test_every_scheme_has_an_independent_reference():
     additive = {"sinusoidal_base100"}
-    assert set(ROTARY) | set(BIAS) | additive == set(EXPECTED)
+    assert set(ROTARY) | set(BIAS) | set(RELATIVE) | additive == set(EXPECTED)
+
+
+def _relative_reference(spec, q, k, queries, keys):
+    """Su (2023): s(i, j) = (R(rho(i, j) theta) q_i)^T k_j, pair by pair."""
+    n = spec["width"] // 2
+    pairs = [(2 * r, 2 * r + 1) for r in range(n)] if spec["pairing"] == "adjacent" else [(r, r + n) for r in range(n)]
+    out = np.zeros((len(queries), len(keys)))
+    for a, i in enumerate(queries):
+        for b, j in enumerate(keys):
+            rho = spec["rho"](i, j)
+            for r, (u, v) in enumerate(pairs):
+                c, s = math.cos(rho * spec["freqs"][r]), math.sin(rho * spec["freqs"][r])
+                out[a, b] += (c * q[a, u] - s * q[a, v]) * k[b, u] + (s * q[a, u] + c * q[a, v]) * k[b, v]
+    return out
 
 
 def _rotary_reference(spec, x, positions, side):
@@ -359,7 +384,7 @@ def _run_python(module, target, x, pos, side):
 
 
 def _targets(name):
-    return ("numpy", "torch", "c") if name in ROTARY else ("numpy", "torch")
+    return ("numpy", "torch", "c") if name in ROTARY or name in RELATIVE else ("numpy", "torch")
 
 
 @pytest.fixture(scope="module")
@@ -390,6 +415,49 @@ def test_exported_rotary_kernels_run_and_agree(exported, name):
             else:
                 got = _run_python(_load_module(files[0]), target, x, pos, side)
             assert np.allclose(got, want, rtol=1e-9, atol=1e-9), (name, target, side, np.abs(got - want).max())
+
+
+def _run_c_scores(files, q, k, queries, keys):
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    c_file = next(f for f in files if f.suffix == ".c")
+    library = c_file.with_suffix(".so")
+    subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", str(c_file), "-o", str(library), "-lm"],
+                   check=True, capture_output=True)
+    function = getattr(ctypes.CDLL(str(library)), f"{c_file.stem}_scores")
+    dp = ctypes.POINTER(ctypes.c_double)
+    arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (q, k, queries, keys)]
+    out = np.zeros((len(queries), len(keys)))
+    function.restype = None
+    function(*(a.ctypes.data_as(dp) for a in arrays), out.ctypes.data_as(dp), ctypes.c_long(len(queries)),
+             ctypes.c_long(len(keys)))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(RELATIVE))
+def test_exported_relative_score_kernels_run_and_agree(exported, name):
+    spec = RELATIVE[name]
+    rng = np.random.default_rng(11)
+    queries = np.array([0, 3, 255, 256, 257, 300, 4097, 2**20], dtype=np.float64)
+    keys = np.array([0, 1, 2, 40, 256, 299, 4000], dtype=np.float64)
+    q, k = rng.standard_normal((len(queries), spec["width"])), rng.standard_normal((len(keys), spec["width"]))
+    causal = keys[None, :] <= queries[:, None]  # the file is causal: what a later key scores is masked
+    want = _relative_reference(spec, q, k, queries, keys)
+    for target in _targets(name):
+        files = exported[name, target]
+        if target == "c":
+            got = _run_c_scores(files, q, k, queries, keys)
+        else:
+            module = _load_module(files[0])
+            if target == "torch":
+                import torch
+
+                got = module.scores(*(torch.tensor(a) for a in (q, k, queries, keys))).numpy()
+            else:
+                got = np.asarray(module.scores(q, k, queries, keys))
+        assert np.allclose(got[causal], want[causal], rtol=1e-9, atol=1e-9), (name, target)
 
 
 @pytest.mark.slow
