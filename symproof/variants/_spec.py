@@ -416,20 +416,27 @@ class Variant:
         values = []
         with mpmath.workdps(digits + 10):
             for k in range(self.value_count):
-                try:
-                    value = function(mpmath.mpf(k))
-                except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
-                    raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for {what}={k} "
-                                           f"({type(err).__name__})") from None
-                # a constant formula ("0", "1", "h - h", 1.0) is lambdified to a Python int, which
-                # is a finite real number as much as an mpf is
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    value = mpmath.mpf(value)
-                if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
-                    raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
-                                           f"{what}={k}; expected a finite real number")
-                values.append(sp.Float(value, digits))
+                values.append(sp.Float(self._finite_value(function, (k,), key, f"{what}={k}"), digits))
         return values
+
+    def _finite_value(self, function, arguments, key: str, where: str):
+        """``function(*arguments)`` evaluated with mpmath: a finite real mpf, or a one-line error naming
+        ``key`` and ``where`` (``pair r=3``)."""
+        import mpmath
+
+        try:
+            value = function(*(mpmath.mpf(a) for a in arguments))
+        except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
+            raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for {where} "
+                                   f"({type(err).__name__})") from None
+        # a constant formula ("0", "1", "h - h", 1.0) is lambdified to a Python int, which is a finite
+        # real number as much as an mpf is
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = mpmath.mpf(value)
+        if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
+            raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
+                                   f"{where}; expected a finite real number")
+        return value
 
     def _numeric_rows(self, digits: int, key: str) -> list:
         """Every pair's frequency vector to ``digits`` digits: the rows' exact numbers, or the formula
@@ -449,20 +456,9 @@ class Variant:
         rows = []
         with mpmath.workdps(digits + 10):
             for r in range(self.n_pairs):
-                row = []
-                for a in range(len(self.axes)):
-                    try:
-                        value = function(mpmath.mpf(r), mpmath.mpf(a))
-                    except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:
-                        raise VariantFileError(f"{self.source}: key '{key}' cannot be evaluated for pair r={r}, "
-                                               f"axis a={a} ({type(err).__name__})") from None
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        value = mpmath.mpf(value)
-                    if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value):
-                        raise VariantFileError(f"{self.source}: key '{key}' gives {mpmath.nstr(value, 8)} for "
-                                               f"pair r={r}, axis a={a}; expected a finite real number")
-                    row.append(sp.Float(value, digits))
-                rows.append(tuple(row))
+                rows.append(tuple(
+                    sp.Float(self._finite_value(function, (r, a), key, f"pair r={r}, axis a={a}"), digits)
+                    for a in range(len(self.axes))))
         return rows
 
     def axes_of_pairs(self) -> list:
