@@ -343,7 +343,8 @@ def _load_module(path: Path):
     return module
 
 
-def _run_c(files, x, pos, side):
+def _compiled(files, suffix: str):
+    """The exported C file's function ``<stem>_<suffix>``, compiled here with the system compiler."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         pytest.skip("no C compiler")
@@ -351,8 +352,11 @@ def _run_c(files, x, pos, side):
     library = c_file.with_suffix(".so")
     subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", str(c_file), "-o", str(library), "-lm"],
                    check=True, capture_output=True)
-    lib = ctypes.CDLL(str(library))
-    function = getattr(lib, f"{c_file.stem}_apply")
+    return getattr(ctypes.CDLL(str(library)), f"{c_file.stem}_{suffix}")
+
+
+def _run_c(files, x, pos, side):
+    function = _compiled(files, "apply")
     x = np.ascontiguousarray(x, dtype=np.float64)
     out = np.zeros_like(x)
     dp = ctypes.POINTER(ctypes.c_double)
@@ -418,14 +422,7 @@ def test_exported_rotary_kernels_run_and_agree(exported, name):
 
 
 def _run_c_scores(files, q, k, queries, keys):
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler")
-    c_file = next(f for f in files if f.suffix == ".c")
-    library = c_file.with_suffix(".so")
-    subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", str(c_file), "-o", str(library), "-lm"],
-                   check=True, capture_output=True)
-    function = getattr(ctypes.CDLL(str(library)), f"{c_file.stem}_scores")
+    function = _compiled(files, "scores")
     dp = ctypes.POINTER(ctypes.c_double)
     arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (q, k, queries, keys)]
     out = np.zeros((len(queries), len(keys)))
