@@ -93,7 +93,8 @@ def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | Non
 
 
 def kernel_listings(claim_results) -> list:
-    """``(title, language, source, file name)`` of the exported RoPE kernels, for a report of ``claim_results``.
+    """``(title, language, source, file name, claims it rests on)`` of the exported RoPE kernels, for a
+    report of ``claim_results``.
 
     Empty when the run did not prove every claim the kernels rest on (export would refuse)."""
     if not {cid for cid in KERNEL_CLAIMS["rope"]} <= {r.id for r in claim_results}:
@@ -103,9 +104,10 @@ def kernel_listings(claim_results) -> list:
         c_files = kernel_sources("rope", "c", head_dim=64, claim_results=claim_results)
     except SymproofError:
         return []
-    listings = [(f"{filename} (symproof export rope --target numpy --head-dim 64)", "python", text, filename)
-                for filename, text in numpy_files.items()]
-    listings += [(f"{filename} (symproof export rope --target c --head-dim 64)", "c", text, filename)
+    rests_on = tuple(KERNEL_CLAIMS["rope"])
+    listings = [(f"{filename} (symproof export rope --target numpy --head-dim 64)", "python", text, filename,
+                 rests_on) for filename, text in numpy_files.items()]
+    listings += [(f"{filename} (symproof export rope --target c --head-dim 64)", "c", text, filename, rests_on)
                  for filename, text in sorted(c_files.items(), key=lambda item: not item[0].endswith(".h"))]
     return listings
 

@@ -102,6 +102,8 @@ class ClaimView:
     #: other claims of the document this one's derivation cites (``rope.relative``), and those citing it
     uses: tuple = ()
     used_by: tuple = ()
+    #: the listed kernels that rest on this claim
+    kernels: tuple = ()
     #: the claims the derivation declares it builds on (``@claim(uses=...)``)
     declared_uses: tuple = ()
 
@@ -143,6 +145,8 @@ class Listing:
     language: str
     source: str
     file_name: str | None = None
+    #: the claims the kernel rests on (its export refuses unless they are proved)
+    claims: tuple = ()
 
     def __post_init__(self):
         if self.file_name is not None and not _PLAIN_FILE_NAME.fullmatch(self.file_name):
@@ -161,6 +165,8 @@ class Listing:
 
     @property
     def anchor(self) -> str:
+        if self.file_name is not None:  # a plain file name is already a valid, short fragment
+            return "listing-" + self.file_name
         return "listing-" + "".join(ch if ch.isalnum() else "-" for ch in self.title.lower()).strip("-")
 
 
@@ -201,6 +207,7 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
     ordered = sorted(by_section.values(), key=lambda s: _section_key(s.number))
     counts = {verdict: sum(r.verdict == verdict for r in results) for verdict in (*STATUSES, MEASURED)}
     listings = [Listing(*entry) for entry in extra_listings]
+    _link_kernels(ordered, listings)
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
     return Document(title, ordered, listings, counts, seconds, include_times)
 
@@ -224,6 +231,18 @@ def _link_citations(claims_by_id: dict) -> None:
         view.uses = tuple(cid for cid in cited if cid in claims_by_id and cid != view.id)
     for view in claims_by_id.values():
         view.used_by = tuple(other.id for other in claims_by_id.values() if view.id in other.uses)
+
+
+def _link_kernels(sections, listings) -> None:
+    """Each claim a listed kernel rests on links to the kernels (and the kernels back, from their data)."""
+    for section in sections:
+        for view in section.claims:
+            view.kernels = tuple(listing for listing in listings if view.id in listing.claims)
+
+
+def kernel_claims(listings) -> tuple:
+    """The claims the listed kernels rest on, in their order, once each."""
+    return tuple(dict.fromkeys(cid for listing in listings for cid in listing.claims))
 
 
 def _is_chapter_number(number: str) -> bool:
