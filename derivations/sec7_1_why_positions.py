@@ -307,8 +307,8 @@ def attn_additive_positions_break_equivariance(proof):
     T, d = 2, 2
     P = permutation_matrix([1, 0])
     positions = Matrix.vstack(*[sinusoidal_vector(t, [1]).T for t in range(T)])
-    proof.note(f"P_pos: sinusoidal rows p_t = (sin t, cos t) (frequency 1), t = 0, 1: {positions.tolist()}; "
-               "pi = [1, 0].")
+    proof.note("P_pos: sinusoidal rows p_t = (sin t, cos t) (frequency 1), t = 0, 1: "
+               f"$P_{{pos}} = {sp.latex(positions, mat_delim='[')}$; pi = [1, 0].")
     X = symbol_matrix("x", T, d)
     W = attention_weights(d)
     zero = {s: 0 for s in X.free_symbols}

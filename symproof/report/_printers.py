@@ -572,7 +572,8 @@ _DECIMAL = re.compile(r"-?\d+(\.\d+)?")
 def _mathml_inner(value) -> str:
     # digits printed in the chapter are shown as written, not re-rounded by a Float
     if isinstance(value, str) and _DECIMAL.fullmatch(value):
-        return f"<mn>{value}</mn>"
+        # a minus sign, not the hyphen the digits were written with
+        return f"<mrow><mo>\u2212</mo><mn>{value[1:]}</mn></mrow>" if value.startswith("-") else f"<mn>{value}</mn>"
     value = _as_printable(value)
     if _fitting_latex(value) is None:
         return f"<mrow><mo>\u27e8</mo><mtext>{_too_long(value)}</mtext><mo>\u27e9</mo></mrow>"

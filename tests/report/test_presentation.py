@@ -242,7 +242,7 @@ def test_the_page_stays_within_its_budget(chapter):
 
 #: (what a reader would see, how to find it in the page's MathML)
 TYPOGRAPHY_FAULTS = (
-    ("an ASCII hyphen as a minus sign (a short dash in MathML)", re.compile(r"<mo>-</mo>")),
+    ("an ASCII hyphen as a minus sign (a short dash in MathML)", re.compile(r"<mo>-</mo>|<mn>-")),
     ("U+2147 DOUBLE-STRUCK ITALIC SMALL E for e", re.compile("\u2147|&#x2147;|&ExponentialE;")),
     ("a function name followed by a parenthesis without U+2061", re.compile(
         r"<mi>(?:sin|cos|tan|exp|log)</mi>(?:<mrow>)?<mo(?: [^>]*)?>\(</mo>")),

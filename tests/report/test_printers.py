@@ -105,7 +105,9 @@ def test_a_product_of_many_blocks_prints_without_multiplying_out():
 @pytest.mark.parametrize("printed", ["0.841471", "-0.989992", "1"])
 def test_printed_digits_are_shown_as_written(printed):
     assert latex_relation(sp.sin(1), r"\approx", printed).endswith(printed)
-    assert f"<mn>{printed}</mn>" in mathml_relation(sp.sin(1), "\u2248", printed)
+    digits = printed.lstrip("-")  # as written, with a minus sign for the hyphen (MathML shows a hyphen as is)
+    sign = "<mo>\u2212</mo>" if printed.startswith("-") else ""
+    assert f"{sign}<mn>{digits}</mn>" in mathml_relation(sp.sin(1), "\u2248", printed)
 
 
 # -- MathML typography ------------------------------------------------------------------------------------------------
