@@ -236,12 +236,9 @@ class Proof:
         exact = sp.sympify(exact)
         if "." in printed:
             places = len(printed.split(".")[1])
-            target = sp.Rational(printed)
-            gap = abs(exact - target)
             half = sp.Rational(1, 2 * 10**places)
-            margin = (half - gap).evalf(places + 20, strict=True)
-            status = PROVED if margin > 0 else REFUTED
-            detail = f"|exact - {printed}| = {gap.evalf(5)} (must be < {half})"
+            status, gap = _within(exact - sp.Rational(printed), half)
+            detail = f"|exact - {printed}| = {gap} (must be < {half})"
         else:
             same = prove_equal(exact, sp.Integer(printed))
             status, detail = same.status, str(same)
@@ -266,6 +263,41 @@ class Proof:
         return self._add(Part("raises", rule, status=REFUTED, method="raises",
                               seconds=time.perf_counter() - start,
                               detail=f"expected {error.__name__}, nothing was raised"))
+
+
+def _within(difference, half):
+    """Whether ``|difference| < half``, decided on a certified interval enclosure of ``difference``
+    (never a floating-point evaluation): PROVED inside, REFUTED wholly outside, else UNKNOWN; and the
+    gap's midpoint to five digits, for the reader."""
+    import mpmath
+    from mpmath import iv
+
+    from ..checker._interval import PRECISIONS, enclose
+
+    difference = sp.sympify(difference)
+    if difference.is_Rational:  # exact: a tie at half a unit is decided too
+        return (PROVED if abs(difference) < half else REFUTED), mpmath.nstr(mpmath.mpf(abs(difference).p) /
+                                                                           abs(difference).q, 5)
+    gap = "?"
+    for prec in PRECISIONS:
+        enclosure = enclose(difference, prec)
+        if enclosure is None:
+            continue
+        real, imag = enclosure
+        if not (imag.a == 0 and imag.b == 0):
+            return UNKNOWN, gap
+        old = iv.prec
+        try:
+            iv.prec = prec
+            size, bound = abs(real), iv.mpf(half.p) / half.q  # |d| in [size.a, size.b]; half in [bound.a, bound.b]
+            gap = mpmath.nstr(mpmath.mpf(size.mid), 5)
+            if size.b < bound.a:
+                return PROVED, gap
+            if size.a > bound.b:
+                return REFUTED, gap
+        finally:
+            iv.prec = old
+    return UNKNOWN, gap
 
 
 def _shown_pair(shown):

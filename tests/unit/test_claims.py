@@ -110,6 +110,10 @@ STATEMENTS = [
     pytest.param(lambda pr: pr.digits("sin 1", sin(1), "0.841471"), "proved", id="digits"),
     pytest.param(lambda pr: pr.digits("sin 1", sin(1), "0.841472"), "refuted", id="digits, last place wrong"),
     pytest.param(lambda pr: pr.digits("integer", sp.Integer(4), "4"), "proved", id="digits, integer"),
+    # a value with no certified real enclosure (log of a negative number is complex) is not decided
+    pytest.param(lambda pr: pr.digits("log(-1)", sp.log(-1), "0.5"), "unknown", id="digits, complex value"),
+    # exactly at half a unit of the last place: not within it
+    pytest.param(lambda pr: pr.digits("a tie", sp.Rational(1, 4), "0.2"), "refuted", id="digits, a tie"),
     pytest.param(lambda pr: pr.raises("refuses", InvalidInputError, select_claims, {}, ["x"]), "proved",
                  id="raises"),
     pytest.param(lambda pr: pr.raises("does not refuse", InvalidInputError, abs, -1), "refuted",
