@@ -50,8 +50,9 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     ``results``: :class:`~symproof.claims.ClaimResult` objects, in the order to show them.
     ``sections``: section number -> title, overriding the derivation modules' headers.
     ``extra_listings``: ``(title, language, source)`` triples, or ``(title, language, source,
-    file_name)``, shown as source listings at the end (with a file name: in full in the PDF, and
-    written to ``listings/<file_name>`` and linked from the HTML).
+    file_name[, claims])``, shown as source listings at the end (with a file name: in full in the PDF,
+    and written to ``listings/<file_name>`` and linked from the HTML; with ``claims``, the IDs the
+    listing rests on: it and those claims link to each other).
     ``figures``: ``"related"`` (those that illustrate a claim in ``results``), ``"all"``, or a
     sequence of :class:`FigureSpec`.
     ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.

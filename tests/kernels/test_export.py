@@ -138,13 +138,15 @@ def _results_of_kernel_claims():
 
 def test_report_listings_carry_the_verdicts_of_the_run_they_come_from():
     from symproof.kernels import kernel_listings
+    from symproof.kernels._export import KERNEL_CLAIMS
 
     listings = kernel_listings(_results_of_kernel_claims())
-    assert [language for _, language, _, _ in listings] == ["python", "c", "c"]
-    assert [file_name for *_, file_name in listings] == ["symproof_rope.py", "symproof_rope.h", "symproof_rope.c"]
+    assert [language for _, language, _, _, _ in listings] == ["python", "c", "c"]
+    assert [file_name for *_, file_name, _ in listings] == ["symproof_rope.py", "symproof_rope.h", "symproof_rope.c"]
     assert listings[1][0].startswith("symproof_rope.h")
-    for _, _, source, _ in listings:
+    for _, _, source, _, rests_on in listings:
         assert "rope.block_relative (proved)" in source
+        assert rests_on == tuple(KERNEL_CLAIMS["rope"])  # what the report links each kernel to
 
 
 def test_no_listings_when_a_kernel_claim_is_not_proved_or_missing():
