@@ -36,7 +36,7 @@ import mpmath
 import sympy as sp
 from mpmath import iv
 
-__all__ = ["enclose", "value_at", "certainly_nonzero", "certainly_finite", "certainly_different", "PRECISIONS"]
+__all__ = ["enclose", "real_enclosure", "value_at", "certainly_nonzero", "certainly_finite", "certainly_different", "PRECISIONS"]
 
 #: working precisions in bits, tried in order until the enclosure is narrow enough
 PRECISIONS = (64, 256)
@@ -665,6 +665,12 @@ def enclose(value, prec: int = PRECISIONS[0]):
     if isinstance(result, Fraction):
         return _real(_to_iv(result))
     return result
+
+
+def real_enclosure(value, prec: int = PRECISIONS[0]):
+    """The ``mpmath.iv`` enclosure of the closed numeric ``value`` when it is certainly real, else ``None``."""
+    box = enclose(value, prec)
+    return box[0] if box is not None and _is_real(box) else None
 
 
 def _excludes_zero(v) -> bool:

@@ -272,7 +272,7 @@ def _within(difference, half):
     import mpmath
     from mpmath import iv
 
-    from ..checker._interval import PRECISIONS, enclose
+    from ..checker._interval import PRECISIONS, real_enclosure
 
     difference = sp.sympify(difference)
     if difference.is_Rational:  # exact: a tie at half a unit is decided too
@@ -280,12 +280,9 @@ def _within(difference, half):
                                                                            abs(difference).q, 5)
     gap = "?"
     for prec in PRECISIONS:
-        enclosure = enclose(difference, prec)
-        if enclosure is None:
+        real = real_enclosure(difference, prec)
+        if real is None:
             continue
-        real, imag = enclosure
-        if not (imag.a == 0 and imag.b == 0):
-            return UNKNOWN, gap
         old = iv.prec
         try:
             iv.prec = prec

@@ -23,7 +23,7 @@ from functools import reduce
 import mpmath
 import sympy as sp
 
-from ..checker._interval import PRECISIONS, certainly_different, enclose
+from ..checker._interval import PRECISIONS, certainly_different, real_enclosure
 from ..prover import evaluate_at, is_certainly_nonzero
 from ..prover._trigpoly import to_trig_polynomial
 from ._printers import _fitting_latex
@@ -231,12 +231,9 @@ def certified_decimal(value, digits: int = DIGITS) -> str:
     if not isinstance(value, sp.Expr) or value.free_symbols:
         return ""
     for prec in PRECISIONS:
-        box = enclose(value, prec)
-        if box is None:
+        re_part = real_enclosure(value, prec)
+        if re_part is None:
             continue
-        re_part, im_part = box
-        if not (im_part.a == 0 and im_part.b == 0):
-            return ""
         with mpmath.workprec(prec + 16):
             ends = {_rounded(mpmath.mpf(end), digits) for end in re_part._mpi_}
         if len(ends) == 1:

@@ -37,7 +37,7 @@ import sympy as sp
 from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf, to_rational
 
-from ..checker._interval import enclose, value_at
+from ..checker._interval import real_enclosure, value_at
 from ..prover import prove_equal
 from ._formula import LookupBase
 
@@ -122,7 +122,7 @@ _ABEL_PROOFS: dict = {}
 
 
 def _iv_of(value):
-    """A real ``mpmath.iv`` enclosure of a ``value_at`` / ``enclose`` result, or ``None``."""
+    """A real ``mpmath.iv`` enclosure of a ``value_at`` result, or ``None``."""
     if value is None:
         return None
     if isinstance(value, Fraction):
@@ -218,7 +218,7 @@ def _fast_enclosure(value):
             return out
         finally:
             iv.prec = old
-    return _iv_of(enclose(value, PRECISION))
+    return real_enclosure(value, PRECISION)
 
 
 class _RoformerBound:
@@ -325,7 +325,7 @@ def _bound(value, side: str):
         return sp.Rational(value)
     if value.has(sp.nan, sp.zoo) or value.free_symbols:
         raise _Unknown(f"the bound {sp.sstr(value)[:60]} is not a number")
-    enclosure = _iv_of(enclose(value, PRECISION))
+    enclosure = real_enclosure(value, PRECISION)
     if enclosure is None:
         raise _Unknown(f"{sp.sstr(value)[:60]} has no certified real enclosure")
     out = _rational(enclosure._mpi_[0] if side == "lo" else enclosure._mpi_[1])
