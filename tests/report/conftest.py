@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import sympy as sp
 import pytest
 
 from symproof import Claim, rotation, run_claim
 from symproof.claims import load_claims, run_claims, select_claims
+
+#: the browser the page tests use (Debian's package), else a ``chromium`` on PATH
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def chromium_path():
+    return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+
+
+needs_chromium = pytest.mark.skipif(chromium_path() is None, reason="no Chromium at /usr/bin/chromium or on PATH")
+
+
+def launch_chromium(playwright):
+    """A headless Chromium from a ``sync_playwright()`` context."""
+    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+
 
 a, b = sp.symbols("a b", real=True)
 

@@ -3,24 +3,17 @@ no sideways page scroll on a phone, no math glyph too small to read."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from .conftest import launch_chromium, needs_chromium
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts" / "report"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM) and shutil.which("chromium") is None,
-                       reason="no Chromium at /usr/bin/chromium"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 
 #: a phone's viewport width (CSS px), and the smallest math glyph a reader can read
@@ -39,8 +32,7 @@ _LAYOUT = """() => {
 
 def _layout(html_path: Path, width: int, screenshot: Path):
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=ARGS)
+        browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 900})
             page.goto(html_path.as_uri(), wait_until="load")
@@ -54,8 +46,7 @@ def _layout(html_path: Path, width: int, screenshot: Path):
 
 def _inspect(html_path: Path, screenshot: Path):
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=ARGS)
+        browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 1400})
             problems = []
@@ -167,8 +158,7 @@ def test_compaction_changes_no_formula_layout(chapter_results, false_results, tm
     pages = {"compacted": compacted, "rendered": html.render_html(document)}
     boxes = {}
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=ARGS)
+        browser = launch_chromium(p)
         try:
             for name, text in pages.items():
                 path = tmp_path / f"{name}.html"

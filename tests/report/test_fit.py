@@ -4,24 +4,18 @@ claim's statement, figures no wider than their column, and a page under its byte
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from .conftest import launch_chromium, needs_chromium
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu"]
+
 #: a phone's and a desktop's viewport width (CSS px), as the page tests (test_browser.py) take them
 PHONE_WIDTH = 390
 
 playwright = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM) and shutil.which("chromium") is None,
-                       reason="no Chromium at /usr/bin/chromium"),
-]
+pytestmark = [pytest.mark.browser, needs_chromium]
 
 DESKTOP_WIDTH = 1280
 #: the share of display formulas that may scroll sideways on a phone (wide matrices cannot break)
@@ -63,8 +57,7 @@ def layouts(report):
     """``{width: (formulas, figures)}`` with every ``<details>`` open (its formulas count too)."""
     out = {}
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
-                                    args=ARGS)
+        browser = launch_chromium(p)
         try:
             for width in (DESKTOP_WIDTH, PHONE_WIDTH):
                 page = browser.new_page(viewport={"width": width, "height": 900})

@@ -9,7 +9,6 @@ entries of a matrix the statement names.  The detectors are tested on the defect
 from __future__ import annotations
 
 import html
-import os
 import re
 import shutil
 import subprocess
@@ -24,9 +23,10 @@ from symproof.report._document import build_document
 from symproof.report._latex import build_pdf, find_pdflatex
 from symproof.report._witness import certified_decimal, display_form, witness_objects
 
+from .conftest import launch_chromium, needs_chromium
+
 #: a box may list at most this many scalar entries (``x_{00} = 1``) when its claim's statement names a matrix
 MAX_SCALAR_ENTRIES = 3
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
@@ -264,12 +264,12 @@ _BOX_FACTS = """() => [...document.querySelectorAll('.witnessbox')].map(box => (
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="no Chromium at /usr/bin/chromium")
+@needs_chromium
 @pytest.mark.parametrize("width", [390, 1280])
 def test_the_boxes_as_chromium_shows_them(fresh, width):
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = launch_chromium(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": 900})
             page.goto((fresh.folder / "index.html").as_uri(), wait_until="load")
