@@ -79,7 +79,8 @@ class Item:
     #: the other rows of the run show the formula the derivation names them by (see :func:`row_formulas`)
     computed_rows: list = field(default_factory=list)
     #: a step whose two sides compute to the same text: how their common form is shown below the
-    #: named relation: ``"line"`` (one line), ``"fold"`` (long: folded), ``""`` (a zero the names state)
+    #: named relation: ``"line"`` (one line), ``"fold"`` (long: folded), ``"pdf"`` (long beside named sides:
+    #: printed in full in the PDF only, the page says so in one line), ``""`` (a zero the names state)
     common: str = "line"
 
 
@@ -370,7 +371,9 @@ def _attach_view(item: Item) -> None:
             if _is_zero(common) and named_sides(item):
                 item.common = ""  # "= 0" is in the named relation already; a bare zero matrix says nothing more
             else:
-                item.common = "fold" if len(_text(common) or "") > FOLD_CHARS else "line"
+                long = len(_text(common) or "") > FOLD_CHARS
+                # the page weight budget: a long common form beside the named relation goes to the PDF only
+                item.common = ("pdf" if item.shown else "fold") if long else "line"
     elif item.kind == "holds":
         item.view = joint_view([item.before])
 
