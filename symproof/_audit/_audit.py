@@ -346,9 +346,72 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
             factor = float(variant.params["s"])
         except (TypeError, ValueError):
             factor = None
+    if base is None and isinstance(config, dict) and variant.params.get("theta") is not None:
+        base = _number(variant.params["theta"])  # a config's rope_theta, whatever its scaling rule
+    rope = rope_values(variant, config)
+    if factor is None and rope.get("factor") is not None:
+        factor = rope["factor"]
     return {"head_dim": variant.width, "rotated_dim": variant.rotated_width, "pairing": variant.pairing,
             "base": base, "max_position": max_position, "scaling_factor": factor,
-            "config": dict(config) if isinstance(config, dict) else None}
+            "config": dict(config) if isinstance(config, dict) else None, "rope": rope}
+
+
+#: a config variant's parameters by the role the user's code names them with (the runner's ``_ROPE_ROLES``)
+_PARAM_ROLES = {"factor": "factor", "low_freq_factor": "low_freq_factor", "high_freq_factor": "high_freq_factor",
+                "L0": "original_max_position", "beta_fast": "beta_fast", "beta_slow": "beta_slow",
+                "mscale": "mscale", "mscale_all_dim": "mscale_all_dim"}
+#: the HF rope_scaling keys of those roles, and the other names real code reads them under (litgpt)
+_SCALING_KEYS = {"factor": ("factor",), "low_freq_factor": ("low_freq_factor",),
+                 "high_freq_factor": ("high_freq_factor",),
+                 "original_max_position": ("original_max_position_embeddings", "original_max_seq_len"),
+                 "beta_fast": ("beta_fast",), "beta_slow": ("beta_slow",), "mscale": ("mscale",),
+                 "mscale_all_dim": ("mscale_all_dim",)}
+_ROPE_TYPE = re.compile(r"rope_type (\w+)")
+
+
+def _number(value):
+    number = float(value)
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+def rope_values(variant: Variant, config: dict | None) -> dict:
+    """The model's rope values by role, for filling the parameters of the user's code: the rule
+    (``rope_type``), whether it scales, each parameter of the rule, and the rule as an HF-style
+    ``rope_scaling`` dict.  ``known`` is False when the rule is a variant file's own formula: then only
+    the values it names are known."""
+    rule = None
+    if isinstance(config, dict):
+        found = _ROPE_TYPE.search(variant.title or "")
+        rule = found.group(1) if found else None
+    elif variant.rule == "geometric" and not variant.length_dependent and not variant.frequency_factors:
+        rule = "default"
+    out: dict = {"known": rule is not None, "rule": rule, "scaled": rule != "default"}
+    for key, role in _PARAM_ROLES.items():
+        if rule is not None and variant.params.get(key) is not None:
+            try:
+                out[role] = _number(variant.params[key])
+            except (TypeError, ValueError):
+                continue
+    if rule is not None:
+        out["linear_factor"] = out.get("factor", 1) if rule == "linear" else 1
+    if rule == "yarn":
+        out.update(extrapolation_factor=1, length_is_original=True)
+        rope_table = (config or {}).get("rope_scaling") or (config or {}).get("rope_parameters") or {}
+        if isinstance(rope_table, dict) and rope_table.get("attention_factor") is None:
+            out["attn_factor"] = 1  # vLLM's extra factor on top of YaRN's own mscale: none in HF's rule
+    if out["scaled"]:
+        shown = ", ".join(f"{k} {out[k]:g}" for k in ("factor", "low_freq_factor", "high_freq_factor",
+                                                      "original_max_position", "beta_fast", "beta_slow")
+                          if out.get(k) is not None)
+        out["description"] = (f"rope_type {rule}" + (f" ({shown})" if shown else "") if rule
+                              else f"the frequency rule of {variant.title or variant.name}")
+    if rule not in (None, "default"):
+        table = {"rope_type": rule, "type": rule}
+        for role, keys in _SCALING_KEYS.items():
+            if out.get(role) is not None:
+                table.update({key: out[role] for key in keys})
+        out["rope_scaling"] = table
+    return out
 
 
 def _config_of(like) -> dict | None:

@@ -303,11 +303,12 @@ class Hints:
     config: dict | None = None
     heads: int = 1
     scaling_factor: float | None = None
+    rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor")} | {"heads": 1})
+                                                 "config", "scaling_factor", "rope")} | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -350,52 +351,250 @@ def _build_config(cls, param, h: Hints):
     return config_cls(**data)
 
 
-def instantiate(cls, h: Hints, hints_used: list):
-    """``cls`` built from the declared model: a ``config`` parameter, or parameters named by role."""
-    try:
-        params = list(inspect.signature(cls).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    kwargs = {}
-    for p in params:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        name = p.name.lower()
-        value = _MISSING = object()
-        if name == "config" or name.endswith("_config") and name != "rope_config":
-            value = _build_config(cls, p, h)
-            hints_used.append(f"{p.name}=<{type(value).__name__} from --like>")
-        elif name in ("head_size", "head_dim"):
-            value = h.head_dim
-        elif name in _DIM:
-            value = h.rotated_dim
-        elif name in _BASE and h.base is not None:
-            value = float(h.base)
-        elif name in _BASE and p.default is p.empty:
-            value = 10000.0
-        elif name in _LEN and h.max_position is not None:
-            value = int(h.max_position)
-        elif name in _LEN and p.default is p.empty:
-            value = 32768
-        elif name in ("scaling_factor", "factor", "rope_scaling_factor") and h.scaling_factor is not None:
-            value = float(h.scaling_factor)
-        elif name == "is_neox_style":
-            value = h.pairing == "half"
-        elif name == "interleaved":
-            value = h.pairing == "adjacent"
-        elif name == "dtype" and p.default is p.empty:
-            import torch
+# -- every parameter filled from the model or named ------------------------------------------------
 
-            value = torch.float32
-        if value is not _MISSING:
-            kwargs[p.name] = value
-            if not (name == "config" or name.endswith("_config")):
-                hints_used.append(f"{p.name}={value!r}")
-        elif p.default is p.empty:
-            raise RunnerError(f"cannot build {cls.__name__}: no value for its parameter {p.name!r} from the "
-                              "declared model")
+#: parameter names (lower case) by the model value that fills them; ``rope`` keys of :class:`Hints`
+_ROPE_ROLES = {
+    "factor": ("scaling_factor", "factor", "scale_factor", "rope_scaling_factor", "rope_factor",
+               "rotary_scaling_factor"),
+    "linear_factor": ("condense_ratio", "interpolate_factor", "interpolation_factor", "seq_len_interpolation_factor",
+                      "position_interpolation_factor", "rope_condense_ratio"),
+    "low_freq_factor": ("low_freq_factor",),
+    "high_freq_factor": ("high_freq_factor",),
+    "original_max_position": ("original_max_position_embeddings", "old_context_len", "original_max_seq_len",
+                              "original_context_len", "original_max_position", "orig_max_position",
+                              "original_seq_len"),
+    "beta_fast": ("beta_fast",),
+    "beta_slow": ("beta_slow",),
+    "mscale": ("mscale",),
+    "mscale_all_dim": ("mscale_all_dim",),
+    "extrapolation_factor": ("extrapolation_factor",),
+    "attn_factor": ("attn_factor",),
+    "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled"),
+    "rope_scaling": ("rope_scaling", "rope_scaling_args", "rope_scaling_config", "scaling_args", "scaling_config",
+                     "extra_config", "rope_parameters"),
+}
+_ROLE_OF = {name: role for role, names in _ROPE_ROLES.items() for name in names}
+_BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq")
+_DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype")
+#: what a parameter's name says it concerns (words of its lower-case name), when the audit cannot fill it
+_CONCERNS = (
+    ("scaling", ("scal", "factor", "ratio", "interpol", "extrapol", "mscale", "beta_", "ntk", "yarn", "longrope",
+                 "rope_type", "condense")),
+    ("precision", ("dtype", "precision", "fp16", "bf16", "half", "fp32")),
+    ("length", ("max_position", "max_seq", "seq_len", "context_len", "max_len", "original_max", "block_size",
+                "max_length")),
+)
+#: the fields of a scaling-arguments object (torchtitan's RoPEScalingArgs) by role
+_FIELD_ROLES = dict(_ROLE_OF, theta="base", rope_theta="base", base="base")
+
+
+class DefaultRefused(RunnerError):
+    """A parameter about scaling, precision or length left at its default while the model has such a value."""
+
+
+@dataclass
+class Filling:
+    """The keyword arguments of one callable filled from the model, and what was left at its default."""
+
+    kwargs: dict
+    shown: list
+    defaults: list
+    refusals: list
+
+
+def _concern(param) -> str | None:
+    name = param.name.lower()
+    annotation = param.annotation if param.annotation is not param.empty else ""
+    text = f"{name} {annotation if isinstance(annotation, str) else getattr(annotation, '__name__', annotation)}"
+    default = param.default
+    if type(default).__module__.startswith("torch") and type(default).__name__ == "dtype":
+        return "precision"
+    for concern, words in _CONCERNS:
+        if any(w in text.lower() for w in words):
+            return concern
+    if dataclasses_is(default) and any(f in _FIELD_ROLES for f in _field_names(default)):
+        return "scaling"
+    return None
+
+
+def dataclasses_is(value) -> bool:
+    import dataclasses
+
+    return dataclasses.is_dataclass(value)
+
+
+def _field_names(obj) -> list:
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(obj)]
+
+
+def _is_dtype_param(param) -> bool:
+    default, annotation = param.default, param.annotation
+    if type(default).__module__.startswith("torch") and type(default).__name__ == "dtype":
+        return True
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return "dtype" in str(text).lower() or (param.default is param.empty and param.name.lower() == "dtype")
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def _scaling_object(param, h: "Hints"):
+    """The model's scaling for a parameter taking it as one object: ``None`` (no scaling), the HF-style dict,
+    or the parameter's own dataclass (its default's class, or its annotation) rebuilt from the model's values;
+    ``_UNFILLED`` when the model's scaling cannot be written in that form."""
+    rope = h.rope or {}
+    if not rope.get("known"):
+        return _UNFILLED
+    if not rope.get("scaled"):
+        return None
+    cls = type(param.default) if dataclasses_is(param.default) else _config_class_of(param)
+    if cls is not None and dataclasses_is(cls):
+        values = {}
+        for name in _field_names(cls):
+            role = _FIELD_ROLES.get(name.lower())
+            if role is None:
+                continue
+            value = h.base if role == "base" else rope.get(role)
+            if value is None:
+                return _UNFILLED
+            values[name] = value
+        return cls(**values) if values else _UNFILLED
+    return dict(rope["rope_scaling"]) if rope.get("rope_scaling") else _UNFILLED
+
+
+def _config_class_of(param):
+    annotation = param.annotation
+    if annotation is param.empty:
+        return None
+    for arg in (annotation, *getattr(annotation, "__args__", ())):
+        if inspect.isclass(arg) and dataclasses_is(arg):
+            return arg
+    return None
+
+
+class _Unfilled:
+    def __repr__(self):
+        return "<unfilled>"
+
+
+_UNFILLED = _Unfilled()
+
+
+def _model_value(param, h: "Hints", dtype: str, where: str):
+    """The model's value for ``param`` (by its name, its default's type or its annotation), or ``_UNFILLED``."""
+    name = param.name.lower()
+    rope = h.rope or {}
+    required = param.default is param.empty
+    if name in ("head_size", "head_dim"):
+        return h.head_dim
+    if name in _DIM:
+        return h.rotated_dim
+    if name in _BASES:
+        if h.base is not None:
+            return float(h.base)
+        return 10000.0 if required else _UNFILLED
+    if name in _LEN:
+        # a code with no separate original length whose rule reads it (vLLM's YaRN) takes the original there
+        if rope.get("length_is_original") and rope.get("original_max_position") and where == "no-original":
+            return int(rope["original_max_position"])
+        if h.max_position is not None:
+            return int(h.max_position)
+        return 32768 if required else _UNFILLED
+    if name == "is_neox_style":
+        return h.pairing == "half"
+    if name == "interleaved" and where != "apply":
+        return h.pairing == "adjacent"
+    if name in _DTYPE_NAMES and (_is_dtype_param(param) or required):
+        return _torch_dtype(dtype)
+    role = _ROLE_OF.get(name)
+    if role == "rope_scaling":
+        return _scaling_object(param, h)
+    if role == "scaled":
+        return bool(rope["scaled"]) if rope.get("known") else _UNFILLED
+    if role == "factor" and h.scaling_factor is not None:
+        return float(h.scaling_factor)
+    if role is not None and rope.get(role) is not None:
+        return rope[role]
+    return _UNFILLED
+
+
+def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where: str = "build") -> Filling:
+    """Every parameter of ``fn`` beyond ``skip``: filled from the model, or listed at its default; a default
+    about scaling, precision or length while the model has such a value is a refusal (the audit would
+    otherwise compare the code with a value the model does not have)."""
+    params = [p for p in _params(fn) if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+              and p.name != "self" and p.name not in skip]
+    names = {p.name.lower() for p in params}
+    place = "no-original" if not names & set(_ROPE_ROLES["original_max_position"]) else where
+    # a linear factor with a parameter of its own (litgpt's condense_ratio) is not passed again as an object
+    own_linear = (h.rope or {}).get("rule") == "linear" and bool(names & set(_ROPE_ROLES["linear_factor"]))
+    out = Filling({}, [], [], [])
+    for p in params:
+        if own_linear and _ROLE_OF.get(p.name.lower()) == "rope_scaling":
+            value = None
+        else:
+            value = _model_value(p, h, dtype, place if where == "build" else where)
+        if value is not _UNFILLED:
+            out.kwargs[p.name] = value
+            out.shown.append(f"{p.name}={_shown_value(value)}")
+            continue
+        if p.default is p.empty:
+            raise RunnerError(f"cannot call {owner or getattr(fn, '__name__', 'the code')}: no value for its "
+                              f"parameter {p.name!r} from the declared model")
+        out.defaults.append(f"{owner}: {p.name}={_shown_value(p.default)}" if owner else
+                            f"{p.name}={_shown_value(p.default)}")
+        concern = _concern(p)
+        has = _model_has(concern, h)
+        if concern and has and where == "build":
+            out.refusals.append(f"{owner or 'the code'}'s parameter {p.name} is left at its default "
+                                f"{_shown_value(p.default)}, but it concerns {concern} and the model has {has}: "
+                                f"the audit would compare the code at a value the model does not have; pass "
+                                f"{p.name} yourself with --call (an expression in x and positions that builds "
+                                f"{owner or 'the code'} with {p.name}=<the model's value>)")
+    return out
+
+
+def _model_has(concern: str | None, h: "Hints") -> str | None:
+    rope = h.rope or {}
+    if concern == "scaling" and rope.get("scaled"):
+        return rope.get("description") or "a scaling rule"
+    if concern == "length" and h.max_position is not None:
+        return f"max_position_embeddings {h.max_position}"
+    if concern == "precision":
+        return None  # every precision parameter the audit recognises is filled with the dtype it audits
+    return None
+
+
+def _shown_value(value) -> str:
+    if type(value).__module__.startswith("torch") and type(value).__name__ == "dtype":
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return repr(value)
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def instantiate(cls, h: Hints, hints_used: list, dtype: str = "float32"):
+    """``cls`` built from the declared model: a ``config`` parameter, or every parameter by its role
+    (:func:`fill_parameters`); returns ``(instance, filling)``."""
+    config = {}
+    for p in _params(cls):
+        name = p.name.lower()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and (
+                name == "config" or name.endswith("_config") and name not in _ROLE_OF):
+            config[p.name] = _build_config(cls, p, h)
+            hints_used.append(f"{p.name}=<{type(config[p.name]).__name__} from --like>")
+    filling = fill_parameters(cls, h, dtype, skip=tuple(config), owner=cls.__name__)
+    hints_used += filling.shown
+    kwargs = {**config, **filling.kwargs}
     try:
-        return cls(**kwargs)
+        return cls(**kwargs), filling
     except RunnerError:
         raise
     except Exception as err:
@@ -629,17 +828,26 @@ class _Attempt:
             key = name.lower()
             if key == "self":
                 continue
-            if key in ("head_size", "head_dim"):
+            if key in ("head_size", "head_dim", "kv_dim"):
                 extra[name] = h.head_dim
             elif key in _DIM:
                 extra[name] = h.rotated_dim
-            elif key in _BASE:
+            elif key in _BASES:
                 extra[name] = float(h.base if h.base is not None else 10000.0)
-            elif key == "kv_dim":
-                extra[name] = h.head_dim
         if getattr(self, "full_tables", False) and "position_ids" in _names(self.apply):
             extra["position_ids"] = self.s.arrays.ints(self._positions[None, :])
         return extra
+
+    def left_at_default(self) -> list:
+        """The parameters of the apply this convention's call leaves at their defaults (``NAME=VALUE``)."""
+        passed = set(_names(self.apply)[:len(self.row.args) + (1 if _names(self.apply)[:1] == ["self"] else 0)])
+        passed |= set(self.s.extra_kwargs(self.apply, self.layout)) | set(self._fill())
+        if self.keyword:
+            passed.add(self.keyword)
+        owner = getattr(self.apply, "__qualname__", getattr(self.apply, "__name__", ""))
+        return [f"{owner}: {p.name}={_shown_value(p.default)}" for p in _params(self.apply)
+                if p.name not in passed and p.name != "self" and p.default is not p.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
     def _call(self, x, positions):
         n, d = x.shape[0], x.shape[-1]
@@ -716,6 +924,9 @@ class Session:
             self.module = sys.modules.get(getattr(_call_of(target), "__module__", None) or "", None)
             self.label = getattr(target, "__qualname__", None) or type(target).__name__
         self.dtype = options.get("dtype") or "float64"
+        # the dtype a precision parameter of the code is filled with: the activations' (float32 unless --dtype)
+        self.fill_dtype = options.get("dtype") or "float32"
+        self.fillings: dict = {}  # id(built object) -> (the object, its Filling)
         self.attempt = None
         self.arrays = None
         self.tried: list = []
@@ -764,9 +975,10 @@ class Session:
     def _instance(self, cls_or_obj):
         if inspect.isclass(cls_or_obj):
             used: list = []
-            inst = instantiate(cls_or_obj, self.hints, used)
+            inst, filling = instantiate(cls_or_obj, self.hints, used, self.fill_dtype)
             self.used += used
             self.built[id(inst)] = f"{cls_or_obj.__name__}({', '.join(used)})"
+            self.fillings[id(inst)] = (inst, filling)  # the object kept: its id stays its own
         else:
             inst = cls_or_obj
         self._float(inst)
@@ -784,26 +996,11 @@ class Session:
             to(getattr(torch, self.dtype))
 
     def _build_table(self, builder):
-        h = self.hints
-        kwargs, shown = {}, []
-        for p in _params(builder):
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            name = p.name.lower()
-            if name in ("head_size", "head_dim") or (name in _DIM):
-                kwargs[p.name] = h.head_dim if name in ("head_size", "head_dim") else h.rotated_dim
-            elif name in _LEN:
-                kwargs[p.name] = int(h.max_position or 32768)
-            elif name in _BASE:
-                kwargs[p.name] = float(h.base if h.base is not None else 10000.0)
-            elif p.default is p.empty:
-                raise RunnerError(f"cannot build the table with {getattr(builder, '__name__', builder)}: no value "
-                                  f"for its parameter {p.name!r}")
-            else:
-                continue
-            shown.append(f"{p.name}={kwargs[p.name]!r}")
-        table = builder(**kwargs)
-        self.used.append(f"{getattr(builder, '__name__', 'build')}({', '.join(shown)})")
+        name = getattr(builder, "__name__", "build")
+        filling = fill_parameters(builder, self.hints, self.fill_dtype, owner=name)
+        table = builder(**filling.kwargs)
+        self.used.append(f"{name}({', '.join(filling.shown)})")
+        self.fillings[id(table)] = (table, filling)
         return table
 
     # -- finding the convention ------------------------------------------------------------------
@@ -1000,6 +1197,8 @@ class Session:
                     try:
                         with _quiet():
                             q, k = attempt.run(x, positions)
+                    except DefaultRefused:
+                        raise
                     except RunnerError as err:
                         errors.append((attempt.row.name, library, str(err)[:140]))
                         continue
@@ -1025,6 +1224,8 @@ class Session:
                         fallback = fallback or (attempt, library, k, problem)
                         continue
                     return self._accept(attempt, library, k)
+            except DefaultRefused:
+                raise
             except RunnerError as err:  # a role could not be built (a class, a table)
                 errors.append(("building", library, str(err)[:200]))
             except CallTimeout:
@@ -1045,6 +1246,10 @@ class Session:
                           "--apply/--table, or give --call EXPR")
 
     def _accept(self, attempt, library, k) -> dict:
+        fillings = [self.fillings[id(obj)][1] for obj in self._pieces(attempt) if id(obj) in self.fillings]
+        refusals = [r for f in fillings for r in f.refusals]
+        if refusals:
+            raise DefaultRefused(f"cannot audit {self.label} without an assumption: {refusals[0]}")
         self.attempt = attempt
         self.arrays = attempt.s.arrays if attempt.s.arrays.name == library else Arrays(library, self.dtype)
         info = attempt.describe()
@@ -1052,7 +1257,15 @@ class Session:
         info["built"] = list(self.used)
         info["key"] = k is not None
         info["bound"], info["bound_source"] = self._bound(attempt)
+        info["left_at_default"] = [d for f in fillings for d in f.defaults] + (
+            attempt.left_at_default() if attempt.row.entry != "expr" else [])
         return info
+
+    @staticmethod
+    def _pieces(attempt) -> list:
+        """The objects the attempt built from the model: a module (or the one a method is bound to), a table."""
+        pieces = [attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None), attempt.table]
+        return [p for p in pieces if p is not None]
 
     def _bound(self, attempt) -> tuple:
         """``(bound, where it comes from)``: the fewest positions the code's tables or the config hold."""
