@@ -117,6 +117,7 @@ class AuditResult:
             "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
                                     "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
             "positions_range_note": self.range_note,
+            "left_at_default": list((self.convention or {}).get("left_at_default") or []),
             "positions_probed": list(self.positions),
             "seq_len": self.seq_len,
             "max_error": self.max_error,
@@ -145,6 +146,8 @@ class AuditResult:
             c = self.convention
             lines.append(f"called as {c.get('call')} [{c.get('name')}; layout {c.get('layout_shape')}, "
                          f"positions {c.get('positions')}]")
+            if c.get("left_at_default"):
+                lines.append(f"left at its default: {', '.join(c['left_at_default'])}")
         lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
                      f"(0..{self.positions[-1]}), {self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, "
                      f"{self.seconds:.2f} s")
@@ -365,7 +368,8 @@ _SCALING_KEYS = {"factor": ("factor",), "low_freq_factor": ("low_freq_factor",),
                  "high_freq_factor": ("high_freq_factor",),
                  "original_max_position": ("original_max_position_embeddings", "original_max_seq_len"),
                  "beta_fast": ("beta_fast",), "beta_slow": ("beta_slow",), "mscale": ("mscale",),
-                 "mscale_all_dim": ("mscale_all_dim",)}
+                 "mscale_all_dim": ("mscale_all_dim",), "short_factor": ("short_factor",),
+                 "long_factor": ("long_factor",)}
 _ROPE_TYPE = re.compile(r"rope_type (\w+)")
 
 
@@ -394,6 +398,9 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
                 continue
     if rule is not None:
         out["linear_factor"] = out.get("factor", 1) if rule == "linear" else 1
+    if rule == "longrope":  # the per-pair divisors of each regime (lists in the config)
+        out["short_factor"] = [_number(f) for f in variant.frequency_factors]
+        out["long_factor"] = [_number(f) for f in (variant.long_factors or variant.frequency_factors)]
     if rule == "yarn":
         out.update(extrapolation_factor=1, length_is_original=True)
         rope_table = (config or {}).get("rope_scaling") or (config or {}).get("rope_parameters") or {}

@@ -368,6 +368,8 @@ _ROPE_ROLES = {
     "beta_slow": ("beta_slow",),
     "mscale": ("mscale",),
     "mscale_all_dim": ("mscale_all_dim",),
+    "short_factor": ("short_factor", "short_factors", "rescale_factors_short"),
+    "long_factor": ("long_factor", "long_factors", "rescale_factors_long"),
     "extrapolation_factor": ("extrapolation_factor",),
     "attn_factor": ("attn_factor",),
     "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled"),
