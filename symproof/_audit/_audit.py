@@ -146,6 +146,8 @@ class AuditResult:
             c = self.convention
             lines.append(f"called as {c.get('call')} [{c.get('name')}; layout {c.get('layout_shape')}, "
                          f"positions {c.get('positions')}]")
+            if c.get("note"):
+                lines.append(c["note"])
             if c.get("left_at_default"):
                 lines.append(f"left at its default: {', '.join(c['left_at_default'])}")
         lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "

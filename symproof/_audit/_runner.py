@@ -659,6 +659,9 @@ CONVENTIONS = (
     Convention("hf-rotary-partial", "rotary(x, position_ids) -> (cos, sin); apply(q[..., :r], k[..., :r], cos, "
                "sin), the rest of q, k kept (partial rotary)", "apply", ("x", "k", "cos", "sin"),
                ("bhtd", "bthd", "td"), needs="rotary", returns="qk", split=True),
+    Convention("neox-offset", "rotary(x, seq_len=n) -> whole (cos, sin) tables; apply(q, k, cos, sin, offset=start) "
+               "with q (T, B, H, D): contiguous positions, one call per position (GPT-NeoX)", "apply",
+               ("x", "k", "cos", "sin", "offset"), ("tbhd",), positions="contiguous", needs="rotary", returns="qk"),
     Convention("rotary-x", "rotary(x, position_ids) -> (cos, sin); apply(x, cos, sin)", "apply",
                ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary"),
     Convention("rotary-x-partial", "rotary(x, position_ids) -> (cos, sin); apply(x[..., :r], cos, sin), the rest "
@@ -1125,7 +1128,8 @@ class Session:
                     if row.needs == "angles":
                         yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
                     else:
-                        yield (fn, inst, None, None, f"{made}(x, position_ids) -> cos, sin; "
+                        takes = "seq_len=n" if row.positions == "contiguous" else "position_ids"
+                        yield (fn, inst, None, None, f"{made}(x, {takes}) -> cos, sin; "
                                                      f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
             else:
                 builders = []
@@ -1185,7 +1189,7 @@ class Session:
         """Find the convention (trial calls on ``x`` at small ``positions``); return what was found."""
         libraries = [self.options["library"]] if self.options.get("library") else _library_of(self.module)
         errors = []
-        fallback = None
+        fallback = mapped = None
         for library in libraries:
             try:
                 self.arrays = Arrays(library, self.dtype)
@@ -1219,6 +1223,18 @@ class Session:
                         raise
                     except BaseException as err:  # noqa: BLE001
                         problem = f"a second trial call raised {_one_line(err, 100)}"
+                    if not problem:
+                        try:
+                            with _quiet():
+                                problem = _not_a_rotation(attempt, x, positions, q, self.dtype)
+                        except CallTimeout:
+                            raise
+                        except BaseException as err:  # noqa: BLE001
+                            problem = f"a trial call of the acceptance checks raised {_one_line(err, 100)}"
+                        if problem:  # the outputs fit the shapes and the order: preferred to an order failure
+                            errors.append((attempt.row.name, library, problem))
+                            mapped = mapped or (attempt, library, k, problem)
+                            continue
                     if problem:
                         # kept as a fallback: code that really depends on token order (positions ignored) is
                         # audited as it is when no other convention fits
@@ -1234,6 +1250,7 @@ class Session:
                 raise
             except BaseException as err:  # noqa: BLE001
                 errors.append(("building", library, f"building the code's objects raised {_one_line(err, 160)}"))
+        fallback = mapped or fallback  # nonlinear code is audited as it is (the verdict names it nonlinear)
         if fallback is not None:
             info = self._accept(fallback[0], fallback[1], fallback[2])
             info["note"] = f"no convention passed every trial; used the first whose outputs fit: {fallback[3]}"
@@ -1308,11 +1325,38 @@ def _inconsistent(attempt, x, positions, q) -> str | None:
     return None
 
 
-def _close(a, b) -> bool:
+#: how far a trial output may be from what a linear map predicts, by the activations' dtype (rounding)
+_TRIAL_REL = {"float64": 1e-6, "float32": 1e-4, "float16": 3e-2, "bfloat16": 6e-2}
+
+
+def _not_a_rotation(attempt, x, positions, q, dtype: str) -> str | None:
+    """Why this convention's calls cannot be the code's rotary map, or None: a rotary map is linear in x
+    (a wrong convention that passes positions where the code takes a length or an axis is not), and at
+    position 0 it is the same multiple of every x (the identity, times the model's constant scale)."""
+    rel = _TRIAL_REL.get(dtype, 1e-4)
+    twice, _ = attempt.run(2.0 * x, positions)
+    if not _close(twice, 2.0 * q, rel):
+        return "outputs are not linear in x (T(2 x) != 2 T(x)): the positions reach a parameter that is not one"
+    swapped = x[::-1].copy()
+    other, _ = attempt.run(swapped, positions)
+    both, _ = attempt.run(x + swapped, positions)
+    if not _close(both, q + other, rel):
+        return "outputs are not linear in x (T(x + y) != T(x) + T(y))"
+    zero = [t for t, p in enumerate(positions) if int(p) == 0]
+    if zero:
+        t = zero[0]
+        xs, ys = x[:, t].reshape(-1), q[:, t].reshape(-1)
+        c = float(np.dot(xs, ys) / max(np.dot(xs, xs), 1e-300))
+        if not _close(q[:, t], c * x[:, t], rel):
+            return "at position 0 the output is not a constant multiple of x (a rotary map is the identity there)"
+    return None
+
+
+def _close(a, b, rel: float = 1e-5) -> bool:
     if a.shape != b.shape:
         return False
     scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-    return bool(np.all(np.abs(a - b) <= 1e-5 * scale))
+    return bool(np.all(np.abs(a - b) <= rel * scale))
 
 
 def _same(a, b) -> bool:

@@ -671,3 +671,49 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     roped = (x * cos) + (rotated * sin)
     return roped.to(dtype=x.dtype)
 '''
+
+# GPT-NeoX megatron/model/positional_embeddings.py: the module gives whole tables for a length (forward(x, seq_dim,
+# seq_len)), the apply slices them from a start offset; q is (sq, b, np, hn)
+GPT_NEOX = '''
+import torch
+
+
+class RotaryEmbedding(torch.nn.Module):
+    def __init__(self, dim, max_seq_len, base=10000, precision=torch.half, save_inv_freqs=False):
+        super().__init__()
+        self.precision = precision
+        self.max_seq_len = max_seq_len
+        self.base = base
+        self.dim = dim
+        cos_cached, sin_cached, inv_freq = self._prepare_cache(max_seq_len, precision, base)
+        self.register_buffer("inv_freq", inv_freq, persistent=save_inv_freqs)
+        self.cos_cached = cos_cached
+        self.sin_cached = sin_cached
+
+    def _prepare_cache(self, seq_len, precision, base):
+        inv_freq = 1.0 / (base ** (torch.arange(0, self.dim, 2).float() / self.dim))
+        t = torch.arange(seq_len).type_as(inv_freq)
+        freqs = torch.einsum("i,j->ij", t, inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos_cached = emb.cos()[:, None, None, :]
+        sin_cached = emb.sin()[:, None, None, :]
+        return cos_cached.to(precision), sin_cached.to(precision), inv_freq.to(precision)
+
+    def forward(self, x, seq_dim=0, seq_len=None):
+        if seq_len is None:
+            seq_len = x.shape[seq_dim]
+        assert seq_len <= self.max_seq_len
+        if seq_len != self.max_seq_len:
+            return self.cos_cached[:seq_len, ...].to(x.device), self.sin_cached[:seq_len, ...].to(x.device)
+        return self.cos_cached.to(x.device), self.sin_cached.to(x.device)
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=x1.ndim - 1)
+
+
+def apply_rotary_pos_emb_torch(q, k, cos, sin, offset: int = 0):
+    cos, sin = cos[offset : q.shape[0] + offset, ...], sin[offset : q.shape[0] + offset, ...]
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+'''

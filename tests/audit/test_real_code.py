@@ -80,6 +80,8 @@ REFERENCE = [
     ("hf-4.31-module", ref.HF_431_DYNAMIC, "LlamaRotaryEmbedding", {}, HF64, "equivalent", [], "hf-rotary"),
     ("hf-4.31-dynamic-ntk", ref.HF_431_DYNAMIC, "LlamaDynamicNTKScalingRotaryEmbedding", {}, DYNAMIC, "differs",
      ["stateful"], "hf-rotary"),
+    # forward(x, seq_dim, seq_len) gives whole tables, apply(q, k, cos, sin, offset) slices them from the start
+    ("gpt-neox", ref.GPT_NEOX, "RotaryEmbedding", {}, HF64, "equivalent", [], "neox-offset"),
     ("meta-wrong-layout-forced", ref.META, "apply_rotary_emb", {"layout": "bthd"}, META64, "equivalent", [],
      "table-freqs-qk"),
 ]
@@ -229,3 +231,29 @@ def test_assert_rope_matches_passes_and_fails_with_the_diagnosis(tmp_path):
         assert_rope_matches(load_target(f"{wrong}:apply_rotary_emb")[0], like)
     with pytest.raises(AssertionError, match="could not be audited"):
         assert_rope_matches(f"{right}:no_such_function", like)
+
+
+def test_a_convention_whose_trial_calls_are_no_rotation_is_not_accepted(tmp_path):
+    """GPT-NeoX's module called as rotary(x, position_ids): the positions land in seq_dim and its tables are
+    sliced by the batch size, so position 0 is no identity; that row is rejected, not audited as nonlinear."""
+    from symproof._audit._runner import Session, _not_a_rotation
+
+    import numpy as np
+
+    cls = _in_process(tmp_path, ref.GPT_NEOX, "RotaryEmbedding")
+    session = Session(cls, {"hints": {"head_dim": 64, "rotated_dim": 64, "pairing": "half", "base": 10000.0},
+                            "apply": None, "table": None, "call": None, "layout": None, "dtype": None})
+    positions = np.array([0, 1, 2, 3, 5])
+    x = np.random.default_rng(7).standard_normal((2, len(positions), 64))
+    from symproof._audit._runner import Arrays
+
+    session.arrays = Arrays("torch")
+    verdicts = {}
+    for attempt in session._candidates():
+        try:
+            q, _ = attempt.run(x, positions)
+        except Exception:  # noqa: BLE001 - a convention that does not fit at all
+            continue
+        verdicts.setdefault(attempt.row.name, _not_a_rotation(attempt, x, positions, q, "float64"))
+    assert verdicts["hf-rotary"] is not None and "position 0" in verdicts["hf-rotary"]
+    assert verdicts["neox-offset"] is None
