@@ -183,7 +183,10 @@ COMMANDS = {
         (("--layout",), dict(default=None, choices=("td", "bthd", "bhtd", "tbhd", "flat"),
                              help="how x is laid out: td (..., T, D) (default), bthd, bhtd, tbhd, flat (tokens, D)")),
         (("--dtype",), dict(default=None, choices=("float32", "float16", "bfloat16"),
-                            help="probe in the element type the model runs in (value rounding accepted)")),
+                            help="the activations' element type (value rounding accepted); modules are built as "
+                                 "from_pretrained(dtype=...) builds them (HF keeps inv_freq in float32)")),
+        (("--cast-module",), dict(action="store_true",
+                                  help="with --dtype: cast the whole module, buffers included (module.to(dtype))")),
         (("--timeout",), dict(type=float, default=None, metavar="SECONDS",
                               help="most seconds one probe call may take (default 10; the first call has its own "
                                    "warm-up limit)")),

@@ -476,7 +476,7 @@ _WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
 def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
           probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
           table: str | None = None, call: str | None = None, layout: str | None = None,
-          dtype: str | None = None) -> AuditResult:
+          dtype: str | None = None, cast_module: bool = False) -> AuditResult:
     """Audit the user's rotary code ``fn`` against the declared model ``like``.
 
     ``fn`` is a target name, ``"FILE.py:NAME"`` or ``"package.module:NAME"``
@@ -491,8 +491,11 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     ``forward_native(positions, query, key)``; ``call`` is a Python
     expression in ``x`` and ``positions`` when nothing fits; ``layout`` one
     of ``td`` (default ``(..., T, D)``), ``bthd``, ``bhtd``, ``tbhd``,
-    ``flat``; ``dtype`` the element type the model runs in (``float16``,
-    ``bfloat16``).
+    ``flat``; ``dtype`` the element type of the activations (``float16``,
+    ``bfloat16``), the user's modules built as ``from_pretrained(dtype=...)`` builds
+    them (torch's default dtype set to it: HF's ``inv_freq`` stays float32);
+    ``cast_module`` casts the whole module to ``dtype`` (``module.to(dtype)``,
+    its buffers rounded too).
 
     ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
     ``config.json`` path / dict.  Returns an :class:`AuditResult` whose
@@ -528,8 +531,9 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     hints = hints_of(variant, config)
     # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
+    hints["seq_len"] = seq_len
     options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
-               "dtype": dtype}
+               "dtype": dtype, "cast_module": bool(cast_module)}
     if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
         raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")
     warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
@@ -552,7 +556,7 @@ def _resolved_target(target: str) -> str:
 
 
 def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float,
-           dtype: str | None = None) -> AuditResult:
+           dtype: str | None = None, cast_module: bool = False) -> AuditResult:
     info = probe.setup()
     probed = probe.usable_positions(probed, extend=seq_len is None)
     probed, memory_note = _within_memory(probed, variant.width)

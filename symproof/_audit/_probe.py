@@ -165,6 +165,9 @@ class Probe:
                 kept = kept + (bound - 1,)  # the largest position the code takes is probed too
             self.range_note = f"positions probed below {bound} ({self._bound_source()})"
         candidates = sorted(set(kept), reverse=True)
+        rows = self.info.get("table_rows")
+        if rows and candidates and rows - 1 < candidates[0]:  # the code's table as it is now: tried first below
+            candidates = sorted(set(candidates) | {rows - 1}, reverse=True)
         last_error = None
         for p in candidates:
             x = np.zeros((1, 1, self.width))
@@ -179,7 +182,7 @@ class Probe:
             if p != candidates[0]:
                 self.range_note = (f"positions probed up to {p}: at position {candidates[0]} the code raised "
                                    f"{last_error.message[:160]} (a table shorter than the model's range?)")
-                kept = tuple(q for q in kept if q <= p)
+                kept = tuple(q for q in kept if q < p) + (p,)
             return kept
         message = last_error.message if last_error is not None else "nothing to probe"
         raise InvalidInputError(f"{self.name} fails at every probed position (0..{max(positions)}): {message}; "

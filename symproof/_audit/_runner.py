@@ -304,11 +304,12 @@ class Hints:
     heads: int = 1
     scaling_factor: float | None = None
     rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
+    seq_len: int | None = None  # the call length audited (--seq-len)
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor", "rope")} | {"heads": 1})
+                                                 "config", "scaling_factor", "rope", "seq_len")} | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -377,6 +378,8 @@ _ROPE_ROLES = {
                      "extra_config", "rope_parameters"),
 }
 _ROLE_OF = {name: role for role, names in _ROPE_ROLES.items() for name in names}
+#: length parameters that size a table (not a property of the model, like max_position_embeddings)
+_TABLE_LEN = ("end", "seq_len", "max_seq_len", "seqlen", "length", "max_len", "max_seq_length")
 _BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq")
 _DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype")
 #: what a parameter's name says it concerns (words of its lower-case name), when the audit cannot fill it
@@ -505,6 +508,8 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         # a code with no separate original length whose rule reads it (vLLM's YaRN) takes the original there
         if rope.get("length_is_original") and rope.get("original_max_position") and where == "no-original":
             return int(rope["original_max_position"])
+        if name in _TABLE_LEN and h.seq_len and h.seq_len > (h.max_position or 0):
+            return int(h.seq_len)  # a table for the calls audited (--seq-len beyond the trained length)
         if h.max_position is not None:
             return int(h.max_position)
         return 32768 if required else _UNFILLED
@@ -980,7 +985,8 @@ class Session:
     def _instance(self, cls_or_obj):
         if inspect.isclass(cls_or_obj):
             used: list = []
-            inst, filling = instantiate(cls_or_obj, self.hints, used, self.fill_dtype)
+            with _default_dtype(self.options.get("dtype")):
+                inst, filling = instantiate(cls_or_obj, self.hints, used, self.fill_dtype)
             self.used += used
             self.built[id(inst)] = f"{cls_or_obj.__name__}({', '.join(used)})"
             self.fillings[id(inst)] = (inst, filling)  # the object kept: its id stays its own
@@ -993,9 +999,11 @@ class Session:
         return self.built.get(id(inst), fallback)
 
     def _float(self, inst):
-        """A torch module in float64 (the probes' precision), or in the --dtype the model runs in."""
+        """With --cast-module, a torch module cast whole to --dtype (``module.to(dtype)``: its float32
+        buffers rounded too); otherwise left as built, as the standard loading path leaves it."""
         to = getattr(inst, "to", None)
-        if to is not None and hasattr(inst, "parameters") and self.dtype != "float64":
+        if to is not None and hasattr(inst, "parameters") and self.options.get("cast_module") \
+                and self.dtype != "float64":
             import torch
 
             to(getattr(torch, self.dtype))
@@ -1276,6 +1284,7 @@ class Session:
         info["built"] = list(self.used)
         info["key"] = k is not None
         info["bound"], info["bound_source"] = self._bound(attempt)
+        info["table_rows"] = self.table_rows(attempt)
         info["left_at_default"] = [d for f in fillings for d in f.defaults] + (
             attempt.left_at_default() if attempt.row.entry != "expr" else [])
         return info
@@ -1287,20 +1296,25 @@ class Session:
         return [p for p in pieces if p is not None]
 
     def _bound(self, attempt) -> tuple:
-        """``(bound, where it comes from)``: the fewest positions the code's tables or the config hold."""
-        bounds = [(self.hints.max_position, "max_position_embeddings of the config")] \
-            if self.hints.max_position and self.options["hints"].get("bound_by_config", True) else []
+        """``(bound, where it comes from)``: the model's range (its config's max_position_embeddings unless
+        --seq-len goes beyond it).  The code's own tables are no bound: a cache grows when called longer
+        (``max_seq_len_cached``), and a fixed table says so by failing; see :meth:`table_rows`."""
+        if self.hints.max_position and self.options["hints"].get("bound_by_config", True):
+            return self.hints.max_position, "max_position_embeddings of the config"
+        return None, None
+
+    @staticmethod
+    def table_rows(attempt) -> int | None:
+        """The fewest rows the code's tables hold now: where to look first when a long call fails."""
+        rows = []
         for obj in (attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None)):
             if obj is not None and not inspect.isfunction(obj):
-                b = _bound_of(obj)
-                if b:
-                    bounds.append((b, f"the tables of {type(obj).__name__}"))
+                rows.append(_bound_of(obj))
         if attempt.table is not None:
             t = attempt.table[0] if isinstance(attempt.table, (tuple, list)) else attempt.table
-            n = _length(t)
-            if n:
-                bounds.append((n, "the rows of the table it built"))
-        return min(bounds, key=lambda b: b[0]) if bounds else (None, None)
+            rows.append(_length(t))
+        rows = [r for r in rows if r]
+        return min(rows) if rows else None
 
     def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
         """``(q, k | None, stateful)``: the rotated x (and key) for the found convention."""
@@ -1426,6 +1440,27 @@ def _fits(fn, row) -> bool:
                             or name in _DIM or name in _LEN or name in _BASE):
             return False
     return True
+
+
+class _default_dtype:
+    """torch's default dtype set to the model's while its modules are built, as ``from_pretrained(dtype=...)``
+    does: tensors made without a dtype take it, buffers computed with an explicit ``.float()`` (HF's
+    ``inv_freq``) stay float32."""
+
+    def __init__(self, dtype: str | None):
+        self.dtype, self.saved = dtype, None
+
+    def __enter__(self):
+        torch = sys.modules.get("torch")
+        if torch is not None and self.dtype in ("float16", "bfloat16", "float32"):
+            self.saved = torch.get_default_dtype()
+            torch.set_default_dtype(getattr(torch, self.dtype))
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            sys.modules["torch"].set_default_dtype(self.saved)
+        return False
 
 
 class _quiet:

@@ -257,3 +257,20 @@ def test_a_convention_whose_trial_calls_are_no_rotation_is_not_accepted(tmp_path
         verdicts.setdefault(attempt.row.name, _not_a_rotation(attempt, x, positions, q, "float64"))
     assert verdicts["hf-rotary"] is not None and "position 0" in verdicts["hf-rotary"]
     assert verdicts["neox-offset"] is None
+
+
+def test_a_cache_that_grows_when_called_is_no_bound(tmp_path):
+    """transformers 4.31's module holds 2048 rows (max_seq_len_cached) and grows them on a longer call: the
+    audit calls it at every probed position instead of reading its cache's size as the model's range."""
+    cls = _in_process(tmp_path, ref.HF_431_DYNAMIC, "LlamaRotaryEmbedding")
+    result = audit(cls, _like(tmp_path, HF64))
+    assert result.verdict == "equivalent", result.summary()
+    assert max(result.positions) == 32767 and result.range_note is None
+
+
+def test_seq_len_sizes_the_tables_the_audit_builds(tmp_path):
+    """--seq-len beyond the config's length: the table builder is given the audited length, not the config's."""
+    result = audit(_in_process(tmp_path, ref.META, "apply_rotary_emb"), _like(tmp_path, LLAMA2_CONFIG | {
+        "model_type": "llama"}), seq_len=10000)
+    assert "end=10000" in result.convention["call"], result.convention["call"]
+    assert max(result.positions) == 9999
