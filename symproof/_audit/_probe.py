@@ -33,6 +33,9 @@ PROBE_SECONDS = 10.0
 MAX_PROBE_ELEMENTS = 1 << 20
 #: positions of the trial calls that find the convention (small: inside any table)
 TRIAL_POSITIONS = (0, 1, 2, 3, 5)
+#: a call reaching this position may be slow for its length alone (a table built up to it): a time limit there
+#: suggests --seq-len
+LONG_CALL = 4096
 
 
 _Timeout = CallTimeout
@@ -196,6 +199,12 @@ class Probe:
         start = time.perf_counter()
         try:
             return self.runner.call(x, positions, repeat)
+        except InvalidInputError as err:  # a time limit: a call reaching a large position may build a big table
+            top = int(np.max(positions)) if np.size(positions) else 0
+            if "did not return within" in str(err) and top >= LONG_CALL and "--seq-len" not in str(err):
+                raise InvalidInputError(f"{err} at positions up to {top}; --seq-len N audits calls of length N "
+                                        f"(positions below N), --timeout SECONDS allows slower calls") from None
+            raise
         finally:
             self.calls += 2 if repeat else 1
             self.call_seconds += time.perf_counter() - start

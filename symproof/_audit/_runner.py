@@ -193,7 +193,7 @@ class Arrays:
             import torch
 
             self.torch = torch
-        elif name == "jax":
+        if name == "jax":
             import jax
             import jax.numpy as jnp
 
@@ -225,6 +225,14 @@ class Arrays:
         if n is not None and positions.size and int(positions.max()) >= n:
             raise IndexError(f"position {int(positions.max())} is beyond the table's {n} rows")
         return table[self.ints(positions)]
+
+    def __getattr__(self, name):
+        if name == "torch":  # code given numpy arrays may still return torch tensors
+            import torch
+
+            self.torch = torch
+            return torch
+        raise AttributeError(name)
 
     def numpy(self, y) -> np.ndarray:
         module = type(y).__module__

@@ -184,3 +184,66 @@ def test_a_parameter_the_audit_cannot_fill_stops_it_by_name(rule, key, tmp_path)
     message = str(info.value)
     assert f"parameter my_{key} is left at its default" in message, message
     assert "without an assumption" in message and "\n" not in message
+
+
+# -- diagnoses that say what is known ------------------------------------------------------------------------
+
+HF64 = {"name": "hf", "kind": "rotary", "width": 64, "pairing": "half", "frequencies": {"rule": "geometric",
+                                                                                       "base": 10000}}
+
+
+def _toml(tmp_path, like):
+    lines = [f"{k} = {json.dumps(v)}" for k, v in like.items() if not isinstance(v, dict)]
+    for key, value in like.items():
+        if isinstance(value, dict):
+            lines += [f"[{key}]"] + [f"{k} = {json.dumps(v)}" for k, v in value.items()]
+    path = tmp_path / f"{like['name']}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _numpy_rope(base: float, denominator: int, returns: str = "x") -> str:
+    return f'''
+import importlib
+
+import numpy as np
+
+
+def rope(x, positions):
+    d = x.shape[-1]
+    inv = {base!r} ** (-np.arange(0, d, 2) / {denominator})
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * inv[None, :]
+    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    out = x * cos + np.concatenate([-x2, x1], -1) * sin
+    return {returns}
+'''
+
+
+def test_a_denominator_that_is_also_a_base_names_both(tmp_path):
+    """10000^(-2r/96) = 464.16^(-2r/64): the audit cannot tell a wrong denominator from a wrong base; it says both."""
+    code = tmp_path / "den.py"
+    code.write_text(_numpy_rope(10000.0, 96, "out"))
+    result = audit(load_target(f"{code}:rope")[0], _toml(tmp_path, HF64))
+    assert [d.what for d in result.differences] == ["denominator"], result.summary()
+    detail = result.differences[0].detail
+    assert "denominator 96" in detail and "equally, base 464.159 at denominator 64" in detail, detail
+
+
+def test_code_returning_another_library_s_arrays_is_audited(tmp_path):
+    """NumPy in, torch out (the file never says `import torch`): converted, not an internal error."""
+    code = tmp_path / "mixed.py"
+    code.write_text(_numpy_rope(10000.0, 64, 'importlib.import_module("torch").from_numpy(out)'))
+    result = audit(load_target(f"{code}:rope")[0], _toml(tmp_path, HF64))
+    assert result.verdict == "equivalent", result.summary()
+
+
+def test_a_time_limit_at_a_large_position_suggests_seq_len(tmp_path):
+    code = tmp_path / "slow.py"
+    code.write_text(_numpy_rope(10000.0, 64, "out").replace(
+        "    d = x.shape[-1]\n", "    d = x.shape[-1]\n    if np.max(positions) > 20000:\n"
+                                "        import time\n        time.sleep(60)\n", 1))
+    with pytest.raises(InvalidInputError) as info:
+        audit(load_target(f"{code}:rope")[0], _toml(tmp_path, HF64), probe_seconds=2)
+    message = str(info.value)
+    assert "did not return within" in message and "--seq-len" in message and "32767" in message, message
