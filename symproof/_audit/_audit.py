@@ -457,7 +457,8 @@ def _compare(variant: Variant, model: Model, found: np.ndarray, expected: np.nda
                            "with the re-laid weights it computes the model's scores exactly "
                            "(claim rope.pairing_permutation)",
                 }
-    structure = recover_structure(found)
+    still = [tuple(p) for p, w in zip(model.pairs, model.thetas) if w == 0]
+    structure = recover_structure(found, still=still)
     try:
         analysis = analyse(model, found, expected, positions, structure, explain=verdict == "differs")
     except Exception:  # noqa: BLE001 - the verdict stands without its explanation; no internal text shown

@@ -247,3 +247,33 @@ def test_a_time_limit_at_a_large_position_suggests_seq_len(tmp_path):
         audit(load_target(f"{code}:rope")[0], _toml(tmp_path, HF64), probe_seconds=2)
     message = str(info.value)
     assert "did not return within" in message and "--seq-len" in message and "32767" in message, message
+
+
+ZERO_PAIRS = [1.0, 0.0, 0.5, 0.0, 0.25, 0.0, 0.125, 0.0]  # one axis's slice of a two-axis rotary
+
+
+@pytest.mark.parametrize("edit, whats", [("", []), ("ang = -ang", ["direction"]), ("ang = ang / 2", ["frequency"]),
+                                         ("ang = ang + F[None, :]", ["position_offset"])],
+                         ids=["right", "flipped", "halved", "from-one"])
+def test_zero_frequency_pairs_are_pairs_of_the_model(edit, whats, tmp_path):
+    """Pairs of frequency zero never move: they are the model's (angle 0), not coordinates the code leaves out."""
+    code = tmp_path / "zero.py"
+    code.write_text(f'''
+import numpy as np
+
+F = np.array({ZERO_PAIRS!r})
+
+
+def rope(x, positions):
+    d = x.shape[-1]
+    ang = np.asarray(positions, dtype=np.float64)[:, None] * F[None, :]
+    {edit or "pass"}
+    c, s = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return x * c + np.concatenate([-x2, x1], -1) * s
+''')
+    like = {"name": "zero", "kind": "rotary", "width": 16, "pairing": "half",
+            "frequencies": {"rule": "list", "values": ZERO_PAIRS}}
+    result = audit(load_target(f"{code}:rope")[0], _toml(tmp_path, like))
+    assert [d.what for d in result.differences] == whats, result.summary()
+    assert result.verdict == ("equivalent" if not whats else "differs")
