@@ -409,9 +409,9 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
         if isinstance(rope_table, dict) and rope_table.get("attention_factor") is None:
             out["attn_factor"] = 1  # vLLM's extra factor on top of YaRN's own mscale: none in HF's rule
     if out["scaled"]:
-        shown = ", ".join(f"{k} {out[k]:g}" for k in ("factor", "low_freq_factor", "high_freq_factor",
-                                                      "original_max_position", "beta_fast", "beta_slow")
-                          if out.get(k) is not None)
+        shown = ", ".join(f"{_SCALING_KEYS[k][0]} {out[k]:g}" for k in (
+            "factor", "low_freq_factor", "high_freq_factor", "original_max_position", "beta_fast", "beta_slow")
+            if out.get(k) is not None)
         out["description"] = (f"rope_type {rule}" + (f" ({shown})" if shown else "") if rule
                               else f"the frequency rule of {variant.title or variant.name}")
     if rule not in (None, "default"):

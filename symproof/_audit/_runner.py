@@ -567,11 +567,13 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
         concern = _concern(p)
         has = _model_has(concern, h)
         if concern and has and where == "build":
+            # a switch left off while the model scales: the value to pass is plain
+            value = "True" if p.default is False and concern == "scaling" else "<the model's value>"
             out.refusals.append(f"{owner or 'the code'}'s parameter {p.name} is left at its default "
                                 f"{_shown_value(p.default)}, but it concerns {concern} and the model has {has}: "
                                 f"the audit would compare the code at a value the model does not have; pass "
                                 f"{p.name} yourself with --call (an expression in x and positions that builds "
-                                f"{owner or 'the code'} with {p.name}=<the model's value>)")
+                                f"{owner or 'the code'} with {p.name}={value})")
     return out
 
 
