@@ -391,7 +391,10 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
         rule = found.group(1) if found else None
     elif variant.rule == "geometric" and not variant.length_dependent and not variant.frequency_factors:
         rule = "default"
-    out: dict = {"known": rule is not None, "rule": rule, "scaled": rule != "default"}
+    # a variant file's own formula scales when it reads the call length, divides pairs, or names a factor
+    scaled = rule not in (None, "default") or (rule is None and bool(
+        variant.length_dependent or variant.frequency_factors or set(variant.params) & {"s", "factor", "scale"}))
+    out: dict = {"known": rule is not None, "rule": rule, "scaled": scaled}
     for key, role in _PARAM_ROLES.items():
         if rule is not None and variant.params.get(key) is not None:
             try:
