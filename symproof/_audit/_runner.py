@@ -7,7 +7,15 @@ makes ``cos, sin``, a *table* builder giving ``freqs_cis`` or ``(cos, sin)``,
 a whole ``nn.Module``), how it is called, in which layouts and how positions
 are passed.  A row is tried only when the signatures fit, then by a trial
 call whose output must have the input's shape; the errors of the rows that
-did not fit are kept, so that one clear line can list what was tried.
+did not fit are kept, so that one clear line can list what was tried.  A row is
+accepted only when its trial calls are linear in ``x`` and a constant multiple
+of ``x`` at position 0 (:func:`_not_a_rotation`).
+
+Every parameter of what the audit builds (a class, a table builder) is filled
+from the declared model by the role its name says (:func:`fill_parameters`:
+the base, each parameter of the scaling rule, a scaling object, a precision,
+a length) or listed as left at its default; a default about scaling or length
+while the model has such a value refuses the audit (:class:`DefaultRefused`).
 
 This module needs nothing but the standard library and NumPy: it is run as a
 script in the child process that imports the user's code (``_child.py``),
@@ -426,12 +434,12 @@ def _concern(param) -> str | None:
     for concern, words in _CONCERNS:
         if any(w in text.lower() for w in words):
             return concern
-    if dataclasses_is(default) and any(f in _FIELD_ROLES for f in _field_names(default)):
+    if _is_dataclass(default) and any(f in _FIELD_ROLES for f in _field_names(default)):
         return "scaling"
     return None
 
 
-def dataclasses_is(value) -> bool:
+def _is_dataclass(value) -> bool:
     import dataclasses
 
     return dataclasses.is_dataclass(value)
@@ -466,8 +474,8 @@ def _scaling_object(param, h: "Hints"):
         return _UNFILLED
     if not rope.get("scaled"):
         return None
-    cls = type(param.default) if dataclasses_is(param.default) else _config_class_of(param)
-    if cls is not None and dataclasses_is(cls):
+    cls = type(param.default) if _is_dataclass(param.default) else _config_class_of(param)
+    if cls is not None and _is_dataclass(cls):
         values = {}
         for name in _field_names(cls):
             role = _FIELD_ROLES.get(name.lower())
@@ -486,7 +494,7 @@ def _config_class_of(param):
     if annotation is param.empty:
         return None
     for arg in (annotation, *getattr(annotation, "__args__", ())):
-        if inspect.isclass(arg) and dataclasses_is(arg):
+        if inspect.isclass(arg) and _is_dataclass(arg):
             return arg
     return None
 

@@ -52,8 +52,10 @@ REAL = [
      ["theta=500000", "use_scaled=True"]),
     ("gpt-fast-rope-scaling", ref.GPT_FAST_SCALED, "apply_rotary_emb", LLAMA31, "equivalent_after_relayout",
      ["base=500000", "dtype=torch.float32", "'factor': 8"]),
-    ("litgpt-condense-ratio", ref.LITGPT, "apply_rope", LINEAR, "equivalent", ["condense_ratio=4", "extra_config=None"]),
-    ("litgpt-llama3", ref.LITGPT, "apply_rope", LLAMA31, "equivalent", ["base=500000", "extra_config={'rope_type': 'llama3'"]),
+    ("litgpt-condense-ratio", ref.LITGPT, "apply_rope", LINEAR, "equivalent",
+     ["condense_ratio=4", "extra_config=None"]),
+    ("litgpt-llama3", ref.LITGPT, "apply_rope", LLAMA31, "equivalent",
+     ["base=500000", "extra_config={'rope_type': 'llama3'"]),
 ]
 
 
