@@ -7,8 +7,8 @@ A page's fenced blocks run in order, in a fresh folder of their own:
   compared with the lines below it.
 - ```` ```pycon ```` (or ```` ```python ```` holding ``>>>``): a doctest; the page's blocks share one
   namespace.
-- ```` ```python ````, ```` ```toml ```` or ```` ```json ```` whose first line is ``# NAME.ext``: written to
-  that file first, for the commands after it to use (a JSON file without that first line).
+- ```` ```python ````, ```` ```toml ```` or ```` ```json5 ```` (JSON with a comment) whose first line is ``# NAME.ext``: written to
+  that file first, for the commands after it to use (a ``json5`` block's JSON without that line).
 - ```` ```bash ````: install and build steps, which CI runs: each line must be one of the README's first
   block or appear in ``.ci/run``.
 
@@ -111,9 +111,9 @@ def test_every_example_on_the_page_runs_as_shown(page, tmp_path, monkeypatch):
     for language, body, line in blocks(page.read_text(encoding="utf-8")):
         where = Path(f"{page.relative_to(REPO)}:{line}")
         named = FILE_LINE.match(body.splitlines()[0]) if body.strip() else None
-        if language in ("python", "toml", "json") and named:
+        if language in ("python", "toml", "json5") and named:
             # JSON has no comments: the naming line is not part of the file
-            content = body.split("\n", 1)[1] if language == "json" else body
+            content = body.split("\n", 1)[1] if language == "json5" else body
             (tmp_path / named.group("name")).write_text(content, encoding="utf-8")
         elif language == "pycon" or (language == "python" and ">>>" in body):
             run_doctest(body, where, globs)
