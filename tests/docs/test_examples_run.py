@@ -20,6 +20,7 @@ an absolute path). See CONTRIBUTING.md.
 from __future__ import annotations
 
 import doctest
+import importlib
 import os
 import re
 import shlex
@@ -93,6 +94,7 @@ def run_doctest(body: str, where: Path, globs: dict) -> None:
     output = []
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     runner.run(test, out=output.append, clear_globs=False)
+    globs.update(test.globs)  # DocTest works on a copy: the page's next block sees these names
     assert runner.failures == 0, f"{where}:\n" + "".join(output)
 
 
@@ -106,6 +108,21 @@ def _ci_lines() -> set:
 def test_every_example_on_the_page_runs_as_shown(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(REPO))
+    # a page's doctests may import the modules it exported: they leave with the page
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    modules = set(sys.modules)
+    try:
+        _run_page(page, tmp_path)
+    finally:
+        for name in set(sys.modules) - modules:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
+                del sys.modules[name]
+        for entry in [e for e in sys.path_importer_cache if not os.path.isabs(e)]:
+            del sys.path_importer_cache[entry]  # "kernels" of this page's folder, not of the next one's
+        importlib.invalidate_caches()
+
+
+def _run_page(page: Path, tmp_path: Path) -> None:
     globs: dict = {}
     first, ci = _ci_lines()
     for language, body, line in blocks(page.read_text(encoding="utf-8")):
