@@ -33,6 +33,7 @@ myst_enable_extensions = ["dollarmath", "deflist", "colon_fence"]
 myst_heading_anchors = 3
 
 html_theme = "furo"
+html_math_renderer = "mathml"  # docs/_ext/symproof_docs.py: MathML printed at build time
 html_title = f"symproof {release}"
 html_static_path = ["_static"]
 html_css_files = ["symproof.css"]

@@ -6,7 +6,8 @@ TARGET`` exports the plain RoPE kernel for one target and shows its calling inte
 table that has a row the hand-written part does not describe, is a build warning, which ``sphinx-build -W``
 turns into an error.  Adding a generated table is one function and one entry in :data:`TABLES`.
 
-When the build finishes, the committed chapter report (``reports/``) is copied to ``report/`` of the
+Math (``$...$``, ``$$...$$``) is printed as MathML at build time (``html_math_renderer = "mathml"``): no
+JavaScript and no network, as in the chapter report.  When the build finishes, the committed chapter report (``reports/``) is copied to ``report/`` of the
 built site, so that the report page can link to it.
 """
 
@@ -329,6 +330,25 @@ class KernelDirective(SphinxDirective):
         return [block]
 
 
+# -- math as MathML, printed at build time (no JavaScript, no network: as the chapter report) -------------
+
+
+def _mathml(latex: str, display: str) -> str:
+    from latex2mathml.converter import convert
+
+    return convert(latex, display=display)
+
+
+def _visit_inline_math(self, node) -> None:
+    self.body.append(_mathml(node.astext(), "inline"))
+    raise nodes.SkipNode
+
+
+def _visit_block_math(self, node) -> None:
+    self.body.append(f'<div class="math-block">{_mathml(node.astext(), "block")}</div>')
+    raise nodes.SkipNode
+
+
 def copy_report(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -346,4 +366,5 @@ def setup(app):
     app.add_directive("symproof-kernel", KernelDirective)
     app.add_role("symproof-fact", FactRole())
     app.connect("build-finished", copy_report)
+    app.add_html_math_renderer("mathml", (_visit_inline_math, None), (_visit_block_math, None))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

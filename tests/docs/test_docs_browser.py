@@ -47,3 +47,8 @@ def test_the_chapter_report_is_part_of_the_site():
     page = (BUILT / "reference" / "report.html").read_text(encoding="utf-8")
     assert 'href="../report/index.html"' in page
     assert (BUILT / "report" / "index.html").is_file()
+
+
+def test_math_is_mathml_printed_at_build_time():
+    page = (BUILT / "reference" / "properties.html").read_text(encoding="utf-8")
+    assert "<math" in page and "\\(" not in page and "mathjax" not in page.lower()
