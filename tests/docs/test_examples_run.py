@@ -9,6 +9,7 @@ A page's fenced blocks run in order, in a fresh folder of their own:
   namespace.
 - ```` ```python ````, ```` ```toml ```` or ```` ```json5 ```` (JSON with a comment) whose first line is ``# NAME.ext``: written to
   that file first, for the commands after it to use (a ``json5`` block's JSON without that line).
+- ```` ```toml ```` without a name: a variant file, which must parse.
 - ```` ```bash ````: install and build steps, which CI runs: each line must be one of the README's first
   block or appear in ``.ci/run``.
 
@@ -29,6 +30,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -132,6 +138,10 @@ def _run_page(page: Path, tmp_path: Path) -> None:
             # JSON has no comments: the naming line is not part of the file
             content = body.split("\n", 1)[1] if language == "json5" else body
             (tmp_path / named.group("name")).write_text(content, encoding="utf-8")
+        elif language == "toml":  # a variant file shown without a name must still be one
+            from symproof.variants._spec import parse_variant
+
+            parse_variant(tomllib.loads(body), source=str(where))
         elif language == "pycon" or (language == "python" and ">>>" in body):
             run_doctest(body, where, globs)
         elif language == "console":
