@@ -83,6 +83,13 @@ def _read(source: str) -> Mapping:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
+    return loads_config(text, source)
+
+
+def loads_config(text: str, source: str = "<text>") -> Mapping:
+    """The parsed JSON of a model config's text (finite numbers only); ``source`` names it in errors."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise VariantFileError(f"{source}: more than {MAX_CONFIG_BYTES} characters; a model config is smaller")
 
     def refuse_constant(name):
         raise ValueError(f"non-finite number {name}")

@@ -626,9 +626,16 @@ def load_variant(path) -> Variant:
     raw = read_input_file(path, error=VariantFileError)
     source = os.fspath(path)
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise VariantFileError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return loads_variant(text, source)
+
+
+def loads_variant(text: str, source: str = "<text>") -> Variant:
+    """Validate the text of a variant description (TOML) into a :class:`Variant`; ``source`` names it in errors."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise VariantFileError(f"{source}: not valid TOML ({err})") from None
     except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
