@@ -156,7 +156,7 @@ class CheckResult:
         return _rows_html(f"check {self.title}: {_counts(self.results)}", self.results)
 
 
-def _property(result) -> str:
+def _property(result: ClaimResult) -> str:
     return result.claim.name or result.id.rsplit(".", 1)[-1]
 
 
