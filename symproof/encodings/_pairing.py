@@ -12,7 +12,7 @@ every shape and silently changes the function.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInputError
 from ._definitions import PAIRINGS, pairing_permutation
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["relayout_pairing"]
 
 
-def relayout_pairing(w, n_heads: int, src: str = "adjacent", dst: str = "half") -> np.ndarray:
+def relayout_pairing(w: Any, n_heads: int, src: str = "adjacent", dst: str = "half") -> np.ndarray:
     """Return a copy of the projection ``w`` whose output rows are re-laid from ``src`` to ``dst`` pairing.
 
     ``w`` has shape ``[n_heads * d_k, d_model]`` (the PyTorch ``Linear.weight``

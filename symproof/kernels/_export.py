@@ -13,6 +13,9 @@ and the writing are :mod:`symproof._export`'s, shared with ``symproof check
 
 from __future__ import annotations
 
+import os
+from typing import Any, Iterable
+
 from .._errors import InvalidInputError, SymproofError
 from .._export import TARGETS, Kernel, file_name, kernel_files, write_kernel
 from .._io import check_owned_files, output_folder
@@ -80,9 +83,9 @@ def _kernel(kernel, target, config, verify, claim_results, name, options, unprov
     return Kernel("rope", spec, name or f"symproof_{kernel}", tuple(rope_provenance(spec, target, claims)))
 
 
-def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | None = None, verify: bool = True,
-                  name: str | None = None, option: str = "--out", force: bool = False, allow_unproved: bool = False,
-                  claim_results=None, **options) -> list:
+def export_kernel(kernel: str, target: str, out_dir: str | os.PathLike, *, config: RopeConfig | None = None,
+                  verify: bool = True, name: str | None = None, option: str = "--out", force: bool = False,
+                  allow_unproved: bool = False, claim_results: Iterable | None = None, **options: Any) -> list:
     """Write :func:`kernel_sources` into ``out_dir``; return the paths written.
 
     A kernel whose claims are not all proved is refused, unless ``allow_unproved``: then its header

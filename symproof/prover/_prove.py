@@ -739,7 +739,7 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
 DEFAULT_TIMEOUT = 10.0
 
 
-def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
+def prove_equal(lhs: Any, rhs: Any, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
     """Decide whether ``lhs`` and ``rhs`` are equal for every value of their symbols.
 
     Both sides are SymPy expressions, or matrices of the same shape (explicit

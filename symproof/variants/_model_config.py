@@ -104,7 +104,7 @@ def loads_config(text: str, source: str = "<text>") -> Mapping:
     return data
 
 
-def load_model_config(path_or_dict, regime: str | None = None) -> Variant:
+def load_model_config(path_or_dict: str | os.PathLike | Mapping, regime: str | None = None) -> Variant:
     """The :class:`Variant` of a model config: a ``config.json`` path or the parsed dict.
 
     A model whose layers use several rotary maps (Gemma 3, ModernBERT, SmolLM3, Llama 4, Cohere2) needs
@@ -225,7 +225,7 @@ class ModelRope:
                 and self.output_order is None and self.mrope_section is None)
 
 
-def load_model(path_or_dict) -> ModelRope:
+def load_model(path_or_dict: str | os.PathLike | Mapping) -> ModelRope:
     """Every rotary regime of a model config (a ``config.json`` path or the parsed dict)."""
     if isinstance(path_or_dict, Mapping):
         return parse_model(path_or_dict, "<config>")

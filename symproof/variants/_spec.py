@@ -622,7 +622,7 @@ def _rows_text(rows):
 # -- loading ------------------------------------------------------------------------------------
 
 
-def load_variant(path) -> Variant:
+def load_variant(path: str | os.PathLike) -> Variant:
     """Read and validate a variant description file (TOML): a regular file of at most 1 MB."""
     raw = read_input_file(path, error=VariantFileError)
     source = os.fspath(path)

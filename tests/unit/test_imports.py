@@ -117,3 +117,21 @@ def test_every_public_name_and_submodule_loads_on_first_use():
     assert "verify" in json.loads(names)
     missing = _python("import symproof\ntry:\n    symproof.no_such_name\nexcept AttributeError as e:\n    print(e)")
     assert missing.stdout.strip() == "module 'symproof' has no attribute 'no_such_name'"
+
+
+def test_every_public_function_is_annotated():
+    """The public API carries type hints (py.typed; mypy checks them in CI): every parameter and the return."""
+    import inspect
+
+    import symproof
+
+    unannotated = []
+    for name in symproof.__all__:
+        value = getattr(symproof, name)
+        if inspect.isfunction(value):
+            signature = inspect.signature(value)
+            missing = [p for p, parameter in signature.parameters.items() if parameter.annotation is parameter.empty]
+            if missing or signature.return_annotation is signature.empty:
+                unannotated.append((name, missing))
+    assert unannotated == []
+    assert (REPO / "symproof" / "py.typed").is_file()
