@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import sympy as sp
 
@@ -51,7 +51,8 @@ _REGISTRY: dict = {}
 
 
 def claim(id: str, *, section: str, title: str, statement: str, kind: str = "identity",
-          assumptions=(), equations=(), uses=()):
+          assumptions: Iterable[str] = (), equations: Iterable[str] = (),
+          uses: Iterable[str] = ()) -> Callable[[Callable], Callable]:
     """Register the decorated function as the derivation of claim ``id``; ``uses`` names the claims
     it builds on (checked against the registry when the claims are loaded)."""
     if kind not in KINDS:

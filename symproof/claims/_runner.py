@@ -74,6 +74,14 @@ class ClaimResult:
 
         return to_markdown(*claim_result_rows(self))
 
+    def __repr__(self) -> str:
+        """One line (the claim, the proof and the witnesses are attributes)."""
+        detail = f" ({self.method})" if self.method else ""
+        if self.witness_text and self.status != "proved":
+            detail += f", witness {self.witness_text}"
+        text = " ".join(f"<ClaimResult {self.id}: {self.verdict}{detail}>".split())
+        return text if len(text) <= 200 else text[:196] + "...>"
+
     def as_dict(self) -> dict:
         return {
             "id": self.id,

@@ -20,7 +20,7 @@ A property that does not hold is information, not an error: its claim is
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Iterable
 
 import sympy as sp
 
@@ -668,7 +668,8 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
                  derive=derive, name=prop.key)
 
 
-def check_variant(variant: Variant, only=None, budget: float | None = None, kernel_targets=None) -> list:
+def check_variant(variant: Variant, only: Iterable[str] | None = None, budget: float | None = None,
+                  kernel_targets: Iterable[str] | None = None) -> list:
     """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
 
     ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
