@@ -39,7 +39,7 @@ from ._kernel import exact_rotary, probed_indices, value_digits
 from ._spec import Variant
 
 __all__ = ["check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
-           "prepare_targets"]
+           "prepare_targets", "tested_evidence", "tested_summary"]
 
 #: relative agreement demanded at position 0; it grows as 1 + |position| (see the module docstring)
 TOLERANCE = 1e-12
@@ -527,6 +527,34 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                   (f"no value compared{skipped}" if tally.compared == 0 else
                    f"{tally.where} (difference {tally.worst:.2e} of the allowance){skipped}"))
         proof.check(f"the {target} file {written.file} ({written.family} family) = the exact definition",
-                    passed, one_line(detail), data={"target": target, "max_ratio": tally.worst})
+                    passed, one_line(detail), data={"target": target, "max_ratio": tally.worst, "positions": positions,
+                                                    "compared": tally.compared, "skipped": len(tally.skipped)})
         if not passed:
             return
+
+
+# -- what a *tested* verdict says it tested -----------------------------------------------------------
+
+
+def tested_evidence(result) -> dict | None:
+    """What the ``kernel`` property of ``result`` tested: the targets, the positions, the values compared,
+    the largest difference (as a fraction of the allowance) and the tolerance; ``None`` when no file was
+    compared."""
+    checks = [p.data for p in result.proof.parts if isinstance(p.data, dict) and "positions" in p.data]
+    if not checks:
+        return None
+    return {"targets": [c["target"] for c in checks], "positions": list(checks[0]["positions"]),
+            "values_compared": sum(c["compared"] for c in checks),
+            "largest_difference": max(c["max_ratio"] for c in checks),
+            "tolerance": f"{TOLERANCE:g} x (1 + |position|)"}
+
+
+def tested_summary(result) -> str:
+    """One line: what a *tested* kernel property tested (never a proof: finitely many positions)."""
+    evidence = tested_evidence(result)
+    if evidence is None:
+        return ""
+    positions = evidence["positions"]
+    return (f"{', '.join(evidence['targets'])} files at {len(positions)} positions ({min(positions)}..{max(positions)}), "
+            f"{evidence['values_compared']} values: largest difference {evidence['largest_difference']:.2g} of the "
+            f"tolerance {evidence['tolerance']}")
