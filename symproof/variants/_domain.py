@@ -75,7 +75,7 @@ def _not_real(value) -> bool:
 
 #: the builder's words for a value that does not exist (its other refusals, such as a power beyond
 #: the accepted size, are limits of the language, not points where the formula is undefined)
-_UNDEFINED = ("indexed by", "is undefined for", "ZeroDivisionError", "division by zero")
+_UNDEFINED = ("indexed by", "is undefined for", "ZeroDivisionError", "division by zero", "divides by zero")
 
 
 def _problem(build, point) -> str:
