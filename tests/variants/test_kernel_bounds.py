@@ -322,3 +322,35 @@ def test_c_kernels_return_the_documented_code_under_sanitizers(variant, tmp_path
             want = [codes["POSITION_OUT_OF_TABLE"] if expected_error(variant, point, side) else codes["OK"]
                     for side in sides]
             assert done.stdout.split() == want, (point, done.stdout, want)
+
+
+# -- the in-process kernel (symproof.variants.build_kernel), which the audit runs -----------------
+
+
+IN_PROCESS = ["rotary-transform", "rotary-where", "rotary-scale", "additive-transform", "bias-table"]
+
+
+@pytest.mark.parametrize("name", IN_PROCESS)
+def test_in_process_kernel_reads_tables_like_the_exported_one(name, tmp_path):
+    """``build_kernel`` reads a table through the same checked read: the exported file's values where
+    the position is inside the table, :class:`PositionOutOfRangeError` (an IndexError) where not."""
+    from symproof import PositionOutOfRangeError
+    from symproof.variants import build_kernel
+
+    variant = _parse(TABLE_FILES[name], name)
+    kernel = build_kernel(variant)
+    module = _load(_write(variant, "numpy", tmp_path))
+    if variant.kind == "bias":
+        np.testing.assert_allclose(kernel.bias(6, 9), module.bias(6, 9), rtol=1e-13, atol=0)
+        return
+    inside = np.array([0.0, 1.0, 3.0, 20.0])
+    if variant.kind == "additive":
+        ours, theirs, outside = (lambda p: kernel.table(p)), (lambda p: module.table(p)), lambda: kernel.table([-1.0])
+    else:
+        x = np.linspace(-1, 1, 4 * variant.width).reshape(4, variant.width)
+        ours, theirs = (lambda p: kernel.apply(x, p)), (lambda p: module.apply(x, p))
+        outside = lambda: kernel.apply(x[:1], np.array([-1.0]))  # noqa: E731
+    np.testing.assert_allclose(ours(inside), theirs(inside), rtol=1e-13, atol=1e-15)
+    if expected_error(variant, (-1,), ("query",)):
+        with pytest.raises(PositionOutOfRangeError, match=r"position m = -1 .* entries 0\.\.\d+"):
+            outside()
