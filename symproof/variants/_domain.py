@@ -31,8 +31,9 @@ from ._formula import LookupBase
 
 __all__ = ["check_defined", "witness_positions"]
 
-#: positions far from every number a formula names (a table is always exhausted there)
-_FAR = (10**5, 2**20)
+#: positions far from every number a formula names (a table is always exhausted there), up to the
+#: int32 and int64 limits a caller may pass
+_FAR = (10**5, 2**20, 2**31 - 1, 2**63 - 1)
 #: most witnesses named in a refusal
 _SHOWN = 3
 _NUMBER = re.compile(r"(?<![A-Za-z_0-9.])(\d+(?:\.\d+)?)")
@@ -135,13 +136,33 @@ def _fix(key: str, text: str, variant, points: list) -> str:
     return "; or ".join(fixes)
 
 
+def _reads_offset_only(generic, names: tuple) -> bool:
+    """Whether ``generic`` (in i, j) is a function of ``i - j`` alone (T5's buckets, Shaw's clip)."""
+    i, j = (sp.Symbol(n, integer=True) for n in names)
+    d = sp.Dummy("d", integer=True)
+    return j not in generic.xreplace({i: j + d}).free_symbols
+
+
+class _Integers:
+    """``variant`` seen with every integer as its positions: the offsets i - j of a non-negative file
+    are every integer (the point (max(d, 0), max(-d, 0)) keeps both positions >= 0)."""
+
+    positions = "integers"
+
+    def __init__(self, variant):
+        self.params = variant.params
+
+
 def _check(key: str, formula, build, variant, names: tuple, pairs: bool) -> None:
     text = formula.text
     generic = build(*(sp.Symbol(n, integer=True) for n in names))
     if not may_be_undefined(generic):
         return
     offsets = witness_positions(text, variant)
-    if pairs:  # (i, j): every offset i - j at a few keys j
+    if pairs and _reads_offset_only(generic, names):  # a function of i - j: one point per offset
+        offsets = witness_positions(text, _Integers(variant))
+        points = [(max(d, 0), max(-d, 0)) for d in offsets if not (getattr(variant, "causal", False) and d < 0)]
+    elif pairs:  # (i, j): every offset i - j at a few keys j
         keys = [j for j in (0, 1, -1, 2**20) if j >= 0 or variant.positions != "nonnegative"]
         points = [(j + d, j) for d in offsets for j in keys
                   if (j + d >= 0 or variant.positions != "nonnegative")
