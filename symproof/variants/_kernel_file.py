@@ -216,8 +216,15 @@ class _Written:
             return out
         pos = np.ascontiguousarray(np.array(positions, dtype=np.float64))
         last = ctypes.c_double(seq_len) if self.family == "call-length" else ctypes.c_int(int(side == "query"))
-        f.restype = None
-        f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+        if self.family == "call-length":
+            f.restype = None
+            f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+            return out
+        f.restype = ctypes.c_int  # the variant family's status: 0, or a position read outside a table
+        status = f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+        if status != 0:
+            raise _Broken(f"{self.file}: {self.module_name}_apply returned {status} (a position read outside a table) "
+                          "where the definition is defined")
         return out
 
     def table(self, positions) -> np.ndarray:
@@ -230,9 +237,12 @@ class _Written:
         if self.target != "c":
             return self._to_numpy(self.module.scores(*(self._in(a) for a in (q, k, queries, keys))))
         out = np.zeros((len(queries), len(keys)))
-        self.function.restype = None
-        self.function(_pointer(q), _pointer(k), _pointer(queries), _pointer(keys), _pointer(out),
-                      ctypes.c_long(len(queries)), ctypes.c_long(len(keys)))
+        self.function.restype = ctypes.c_int
+        status = self.function(_pointer(q), _pointer(k), _pointer(queries), _pointer(keys), _pointer(out),
+                               ctypes.c_long(len(queries)), ctypes.c_long(len(keys)))
+        if status != 0:
+            raise _Broken(f"{self.file}: {self.module_name}_scores returned {status} (a position read outside a "
+                          "table) where the definition is defined")
         return out
 
     def bias_at(self, queries, keys) -> np.ndarray:
