@@ -27,6 +27,7 @@ import re
 import sympy as sp
 
 from .._errors import VariantFileError
+from .._export._printers import reads_table
 from ._formula import LookupBase
 
 __all__ = ["check_defined", "witness_positions"]
@@ -48,7 +49,7 @@ def _named_numbers(text: str, variant) -> set:
     for values in getattr(variant, "params", {}).values():
         if isinstance(values, type) and issubclass(values, LookupBase):
             out.add(sp.Integer(len(values.values)))
-    return {int(n) for n in out if abs(n) <= 10**6}
+    return {int(n) for n in out if abs(n) < 2**63}
 
 
 def witness_positions(text: str, variant) -> list:
@@ -143,6 +144,13 @@ def _reads_offset_only(generic, names: tuple) -> bool:
     return j not in generic.xreplace({i: j + d}).free_symbols
 
 
+class _Text:
+    """A stand-in formula for a group of formulas (the block's four entries)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
 class _Integers:
     """``variant`` seen with every integer as its positions: the offsets i - j of a non-negative file
     are every integer (the point (max(d, 0), max(-d, 0)) keeps both positions >= 0)."""
@@ -185,10 +193,29 @@ def _check(key: str, formula, build, variant, names: tuple, pairs: bool) -> None
         f"{_fix(key, text, variant, [p for p, _ in found])}")
 
 
+def _every_index(key: str, formula, build_at, count: int, what: str, variant) -> None:
+    """A formula that reads a table by the pair or head index reads it inside the table for every one
+    of the ``count`` indices (the positions symbolic): else one line naming the index."""
+    for k in range(count):
+        try:
+            build_at(k)
+        except VariantFileError as err:
+            inner = re.search(r"\(ValueError: (table .* indexed by .*)\)$", str(err))
+            if inner is None:
+                raise
+            raise VariantFileError(
+                f"{variant.source}: key '{key}': '{formula.text}' reads {inner.group(1)} for {what} = {k} (of "
+                f"0..{count - 1}): give the table one entry per {what.split()[0]}, or clip its index") from None
+
+
 def check_defined(variant) -> None:
     """Refuse ``variant`` when one of its position formulas is not a finite real number at a witness
     position of its declared domain (see the module docstring)."""
+    i, j, m = (sp.Symbol(n, integer=True) for n in ("i", "j", "m"))
     if variant.kind == "bias":
+        if may_be_undefined(variant.bias_at(i, j, sp.Symbol("slope"), sp.Symbol("h", integer=True))):
+            _every_index("bias.formula", variant.bias,
+                         lambda h: variant.bias_at(i, j, variant.exact_value(h), h), variant.heads, "head h", variant)
         heads = sorted({0, variant.heads - 1})
         for h in heads:
             slope = variant.exact_value(h)
@@ -204,6 +231,12 @@ def check_defined(variant) -> None:
                                    ("scale.key", variant.key_scale, "key")):
             if formula is None:
                 continue
+            if may_be_undefined(variant.scale(side, m, sp.Symbol("r", integer=True))):
+                _every_index(key, formula, lambda r, _side=side: variant.scale(_side, m, r), variant.n_pairs,
+                             "pair r", variant)
             for r in sorted({0, variant.n_pairs - 1}):
                 _check(key, formula, lambda m, _r=r, _side=side: variant.scale(_side, m, _r), variant, ("m",),
                        False)
+        if variant.block is not None and any(reads_table(e) for e in variant.block_at(sp.Symbol("x", real=True))):
+            _every_index("rotation.block", _Text("the block"), lambda r: variant.block_at(sp.Symbol("x", real=True), r),
+                         variant.n_pairs, "pair r", variant)

@@ -84,3 +84,20 @@ def test_bias_defined_on_the_declared_positions(case):
     for position in named:
         assert position in message, message
     assert fix in message, message
+
+
+HEAD_TABLES = [("one-entry-per-head", 4, None), ("fewer-entries-than-heads", 8, "head h = 4")]
+
+
+@pytest.mark.parametrize("case", HEAD_TABLES, ids=[c[0] for c in HEAD_TABLES])
+def test_a_per_head_table_has_an_entry_for_every_head(case):
+    """A table read by the head index: every head reads inside it (load used to build head 0 only,
+    and the kernels then read past the table at the other heads)."""
+    _, heads, named = case
+    data = {"name": "b", "kind": "bias", "params": {"w": [1, 2, 3, 4]},
+            "bias": {"formula": "w(h) * (j - i)", "heads": heads, "slope": "1"}}
+    if named is None:
+        parse_variant(data, source="b.toml")
+        return
+    with pytest.raises(VariantFileError, match=rf"key 'bias.formula'.*{named}.*one entry per head"):
+        parse_variant(data, source="b.toml")
