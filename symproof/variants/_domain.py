@@ -14,8 +14,9 @@ integer witness positions (the numbers the formula names and their neighbours,
 the table sizes, 0, +-1, large positions), and a witness is counted only when
 the exact value is undefined (the builder refuses it: a table index outside the
 table, a division by zero) or certainly not real (SymPy's exact assumptions, or
-an enclosure of the imaginary part that excludes 0).  A refusal therefore comes
-with an exact witness; a file that passes is not thereby proved defined
+an enclosure of the imaginary part that excludes 0).  A table read by the head or
+pair index (``w(h)``, ``S(r)``) is built at every index, the positions symbolic.  A refusal therefore
+comes with an exact witness; a file that passes is not thereby proved defined
 everywhere, and the exported kernels keep their own guard (a table read
 outside its entries is an error at run time in every target).
 """
