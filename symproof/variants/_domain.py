@@ -36,6 +36,8 @@ __all__ = ["check_defined", "witness_positions"]
 #: positions far from every number a formula names (a table is always exhausted there), up to the
 #: int32 and int64 limits a caller may pass
 _FAR = (10**5, 2**20, 2**31 - 1, 2**63 - 1)
+#: most numbers of one formula whose neighbourhoods are searched
+_MOST_NAMED = 32
 #: most witnesses named in a refusal
 _SHOWN = 3
 _NUMBER = re.compile(r"(?<![A-Za-z_0-9.])(\d+(?:\.\d+)?)")
@@ -50,7 +52,9 @@ def _named_numbers(text: str, variant) -> set:
     for values in getattr(variant, "params", {}).values():
         if isinstance(values, type) and issubclass(values, LookupBase):
             out.add(sp.Integer(len(values.values)))
-    return {int(n) for n in out if abs(n) < 2**63}
+    # the smallest first: a formula naming hundreds of numbers (a sum of cosines) is searched near the
+    # first _MOST_NAMED of them, not at thousands of points
+    return set(sorted({int(n) for n in out if abs(n) < 2**63}, key=abs)[:_MOST_NAMED])
 
 
 def witness_positions(text: str, variant) -> list:
