@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import glob
 import importlib.util
-import itertools
 import re
 import shutil
 import subprocess
@@ -196,11 +195,19 @@ def _load(path: Path):
     return module
 
 
+def _as_input(lib: str):
+    """Float64 arrays (numpy) or tensors (torch) of a list of numbers."""
+    if lib == "numpy":
+        return lambda a: np.asarray(a, dtype=np.float64)
+    import torch
+
+    return lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
+
+
 def _calls(variant, module, lib, p):
     """The kernel's calls that put position ``p`` in each place a position goes, with the point of the
     definition each one evaluates and the side (query or key, ``None`` for both)."""
-    as_array = (lambda a: np.asarray(a, dtype=np.float64)) if lib == "numpy" else \
-        (lambda a: __import__("torch").as_tensor(np.asarray(a, dtype=np.float64)))
+    as_array = _as_input(lib)
     if variant.kind == "bias":
         return [((p, 0), None, lambda: module.bias_at(as_array([p]), as_array([0]))),
                 ((0, p), None, lambda: module.bias_at(as_array([0]), as_array([p])))]
