@@ -24,8 +24,9 @@ __all__ = ["KINDS", "Claim", "Part", "Proof", "Chain", "claim", "registered_clai
 
 #: what a claim says: an identity, a "not in general" warning (proved by a
 #: witness), a numeric example (exact value against printed digits), or a
-#: measured property of finite-precision kernels
-KINDS = ("identity", "not-in-general", "numeric", "measured")
+#: measured property of finite-precision kernels, or a generated kernel tested against its exact
+#: definition at finitely many positions (numerical evidence, never a proof)
+KINDS = ("identity", "not-in-general", "numeric", "measured", "tested")
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ from .._errors import VariantFileError
 from .._io import read_input_file
 from .._text import did_you_mean
 from ..encodings import rotation
+from ._domain import check_defined
 from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, LookupBase, lookup_table, parse_formula
 
 if sys.version_info >= (3, 11):
@@ -1128,10 +1129,14 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     # build the bias once symbolically and once at a concrete point: a formula refused there (a table
     # indexed outside its values, a value too large) fails at load time, with its key
     i, j = sp.symbols("i j", integer=True)
-    for point in ((i, j), (sp.Integer(1), sp.Integer(0))):
-        variant.bias_at(*point, variant.exact_value(0), 0)
-        if variant.equivalent_bias is not None:
-            variant.equivalent_bias_at(*point, variant.exact_value(0), 0)
+    variant.bias_at(i, j, variant.exact_value(0), 0)
+    if variant.equivalent_bias is not None:
+        variant.equivalent_bias_at(i, j, variant.exact_value(0), 0)
+    # a table read outside its entries, a log of 0...: refused with the positions and the fix, as for
+    # every kind (one rule, not a bias-only build at one point)
+    check_defined(variant)
+    if variant.equivalent_bias is not None:
+        variant.equivalent_bias_at(sp.Integer(1), sp.Integer(0), variant.exact_value(0), 0)
 
 
 def sample_indices(count: int) -> list:
@@ -1193,6 +1198,7 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
         factor = variant.factor.build(variant.width_env())
         if factor.is_extended_real is not True:
             raise reader.fail("attention.factor", f"gives {factor}; expected a real number")
+    check_defined(variant)
 
 
 def _validate_relative(reader: _Reader, variant: Variant) -> None:
