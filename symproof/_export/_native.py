@@ -171,9 +171,14 @@ def _cached(folder_fd, name):
     """``(bytes or None, note)``: the cached library if it and its recorded sha256 pass the checks and agree."""
     try:
         library = _read_checked(folder_fd, name, LIBRARY_LIMIT)
-        recorded = _read_checked(folder_fd, name + ".sha256", 128).decode("ascii", "replace").strip()
     except FileNotFoundError:
         return None, None
+    except (_Untrusted, OSError) as err:
+        return None, f"rebuilt: the cached {name} was not used ({err})"
+    try:
+        recorded = _read_checked(folder_fd, name + ".sha256", 128).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return None, f"rebuilt: the cached {name} has no recorded sha256"
     except (_Untrusted, OSError) as err:
         return None, f"rebuilt: the cached {name} was not used ({err})"
     if hashlib.sha256(library).hexdigest() != recorded:
