@@ -1270,8 +1270,6 @@ def serve(read_fd: int, write_fd: int) -> None:
 
 #: the child's watcher: a process in its group that kills the group when the audit's end of the lifeline closes
 _WATCHER = "import os, signal, sys\nwhile os.read(int(sys.argv[1]), 4096):\n    pass\nos.killpg(0, signal.SIGKILL)\n"
-
-
 _watcher = None
 
 
@@ -1294,7 +1292,7 @@ def _die_with_parent(lifeline: int, parent: int) -> None:
     # referenced, so that no "still running" warning is printed when the object would be collected
     global _watcher
     _watcher = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHER, str(lifeline)], pass_fds=(lifeline,),
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(lifeline)
 
 
@@ -1335,7 +1333,8 @@ if __name__ == "__main__":
     _die_with_parent(int(sys.argv[3]), int(sys.argv[4]))
     if int(sys.argv[5]):
         _limit_memory(int(sys.argv[5]))
-        _memory_note = f" (memory limit {int(sys.argv[5]) / 2**30:.3g} GiB, set by SYMPROOF_AUDIT_MEMORY)"
+        _memory_note = (f" (under a memory limit of {int(sys.argv[5]) / 2**30:.3g} GiB; SYMPROOF_AUDIT_MEMORY "
+                        "changes it)")
     if sys.argv[6]:
         sys.path.insert(0, sys.argv[6])
     serve(fds[0], fds[1])

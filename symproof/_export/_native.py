@@ -73,7 +73,8 @@ def _cache_folder():
         if value and os.path.isabs(value):
             return os.path.join(value, *below), notes
         if value or name == "HOME":
-            notes.append(f"{name}={value!r} ignored (not an absolute path)" if value else f"HOME is {'empty' if value == '' else 'unset'}")
+            notes.append(f"{name}={value!r} ignored (not an absolute path)" if value
+                         else f"HOME is {'empty' if value == '' else 'unset'}")
     return None, notes
 
 

@@ -81,7 +81,8 @@ def _planted_ran(tmp_path):
     return sorted(p.name for p in tmp_path.glob("planted-*-ran"))
 
 
-@pytest.mark.parametrize("pythonpath", ["", ".", "{clone}", ":"], ids=["no-PYTHONPATH", "dot", "absolute", "empty-entry"])
+@pytest.mark.parametrize("pythonpath", ["", ".", "{clone}", ":"],
+                         ids=["no-PYTHONPATH", "dot", "absolute", "empty-entry"])
 def test_modules_planted_in_the_current_folder_never_run_for_a_file_target(clone, tmp_path, pythonpath):
     target = tmp_path / "elsewhere" / "rope.py"
     target.parent.mkdir()
@@ -163,7 +164,7 @@ def test_the_audited_code_runs_under_a_memory_limit(tmp_path):
                   env=_env(**{MEMORY_VARIABLE: "1G"}))
     assert done.returncode == 2, done.stderr[-3000:]
     last = done.stderr.strip().splitlines()[-1]
-    assert "MemoryError" in last and "memory limit 1 GiB" in last and MEMORY_VARIABLE in last, last
+    assert "MemoryError" in last and "under a memory limit of 1 GiB" in last and MEMORY_VARIABLE in last, last
 
 
 @pytest.mark.parametrize("value", ["lots", "12", "-1G", "1X"])
