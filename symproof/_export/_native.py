@@ -78,14 +78,32 @@ def _cache_folder():
     return None, notes
 
 
+def _private_group(gid):
+    """Whether only you can be in group ``gid``: a user private group (named like you, no other
+    member, nobody else's primary group), as umask 002 systems give each user."""
+    try:
+        import grp
+        import pwd
+
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        group = grp.getgrgid(gid)
+        if group.gr_name != me or any(member != me for member in group.gr_mem):
+            return False
+        return all(user.pw_gid != gid or user.pw_name == me for user in pwd.getpwall())
+    except (ImportError, KeyError, OSError):
+        return False
+
+
 def _check(info, where, mine):
     """Refuse a folder or file others could change: owned by another user (root too, where ``mine``), or
-    writable by group or others (above the cache, a sticky folder of root's or yours is fine, like /tmp)."""
+    writable by others or by a group others can be in (above the cache, a sticky folder of root's or
+    yours is fine, like /tmp)."""
     uid = os.geteuid()
     if info.st_uid != uid and (mine or info.st_uid != 0):
         raise _Untrusted(f"{where} belongs to another user (uid {info.st_uid})")
-    sticky = not mine and info.st_mode & stat.S_ISVTX and stat.S_ISDIR(info.st_mode)
-    if info.st_mode & 0o022 and not sticky:
+    if not mine and info.st_mode & stat.S_ISVTX and stat.S_ISDIR(info.st_mode):
+        return
+    if info.st_mode & 0o002 or (info.st_mode & 0o020 and not _private_group(info.st_gid)):
         raise _Untrusted(f"{where} is writable by others (mode {stat.S_IMODE(info.st_mode):o})")
 
 

@@ -191,11 +191,20 @@ def test_a_cache_folder_that_is_a_link_is_not_used(exported, tmp_path):
 # -- folders others can write or own ----------------------------------------------------------------
 
 
+def _shared_group_or_skip(path):
+    """Give ``path`` a group others can be in (as root), or skip: a user's own group is private."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a folder a group shared with other users")
+    os.chown(path, -1, 100)  # users
+
+
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o730, 0o702], ids=lambda mode: f"{mode:o}")
 def test_a_cache_folder_others_can_write_is_not_used(exported, tmp_path, mode):
     cache = tmp_path / "cache"
     _plant(cache, exported)
     cache.chmod(mode)
+    if mode & 0o020:
+        _shared_group_or_skip(cache)
     _run_case(exported, tmp_path, {"SYMPROOF_CACHE": str(cache)}, loaded=False,
               words=["pure numpy", "is writable by others", f"mode {mode:o}"])
 
@@ -207,6 +216,23 @@ def test_a_folder_above_the_cache_others_can_write_is_refused(exported, tmp_path
     shared.chmod(0o777)  # anyone may rename `cache` and put their own in its place
     _run_case(exported, tmp_path, {"SYMPROOF_CACHE": str(cache)}, loaded=False,
               words=["pure numpy", str(shared), "is writable by others"])
+
+
+def test_a_folder_writable_by_your_own_private_group_is_accepted(exported, tmp_path):
+    """umask 002 systems give each user a group of their own: group-writable is then still private."""
+    import grp
+    import pwd
+
+    me = pwd.getpwuid(os.geteuid())
+    group = grp.getgrgid(me.pw_gid)
+    others = [u.pw_name for u in pwd.getpwall() if u.pw_gid == me.pw_gid and u.pw_name != me.pw_name]
+    if group.gr_name != me.pw_name or set(group.gr_mem) - {me.pw_name} or others:
+        pytest.skip(f"your primary group {group.gr_name!r} is not a group of your own")
+    above = tmp_path / "above"
+    above.mkdir()
+    os.chown(above, -1, me.pw_gid)
+    above.chmod(0o775)
+    _run_case(exported, tmp_path, {"SYMPROOF_CACHE": str(above / "cache")}, loaded=True, words=["built with"])
 
 
 def test_a_sticky_folder_of_yours_above_the_cache_is_accepted(exported, tmp_path):
