@@ -129,10 +129,10 @@ def _open_folder(folder):
     parent, name = os.path.split(os.path.normpath(folder))
     path = os.path.join(os.path.realpath(parent), name)
     flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW
+    parts = [part for part in path.split("/") if part]
     fd, where = os.open("/", flags), "/"
     try:
-        _check(os.fstat(fd), where, mine=False)
-        parts = [part for part in path.split("/") if part]
+        _check(os.fstat(fd), where, mine=not parts)
         for depth, part in enumerate(parts):
             where, made = os.path.join(where, part), False
             try:
