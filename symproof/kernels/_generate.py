@@ -47,7 +47,10 @@ def rope_kernel(spec: RopeSpec):
     (source,) = kernel_files(Kernel("rope", spec, "symproof_rope", tuple(rope_provenance(spec, "numpy", None))),
                              "numpy").values()
     namespace = {"__name__": f"symproof_generated_rope_{abs(hash(spec)):x}"}
-    exec(compile(source, f"<symproof rope kernel {spec.to_dict()}>", "exec"), namespace)  # noqa: S102
+    try:
+        exec(compile(source, f"<symproof rope kernel {spec.to_dict()}>", "exec"), namespace)  # noqa: S102
+    except ValueError as err:  # the only one importing it raises: a setting it reads (SYMPROOF_NATIVE=maybe)
+        raise InvalidInputError(str(err)) from None
     namespace["SOURCE"] = source
     return type("GeneratedRopeKernel", (), {k: staticmethod(v) if callable(v) else v
                                             for k, v in namespace.items() if not k.startswith("__")})
