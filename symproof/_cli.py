@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from . import __version__
 from ._errors import SymproofError
-from ._interrupt import INTERRUPTED, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
+from ._interrupt import interruption, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
 from ._text import did_you_mean, one_line
 
 __all__ = ["main", "build_parser", "COMMANDS"]
@@ -287,8 +287,8 @@ def main(argv=None) -> int:
         return args.func(args)
     except SymproofError as err:
         return _fail(command, str(err), 2)
-    except KeyboardInterrupt:
-        return _fail(command, "interrupted", INTERRUPTED, prefix="")
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (see _interrupt)
+        return _fail(command, *interruption(err), prefix="")
     except MemoryError:
         return _fail(command, "out of memory: the input needs more memory than is available", 2)
     except RecursionError:
