@@ -21,7 +21,6 @@ left behind (its own naming pattern, and only when the process that made them is
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -32,6 +31,11 @@ import time
 from typing import Mapping, Sequence
 
 from ._errors import InvalidInputError
+
+try:
+    import fcntl
+except ImportError:  # no flock on this platform: runs into one folder are not serialised
+    fcntl = None
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "output_folder", "write_owned_files", "check_owned_files",
            "MANIFEST_NAME", "MAX_OUTPUT_BYTES"]
@@ -340,6 +344,8 @@ class _Folder:
     def lock(self, *, exclusive: bool) -> None:
         """Wait (at most :data:`LOCK_WAIT` seconds) until no other run holds this folder, then hold it until
         :meth:`close`.  Where ``flock`` is not supported (some network file systems) runs are not serialised."""
+        if fcntl is None:
+            return
         fd = self.fd if self.fd is not None else os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         if self.fd is None:
             self.lock_fd = fd
