@@ -206,3 +206,24 @@ def test_exports_into_one_folder_at_once_keep_each_others_records(tmp_path):
     for target in targets:  # and each can export again, unforced
         again = symproof("export", "rope", "--head-dim", "8", "--target", target, "--out", out)
         assert again.returncode == 0, again.stderr
+
+
+def test_a_run_that_cannot_get_the_folder_says_who_holds_it(tmp_path, monkeypatch):
+    """A run that holds the folder for too long (hung, stopped with Ctrl-Z) is named, not waited for forever."""
+    import fcntl
+
+    from symproof import _io
+    from symproof._errors import InvalidInputError
+
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.setattr(_io, "LOCK_WAIT", 0.3)
+    holder = os.open(out, os.O_RDONLY)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        with pytest.raises(InvalidInputError, match="another symproof run has been writing into this folder"):
+            _io.write_owned_files(out, {"a.txt": b"a"}, group="test", option="--out")
+        assert not (out / "a.txt").exists()
+    finally:
+        os.close(holder)
+    assert _io.write_owned_files(out, {"a.txt": b"a"}, group="test", option="--out") == [str(out / "a.txt")]
