@@ -277,7 +277,7 @@ def parse(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Run one command; every failure is one line on stderr and an exit code (2, or 130 for Ctrl-C).
+    """Run one command; every failure is one line on stderr and an exit code (2; 130 for Ctrl-C, 143 for SIGTERM).
 
     Without ``argv`` it is the program (the console script, ``python -m symproof``): it reads
     ``sys.argv`` and handles Ctrl-C itself (:mod:`._interrupt`).  With ``argv`` (a test, a script)

@@ -107,7 +107,8 @@ def _notebook_formula(markdown: str) -> str:
 PRINTERS = {
     "MathML": (to_mathml, lambda out: _assert_inert_html(out, MATHML_TAGS)),
     "LaTeX": (to_latex, _assert_inert_tex),
-    "HTML report statement": (lambda e: str(html_report._statement(e)), lambda out: _assert_inert_html(out, REPORT_TAGS)),
+    "HTML report statement": (lambda e: str(html_report._statement(e)),
+                              lambda out: _assert_inert_html(out, REPORT_TAGS)),
     "HTML report witness": (lambda e: str(html_report._witness([(e, sp.Integer(1))])),
                             lambda out: _assert_inert_html(out, REPORT_TAGS)),
     "TeX report statement": (tex_report._statement, _assert_inert_tex),
