@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from . import __version__
 from ._errors import SymproofError
-from ._interrupt import INTERRUPTED, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
+from ._interrupt import interruption, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
+from ._streams import output_failure, tolerant_output
 from ._text import did_you_mean, one_line
 
 __all__ = ["main", "build_parser", "COMMANDS"]
@@ -225,11 +226,19 @@ def _add_option(parser, flags, options) -> None:
     parser.add_argument(*flags, **options)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but help or usage that cannot be written raises (argparse drops it silently)."""
+
+    def _print_message(self, message, file=None):
+        if message:
+            (file or sys.stderr).write(message)
+
+
 def build_parser(options_of=None) -> argparse.ArgumentParser:
     """The parser of ``symproof``; ``options_of``: the subcommands whose options are added (default:
     all).  The top-level ``--help`` lists every subcommand all the same; an option's choices may need
     an import (the kernels, the targets), so a command line builds only the subcommand it names."""
-    parser = argparse.ArgumentParser(prog="symproof",
+    parser = _Parser(prog="symproof",
                                      description="Machine-checked mathematics of position in transformers.")
     parser.add_argument("--version", action="version", version=f"symproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -268,7 +277,7 @@ def parse(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Run one command; every failure is one line on stderr and an exit code (2, or 130 for Ctrl-C).
+    """Run one command; every failure is one line on stderr and an exit code (2; 130 for Ctrl-C, 143 for SIGTERM).
 
     Without ``argv`` it is the program (the console script, ``python -m symproof``): it reads
     ``sys.argv`` and handles Ctrl-C itself (:mod:`._interrupt`).  With ``argv`` (a test, a script)
@@ -278,17 +287,24 @@ def main(argv=None) -> int:
         quiet_interrupt_while_starting()  # before any heavy import
     command = "symproof"
     try:
+        if as_program:
+            tolerant_output()  # an ASCII or Latin-1 terminal gets '?' for what it cannot show, not a traceback
         args = parse(argv)
         command = f"symproof {args.command}"
         for module in COMMANDS[args.command].loads:
             importlib.import_module(module)
         if as_program:
             restore_interrupt()  # inside the try: a Ctrl-C from here on is the one line below
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a full disk is found here, where it can still be one line
+        return code
+    except SystemExit:  # argparse's --help, --version and usage errors: their output must reach its place too
+        _flush_or_fail(command)
+        raise
     except SymproofError as err:
         return _fail(command, str(err), 2)
-    except KeyboardInterrupt:
-        return _fail(command, "interrupted", INTERRUPTED, prefix="")
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (see _interrupt)
+        return _fail(command, *interruption(err), prefix="")
     except MemoryError:
         return _fail(command, "out of memory: the input needs more memory than is available", 2)
     except RecursionError:
@@ -296,14 +312,31 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. `symproof verify | head`: the reader left, nothing more to say
         _silence_stdout()
         return 1
+    except OSError as err:  # output that cannot be written: > /dev/full, a full disk
+        _silence_stdout()
+        return _fail(command, output_failure(err), 2)
     finally:
         if as_program:
             quiet_interrupt_when_done()
 
 
 def _fail(command: str, message: str, code: int, prefix: str = "error: ") -> int:
-    print(f"{command}: {prefix}{one_line(message)}", file=sys.stderr, flush=True)
+    try:
+        print(f"{command}: {prefix}{one_line(message)}", file=sys.stderr, flush=True)
+    except OSError:  # stderr cannot be written either: the exit code is all that is left
+        pass
     return code
+
+
+def _flush_or_fail(command: str) -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as err:
+        _silence_stdout()
+        _fail(command, output_failure(err), 2)
+        raise SystemExit(2) from None
 
 
 def _silence_stdout() -> None:

@@ -6,7 +6,9 @@ they are there after a wheel install as well as in a checkout.  Where a command
 takes a file (``symproof check FILE``, ``symproof audit ... --like FILE``), an
 argument that is not an existing path and names no folder is looked up here by
 the example's file stem: ``symproof check xpos``, ``--like llama-3.1-8b``.
-A path always wins over an example of the same name.
+A path always wins over an example of the same name -- ``./xpos``, or the file
+the name would mean with the example's suffix, ``./xpos.toml`` -- and the
+command then says, on stderr, which file it read instead of the example.
 """
 
 from __future__ import annotations
@@ -59,9 +61,19 @@ def resolve_example(argument, option: str = "") -> str:
     names; a path that does not exist is passed on, so that the reader names it in its own words.
     """
     text = os.fspath(argument)
-    if not text or os.path.lexists(text) or _names_a_folder(text):
+    if not text or _names_a_folder(text):
         return text
     examples = shipped_examples()
+    if text in examples:  # a local file named like the example is read, saying so
+        example = examples[text]
+        suffix = next(suffix for _folder, suffix, kind in FOLDERS if kind == example.kind)
+        local = next((name for name in (text, text + suffix) if os.path.lexists(name)), None)
+        if local is not None:
+            _say(f"reading ./{local}, not the shipped example {text} (name it by its path to read it: "
+                 f"{example.path})")
+            return local
+    if os.path.lexists(text):
+        return text
     stem = text
     for _folder, suffix, _kind in FOLDERS:
         if text.endswith(suffix):
@@ -76,6 +88,14 @@ def resolve_example(argument, option: str = "") -> str:
     shown = ascii(text)[1:-1] if not text.isprintable() else text
     raise VariantFileError(f"{where}{shown}: no such file, and no shipped example of that name{hint} "
                            "(`symproof examples` lists them)")
+
+
+def _say(note: str) -> None:
+    import sys
+
+    from ._text import one_line
+
+    print(f"note: {one_line(note)}", file=sys.stderr, flush=True)
 
 
 def example_title(example: Example) -> str:

@@ -10,7 +10,9 @@ symproof``), goes through three stretches:
   there prints ``symproof: interrupted`` and exits 130 at once (nothing has been written yet);
 - *running*: ``main`` calls :func:`restore_interrupt`, so Ctrl-C raises ``KeyboardInterrupt``,
   ``finally`` blocks remove temporary files, and ``main`` prints ``symproof COMMAND: interrupted``
-  and returns 130;
+  and returns 130; SIGTERM (a CI step's timeout, ``kill``, a container stopping) is handled the
+  same way: :class:`Terminated`, a ``KeyboardInterrupt``, runs the same clean-up, and ``main``
+  prints ``symproof COMMAND: terminated`` and returns 143;
 - *finishing* (after ``main`` returns, until the interpreter exits): ``main`` puts the quick
   handler back, which flushes what was printed and exits 130.
 
@@ -25,10 +27,28 @@ import os
 import signal
 import sys
 
-__all__ = ["quiet_interrupt_while_starting", "restore_interrupt", "quiet_interrupt_when_done", "INTERRUPTED"]
+__all__ = ["quiet_interrupt_while_starting", "restore_interrupt", "quiet_interrupt_when_done", "INTERRUPTED",
+           "TERMINATED", "Terminated", "interruption"]
 
 #: the shell's convention for a command ended by SIGINT (128 + 2)
 INTERRUPTED = 130
+#: ... and by SIGTERM (128 + 15)
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: a ``KeyboardInterrupt``, so every clean-up written for Ctrl-C runs for it too."""
+
+
+def _terminated(signum, frame):
+    raise Terminated
+
+
+def interruption(err: KeyboardInterrupt) -> tuple:
+    """``(word, exit code)`` for a command ended by ``err``: Ctrl-C or SIGTERM."""
+    return ("terminated", TERMINATED) if isinstance(err, Terminated) else ("interrupted", INTERRUPTED)
+
+
 _MESSAGE = b"symproof: interrupted\n"
 
 
@@ -57,14 +77,23 @@ def quiet_interrupt_while_starting() -> None:
 
 
 def restore_interrupt() -> None:
-    """From here on Ctrl-C raises ``KeyboardInterrupt``, so that cleanup code runs."""
+    """From here on Ctrl-C raises ``KeyboardInterrupt`` and SIGTERM :class:`Terminated`, so that cleanup
+    code runs (SIGTERM only where nobody ignores or handles it already)."""
     try:
         if signal.getsignal(signal.SIGINT) is _interrupted_outside_the_command:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _terminated)
     except (ValueError, OSError):
         pass
 
 
 def quiet_interrupt_when_done() -> None:
-    """After the command, until the process exits: Ctrl-C is the quick exit again."""
+    """After the command, until the process exits: Ctrl-C is the quick exit again, SIGTERM ends the
+    process at once again."""
     quiet_interrupt_while_starting()
+    try:
+        if signal.getsignal(signal.SIGTERM) is _terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except (ValueError, OSError):
+        pass

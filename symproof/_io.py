@@ -10,6 +10,12 @@
   authority: a file is removed only when the manifest lists it for the same command and it is
   still, by size, modification time and sha256, the regular file the writer wrote.
 - :func:`check_owned_files`: the same refusals, before the work that produces the files.
+
+The owned-files writer recovers from a run cut off anywhere (Ctrl-C, SIGTERM, SIGKILL, a full
+disk): each file is recorded in the manifest *before* it is put in place, so a file in the folder
+is never one the manifest does not know; runs into one folder take turns (the folder is locked with
+``flock`` while its manifest is read and written); a run removes the temporary files a killed run
+left behind (its own naming pattern, and only when the process that made them is gone).
 """
 
 from __future__ import annotations
@@ -21,9 +27,15 @@ import os
 import re
 import stat
 import tempfile
+import time
 from typing import Mapping, Sequence
 
 from ._errors import InvalidInputError
+
+try:
+    import fcntl
+except ImportError:  # no flock on this platform: runs into one folder are not serialised
+    fcntl = None
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "output_folder", "write_owned_files", "check_owned_files",
            "MANIFEST_NAME", "MAX_OUTPUT_BYTES"]
@@ -125,6 +137,12 @@ MAX_OUTPUT_BYTES = 64 << 20
 #: sub-folder; no '..', no leading dot (the manifest, temporary files), no absolute path
 _OWNED_NAME = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/)?[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+#: a temporary file of the writer: ``.tmp-<pid of the writing process>-<12 hex digits>-<name>``
+_TEMPORARY = re.compile(r"^\.tmp-([1-9][0-9]{0,9})-[0-9a-f]{12}-")
+#: the manifest group that records a run's files before they are put in place (``pending:<group>``)
+_PENDING = "pending:"
+#: how long a run waits for another run writing into the same folder, in seconds
+LOCK_WAIT = 120.0
 _CHUNK = 1 << 16
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_FLAGS = _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -153,6 +171,7 @@ class _Folder:
 
     def __init__(self, path: str, shown: str, option: str, fd: int | None):
         self.path, self.shown, self.option, self.fd = path, shown, option, fd
+        self.lock_fd = None  # where the folder has no descriptor of its own: the one its lock is held on
 
     @classmethod
     def open_root(cls, folder: str, option: str) -> "_Folder":
@@ -165,9 +184,10 @@ class _Folder:
         return cls(os.path.realpath(folder), folder, option, fd)
 
     def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        for fd in (self.fd, self.lock_fd):
+            if fd is not None:
+                os.close(fd)  # which releases the lock
+        self.fd = self.lock_fd = None
 
     def refuse(self, name: str, what: str) -> InvalidInputError:
         return InvalidInputError(f"{self.option} {_shown(os.path.join(self.shown, name))}: {what}")
@@ -261,13 +281,15 @@ class _Folder:
         finally:
             os.close(fd)
 
-    def write(self, name: str, data: bytes, expected) -> dict:
+    def write(self, name: str, data: bytes, expected, before_placing=None) -> tuple:
         """Write ``data`` to a temporary file here, then replace ``name`` with it, provided ``name`` is
-        still what the plan saw (``expected``: its identity, ``None`` for absent); its evidence."""
+        still what the plan saw (``expected``: its identity, ``None`` for absent); its evidence and
+        identity.  ``before_placing(evidence)`` runs once the bytes are on disk, before the replace:
+        the evidence (size, modification time, sha256) is the placed file's, which keeps the inode."""
         tmp = None
         try:
             for _ in range(100):
-                candidate = f".tmp-{os.urandom(6).hex()}-{name[-64:]}"
+                candidate = f".tmp-{os.getpid()}-{os.urandom(6).hex()}-{name[-64:]}"
                 try:
                     # mode 0666: the umask then gives the permissions a plain open() would
                     fd = self.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
@@ -285,6 +307,9 @@ class _Folder:
                 mine = os.fstat(fd)
             finally:
                 os.close(fd)
+            evidence = {"size": mine.st_size, "mtime_ns": mine.st_mtime_ns, "sha256": _digest(data)}
+            if before_placing is not None:
+                before_placing(evidence)
             if _identity(self.lstat(name)) != expected:
                 raise self.refuse(name, "changed while symproof was writing (nothing replaced)")
             (src, at), (dst, _) = self._at(tmp), self._at(name)
@@ -295,7 +320,49 @@ class _Folder:
         finally:
             if tmp is not None:
                 self.unlink(tmp)
-        return {"size": mine.st_size, "mtime_ns": mine.st_mtime_ns, "sha256": _digest(data)}
+        return evidence, _identity(mine)
+
+    def sweep(self) -> list:
+        """Remove the temporary files here that a writer killed before it could (its naming pattern,
+        a regular file, made by a process that is gone); their names.  Called with the folder locked,
+        so no live writer is between making one and placing it."""
+        try:
+            names = os.listdir(self.fd if self.fd is not None else self.path)
+        except OSError:
+            return []
+        removed = []
+        for name in names:
+            match = _TEMPORARY.match(name)
+            if match is None or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+                continue
+            info = self.lstat(name)
+            if info is not None and stat.S_ISREG(info.st_mode):
+                self.unlink(name)
+                removed.append(name)
+        return removed
+
+    def lock(self, *, exclusive: bool) -> None:
+        """Wait (at most :data:`LOCK_WAIT` seconds) until no other run holds this folder, then hold it until
+        :meth:`close`.  Where ``flock`` is not supported (some network file systems) runs are not serialised."""
+        if fcntl is None:
+            return
+        fd = self.fd if self.fd is not None else os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        if self.fd is None:
+            self.lock_fd = fd
+        mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, mode)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise InvalidInputError(f"{self.option} {_shown(self.shown)}: another symproof run has been "
+                                            f"writing into this folder for more than {LOCK_WAIT:g} s; wait for it "
+                                            "to end, or end it") from None
+                time.sleep(0.05)
+            except OSError:
+                return
 
     def unlink(self, name: str) -> None:
         where, at = self._at(name)
@@ -307,6 +374,16 @@ class _Folder:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or not a pid at all): not ours to judge
+    return True
 
 
 def _entry(value) -> dict | None:
@@ -375,10 +452,17 @@ def _evidenced(folder: _Folder, base: str, info, entries) -> bool:
 class _Writer:
     """One run of :func:`write_owned_files`: the folder, its manifest, and the plan checked before writing."""
 
-    def __init__(self, folder: str, option: str, force: bool):
+    def __init__(self, folder: str, option: str, force: bool, *, exclusive: bool = False):
         self.root = _Folder.open_root(folder, option)
+        try:
+            self.root.lock(exclusive=exclusive)
+        except BaseException:
+            self.root.close()
+            raise
         self.force = force
         self.manifest = _read_manifest(self.root)
+        self.manifest_expected = None  # the manifest's identity as this run last saw or wrote it
+        self.pending = _PENDING  # the group a file is recorded in before it is placed (``pending:<group>``)
         self.subs = {"": self.root}
 
     def close(self) -> None:
@@ -393,6 +477,16 @@ class _Writer:
 
     def entries(self, relative: str) -> list:
         return [entries[relative] for entries in self.manifest.values() if relative in entries]
+
+    def sweep(self, subs) -> None:
+        """Remove a killed run's temporary files from the folder and the sub-folders ``subs``."""
+        for sub in sorted(set(subs) | {""}):
+            try:
+                folder = self.folder(sub, create=False)
+            except InvalidInputError:
+                continue  # a symlinked sub-folder: refused when written to, never swept
+            if folder is not None:
+                folder.sweep()
 
     def check(self, relative: str, data: bytes | None, *, any_file: bool = False):
         """The identity of what is at ``relative`` now if it may be replaced (``None``: nothing is
@@ -417,27 +511,35 @@ class _Writer:
         raise folder.refuse(base, f"a file of this name is already there and symproof did not write it (not listed "
                                   f"in {MANIFEST_NAME}, or changed since); rerun with --force to replace it")
 
-    def save_manifest(self, expected) -> None:
+    def save_manifest(self) -> None:
         document = {"written_by": "symproof", "format": 2,
                     "note": "files symproof wrote here, with their size, mtime and sha256; a later run removes "
-                            "only files that still match",
-                    "groups": {g: dict(sorted(entries.items())) for g, entries in sorted(self.manifest.items())}}
+                            "only files that still match; a 'pending:' group lists the files of a run that "
+                            "had not finished",
+                    "groups": {g: dict(sorted(entries.items())) for g, entries in sorted(self.manifest.items())
+                               if entries}}
         text = json.dumps(document, indent=1) + "\n"
-        self.root.write(MANIFEST_NAME, text.encode("utf-8"), expected)
+        _, self.manifest_expected = self.root.write(MANIFEST_NAME, text.encode("utf-8"), self.manifest_expected)
 
     def write(self, relative: str, data: bytes, expected) -> dict:
-        sub, base = _split(relative)
-        return self.folder(sub, create=True).write(base, data, expected)
+        """Write one file; its evidence is in the manifest group :attr:`pending` before the file is in place."""
+        def record(evidence):
+            self.manifest.setdefault(self.pending, {})[relative] = evidence
+            self.save_manifest()
 
-    def remove_if_ours(self, relative: str, entry: dict) -> None:
-        """Remove ``relative`` if it is still exactly the file recorded by ``entry``; else leave it."""
+        sub, base = _split(relative)
+        evidence, _ = self.folder(sub, create=True).write(base, data, expected, before_placing=record)
+        return evidence
+
+    def remove_if_ours(self, relative: str, entries: list) -> None:
+        """Remove ``relative`` if it is still exactly a file recorded by one of ``entries``; else leave it."""
         sub, base = _split(relative)
         try:
             folder = self.folder(sub, create=False)
         except InvalidInputError:
             return  # a symlinked or replaced sub-folder: nothing in it is ours to remove
         info = folder.lstat(base) if folder is not None else None
-        if _evidenced(folder, base, info, [entry]) and _identity(folder.lstat(base)) == _identity(info):
+        if _evidenced(folder, base, info, entries) and _identity(folder.lstat(base)) == _identity(info):
             folder.unlink(base)
 
 
@@ -464,30 +566,45 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
         if len(files[relative]) > MAX_OUTPUT_BYTES:
             raise InvalidInputError(f"internal: {relative} has {len(files[relative])} bytes, more than an output "
                                     f"may have ({MAX_OUTPUT_BYTES})")
-    writer = _Writer(folder, option, force)
+    writer = _Writer(folder, option, force, exclusive=True)
     try:
+        writer.sweep(_split(relative)[0] for relative in names)
         plan = {relative: writer.check(relative, files[relative]) for relative in names}
-        plan[MANIFEST_NAME] = writer.check(MANIFEST_NAME, None, any_file=True)
+        writer.manifest_expected = writer.check(MANIFEST_NAME, None, any_file=True)
         manifest = writer.manifest
-        previous = manifest.get(group, {})
+        pending = writer.pending = _PENDING + group
+        # what this group wrote before: on its last complete run, and on a run cut off since
+        previous = {}
+        for entries in (manifest.get(group, {}), manifest.get(pending, {})):
+            for relative, entry in entries.items():
+                previous.setdefault(relative, []).append(entry)
         written = {}
         try:
             for relative in names:
                 written[relative] = writer.write(relative, files[relative], plan[relative])
-                for entries in manifest.values():  # every group that lists it now lists what is there
-                    if relative in entries:
+                for name, entries in manifest.items():  # every group that lists it now lists what is there
+                    if relative in entries and name != pending:
                         entries[relative] = written[relative]
-        except InvalidInputError:
-            if written:  # stopped half-way (a swap caught at writing): what was written is still ours
-                manifest[group] = {**previous, **written}
-                writer.save_manifest(plan[MANIFEST_NAME])
+        except BaseException:
+            # stopped half-way (a swap caught at writing, a full disk, Ctrl-C, SIGTERM): what was written
+            # is recorded as the group's; the pending group keeps the file that may have been placed as
+            # the run stopped (the next run of the group tidies it), and if even this cannot be saved,
+            # the pending group on disk still lists every file placed
+            if written:
+                manifest[group] = {**manifest.get(group, {}), **written}
+                manifest[pending] = {r: e for r, e in manifest.get(pending, {}).items() if r not in written}
+                try:
+                    writer.save_manifest()
+                except (InvalidInputError, KeyboardInterrupt):
+                    pass
             raise
         manifest[group] = written
-        writer.save_manifest(plan[MANIFEST_NAME])
+        manifest.pop(pending, None)
+        writer.save_manifest()
         kept_elsewhere = {name for g, entries in manifest.items() if g != group for name in entries}
-        for relative, entry in sorted(previous.items()):
+        for relative, entries in sorted(previous.items()):
             if relative not in files and relative not in kept_elsewhere:
-                writer.remove_if_ours(relative, entry)
+                writer.remove_if_ours(relative, entries)
     finally:
         writer.close()
     return [os.path.join(folder, relative) for relative in names]

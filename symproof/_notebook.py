@@ -4,7 +4,10 @@ Each result becomes rows of (label, value); a value is text or a formula.  Every
 text is escaped for the format (HTML entities; in Markdown also its own
 punctuation), and a formula is printed by the report's printers: MathML in
 HTML, LaTeX between ``$$`` in Markdown with ``<``, ``>`` and ``&`` written as
-TeX commands, so a symbol named ``<script>`` stays a name and never becomes markup.
+TeX commands, so a symbol named ``<script>`` stays a name and never becomes markup.  No name
+reaches TeX as a command (the printers set a name holding ``\\`` or braces character by character),
+a command that acts on the page (``\\href``, ``\\class``, ...) is never written, and the HTML view is
+marked for MathJax to leave alone (its ``$`` are text, not math).
 """
 
 from __future__ import annotations
@@ -80,7 +83,9 @@ def _html_value(value) -> str:
 def to_html(title: str, rows) -> str:
     body = "".join(f"<tr><th style=\"text-align:left\">{html.escape(label)}</th><td>{_html_value(value)}</td></tr>"
                    for label, value in rows)
-    return f"<div class=\"symproof\"><strong>{html.escape(title)}</strong><table>{body}</table></div>"
+    # MathJax (Jupyter's) reads $...$ in HTML outputs too: this one holds MathML and text only
+    return (f"<div class=\"symproof tex2jax_ignore mathjax_ignore\"><strong>{html.escape(title)}</strong>"
+            f"<table>{body}</table></div>")
 
 
 #: characters Markdown (or Jupyter's math finder) would read as markup, written as character references,
@@ -88,6 +93,25 @@ def to_html(title: str, rows) -> str:
 _MARKDOWN_MARKUP = {ord(ch): f"&#{ord(ch)};" for ch in "&<>\"'\\`*_[]$|#~!"}
 #: in a formula: what would end the math or the table cell, or become markup, as a TeX command
 _TEX_MARKUP = {"<": r"\lt ", ">": r"\gt ", "|": r"\vert "}
+
+
+#: TeX commands that act on the page where MathJax renders them (links, classes, styles, loaded code);
+#: the printers never write one from a name, and a formula that still holds one shows it as text
+_ACTIVE_TEX = ("href", "class", "style", "cssId", "url", "unicode", "require", "html", "data", "attr", "tip",
+               "toggle", "mathtip", "texttip", "action", "def", "newcommand", "renewcommand", "let")
+_TEX_TOKEN = re.compile(r"\\([A-Za-z]+)|\\.|\$")
+
+
+def _inert_tex(tex: str) -> str:
+    """``tex`` with every unescaped ``$`` escaped (it would end the math) and every command of
+    :data:`_ACTIVE_TEX` written as text (``\\backslash{}href``)."""
+    def token(match):
+        if match.group() == "$":
+            return r"\$"
+        if match.group(1) in _ACTIVE_TEX:
+            return r"\backslash{}\mathrm{" + match.group(1) + "}"
+        return match.group()
+    return _TEX_TOKEN.sub(token, tex)
 
 
 def _markdown_text(text) -> str:
@@ -102,7 +126,7 @@ def _markdown_value(value) -> str:
             tex = str(value)
         else:
             tex = to_latex(value.lhs) if value.rhs is None else f"{to_latex(value.lhs)} = {to_latex(value.rhs)}"
-        return "$" + "".join(_TEX_MARKUP.get(ch, ch) for ch in tex.replace("$", r"\$").replace("\n", " ")) + "$"
+        return "$" + "".join(_TEX_MARKUP.get(ch, ch) for ch in _inert_tex(tex).replace("\n", " ")) + "$"
     return _markdown_text(value)
 
 

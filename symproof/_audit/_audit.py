@@ -522,6 +522,10 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     for option, value in (("--apply", apply), ("--table", table)):
         if value is not None and not _DOTTED.match(str(value)):
             raise InvalidInputError(f"{option} expects a Python name defined next to the target, got {value!r}")
+    if call is not None and (not isinstance(call, str) or not call.strip()):
+        # an empty expression would silently mean "no --call": the conventions would be tried instead
+        raise InvalidInputError(f"--call expects a Python expression in x and positions giving the rotated x "
+                                f"(e.g. 'rotate(x, positions)'), got {call!r}")
     variant = load_like(like, head_dim)
     if variant.width > MAX_AUDIT_WIDTH:
         raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")

@@ -5,6 +5,7 @@ Shared by ``symproof verify`` and ``symproof report``, so both print the same ta
 
 from __future__ import annotations
 
+import os
 import time
 
 from ._runner import MEASURED, load_claims, run_claims, select_claims
@@ -12,14 +13,26 @@ from ._runner import MEASURED, load_claims, run_claims, select_claims
 __all__ = ["verify_claims", "format_table"]
 
 
+def _escapes_understood() -> bool:
+    """Does the terminal take escape sequences? Not a ``dumb`` one (Emacs shells, some CI logs)."""
+    return os.environ.get("TERM", "") not in ("", "dumb")
+
+
 def _progress_printer(stream):
     if stream is None or not stream.isatty():
         return None
+    shown = [0]
 
     def show(k, total, claim):
-        stream.write(f"\r\033[K[{k + 1}/{total}] {claim.id} ...")
+        text = f"[{k + 1}/{total}] {claim.id} ..."
+        if _escapes_understood():
+            stream.write(f"\r\033[K{text}")
+        else:  # a carriage return and spaces: what every terminal understands
+            stream.write(f"\r{' ' * shown[0]}\r{text}")
+        shown[0] = len(text)
         stream.flush()
 
+    show.clear = lambda: stream.write("\r\033[K" if _escapes_understood() else f"\r{' ' * shown[0]}\r")
     return show
 
 
@@ -33,7 +46,7 @@ def verify_claims(patterns=None, *, progress_stream=None):
     progress = _progress_printer(progress_stream)
     results = run_claims(chosen, progress)
     if progress:
-        progress_stream.write("\r\033[K")
+        progress.clear()
     return results, time.perf_counter() - start
 
 

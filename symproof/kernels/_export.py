@@ -116,6 +116,10 @@ def kernel_listings(claim_results) -> list:
     return listings
 
 
+#: the largest frequency base accepted (exclusive): base^(-2r/D) and its powers stay far from overflow
+MAX_BASE = 1e300
+
+
 def check_export_options(kernel: str, head_dim, rotary_dim=None, denominator=None, base: float = 10000.0) -> None:
     """Refuse what ``symproof export`` refuses (``symproof.export`` too), in the command line's words."""
     if kernel not in KERNELS:
@@ -126,8 +130,9 @@ def check_export_options(kernel: str, head_dim, rotary_dim=None, denominator=Non
         if value is not None and not 2 <= value <= MAX_EXPORT_WIDTH:
             raise InvalidInputError(f"{option}: expected an even width between 2 and {MAX_EXPORT_WIDTH} "
                                     f"(the bound on exported kernels), got {value}")
-    if not (base > 1 and base < 1e300):
-        raise InvalidInputError(f"--base: expected a finite number > 1, got {base}")
+    if not (base > 1 and base < MAX_BASE):  # nan fails both
+        raise InvalidInputError(f"--base: expected a number greater than 1 and less than {MAX_BASE:g}, "
+                                f"got {base:g}")
 
 
 def main_export(args) -> int:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Hashable
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions import BlockDiagMatrix, MatMul
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.mathml import MathMLPresentationPrinter
@@ -161,6 +162,24 @@ class ReportLatexPrinter(LatexPrinter):
             return self._print_Symbol(sp.Symbol(name.rstrip("'"))) + "'" * (len(name) - len(name.rstrip("'")))
         return super()._print_Symbol(expr, style=style)
 
+    def _deal_with_super_sub(self, string, style="plain"):
+        # every name (a symbol's, a function's, a matrix symbol's) passes here: one holding TeX's own
+        # characters is set upright, character by character, so no command in it (\href{javascript:...},
+        # \class, \style) ever reaches TeX or MathJax
+        if _TEX_ACTIVE.search(string):
+            text = r"\mathrm{" + string.translate(_TEX_NAME_CHARACTERS) + "}"
+            return r"\mathbf{" + text + "}" if style == "bold" else text
+        return super()._deal_with_super_sub(string, style=style)
+
+    def _print_Function(self, expr, exp=None):
+        name = type(expr).__name__
+        if isinstance(expr, AppliedUndef) and _TEX_ACTIVE.search(name):
+            # SymPy formats the arguments into the printed name with '%', which such a name may hold
+            head = self._deal_with_super_sub(name)
+            head = head if exp is None else f"{head}^{{{exp}}}"
+            return head + r"{\left(" + ", ".join(self._print(arg) for arg in expr.args) + r" \right)}"
+        return super()._print_Function(expr, exp=exp)
+
     def _print_MatMul(self, expr):
         negative, factors = _matmul_factors(expr)
         level = PRECEDENCE["Mul"]
@@ -279,7 +298,7 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
     def _print_Function(self, expr, exponent=None):
         """``sin θ`` for an atomic argument, ``sin(a + b)`` otherwise, always with U+2061,
         which is how the statements (written in LaTeX as ``\\sin\\theta``) print."""
-        name = self._element("mi", self.mathml_tag(expr))
+        name = self._element("mi", _xml_text(self.mathml_tag(expr)))
         if exponent is not None:
             name = self._element("msup", None, name, exponent)
         row = self._element("mrow", None, name, self._element("mo", FUNCTION_APPLICATION))
@@ -589,6 +608,26 @@ _NAMED_ENTITY = re.compile("&(" + "|".join(_ENTITIES) + ");")
 _RAW_RELATION = re.compile(r"<mo>([<>])</mo>")
 _XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 _MARKUP = re.compile('[&<>"]')
+#: a character reference SymPy's own tables write as a name (``&#x393;`` for gamma): kept as it is
+_CHARACTER_REFERENCE = re.compile(r"&(#x[0-9A-Fa-f]+|#[0-9]+|[A-Za-z]+);")
+
+
+def _xml_text(name: str) -> str:
+    """``name`` for a text node SymPy writes unescaped: markup characters as references, SymPy's own
+    character references kept."""
+    out, last = [], 0
+    for match in _CHARACTER_REFERENCE.finditer(name):
+        out.append(_MARKUP.sub(lambda m: _XML_ESCAPES[m.group()], name[last:match.start()]) + match.group())
+        last = match.end()
+    return "".join(out) + _MARKUP.sub(lambda m: _XML_ESCAPES[m.group()], name[last:])
+
+
+#: the characters TeX acts on inside a name (a backslash starts a command)
+_TEX_ACTIVE = re.compile(r"[\\{}$%#&~]")
+#: each character of such a name as math-mode TeX that prints it and does nothing else
+_TEX_NAME_CHARACTERS = {ord("\\"): r"\backslash{}", ord("{"): r"\{", ord("}"): r"\}", ord("$"): r"\$",
+                        ord("%"): r"\%", ord("#"): r"\#", ord("&"): r"\&", ord("~"): r"\sim{}",
+                        ord("_"): r"\_", ord("^"): r"\wedge{}", ord(" "): r"\ "}
 
 
 def _latex_whole(value) -> str:

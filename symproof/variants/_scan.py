@@ -9,27 +9,87 @@ Each config is read and every rotary regime checked exactly as
 checker are imported once.  A refused config is a line saying why (its exit
 code 2), never the end of the scan; the exit code of the scan is the largest
 of its configs'.
+
+Nothing is dropped and nothing hangs:
+
+- the walk is iterative (a tree 1,100 folders deep is walked like any other),
+  and a folder it cannot read (permission denied, a path longer than the
+  system allows) is a refused line naming that folder, never a silent skip;
+- a worker that dies (killed, as by the out-of-memory killer) makes the config
+  it was checking a refused line; the configs other workers were checking
+  then run again in a fresh pool;
+- the workers ignore Ctrl-C, which reaches the whole process group: the scan
+  itself ends them and prints its one line (exit 130), with no worker's traceback.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import time
 
 from .._errors import InvalidInputError, SymproofError
 from .._text import one_line
 
-__all__ = ["scan_paths", "scan", "MAX_CONFIGS"]
+__all__ = ["scan_paths", "find_configs", "scan", "MAX_CONFIGS"]
 
 #: the most configs one scan reads (a cache walk that finds more is refused, not truncated)
 MAX_CONFIGS = 100000
 #: directories a cache walk does not enter
 _SKIP = {".git", "__pycache__", "blobs", ".locks"}
+#: why a folder could not be read, in words
+_UNREADABLE = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+               errno.ENAMETOOLONG: "its path is longer than the system allows",
+               errno.ELOOP: "too many levels of symbolic links", errno.ENOENT: "it vanished during the scan"}
 
 
-def scan_paths(paths) -> list:
-    """The config files ``paths`` name: files as given, folders searched for ``config.json`` (a folder with
-    none below it: its own ``*.json`` files)."""
+class Unread:
+    """A folder below a scanned one whose configs could not be looked for, and why."""
+
+    def __init__(self, path: str, why: str):
+        self.path, self.why = path, why
+
+
+def _why(err: OSError) -> str:
+    return _UNREADABLE.get(err.errno, (err.strerror or type(err).__name__).lower())
+
+
+def _walk(top: str) -> list:
+    """``config.json`` paths below ``top``, and an :class:`Unread` for each folder that could not be
+    read, in the order of a top-down walk with sorted names; symlinked folders are not entered."""
+    found, stack = [], [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+            subfolders = []
+            for entry in entries:
+                try:
+                    is_folder = entry.is_dir()  # a symlink to a folder is one, but it is not entered
+                except OSError:
+                    is_folder = False
+                if is_folder:
+                    if entry.name not in _SKIP and not entry.is_symlink():
+                        subfolders.append(entry.path)
+                elif entry.name == "config.json":
+                    found.append(entry.path)
+        except OSError as err:
+            found.append(Unread(folder, f"cannot read the folder ({_why(err)}); the configs below it were not "
+                                        "checked"))
+            continue
+        if sum(isinstance(item, str) for item in found) > MAX_CONFIGS:
+            raise InvalidInputError(f"{top}: more than {MAX_CONFIGS} config.json files below it; "
+                                    "expected a checkpoint folder or a cache of them")
+        stack.extend(reversed(subfolders))
+    return found
+
+
+def find_configs(paths) -> list:
+    """The config files ``paths`` name, in order: files as given, folders searched for ``config.json``
+    (a folder with none below it: its own ``*.json`` files); a folder that could not be read is an
+    :class:`Unread` in its place."""
     found = []
     for path in paths:
         name = os.fspath(path)
@@ -38,15 +98,9 @@ def scan_paths(paths) -> list:
             if os.path.isfile(direct):
                 found.append(direct)
                 continue
-            before = len(found)
-            for root, dirs, files in os.walk(name, followlinks=False):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP)
-                if "config.json" in files:
-                    found.append(os.path.join(root, "config.json"))
-                if len(found) > MAX_CONFIGS:
-                    raise InvalidInputError(f"{name}: more than {MAX_CONFIGS} config.json files below it; "
-                                            "expected a checkpoint folder or a cache of them")
-            if len(found) == before:  # a folder of configs under their own names (derivations/configs)
+            below = _walk(name)
+            found += below
+            if not below:  # a folder of configs under their own names (derivations/configs)
                 found += sorted(os.path.join(name, f) for f in os.listdir(name)
                                 if f.endswith(".json") and os.path.isfile(os.path.join(name, f)))
         else:
@@ -56,6 +110,11 @@ def scan_paths(paths) -> list:
                                 "config in it (no config.json below it, no *.json file in it); expected a "
                                 "checkpoint folder, a cache of them, or config files")
     return found
+
+
+def scan_paths(paths) -> list:
+    """The config files ``paths`` name (:func:`find_configs` without the folders it could not read)."""
+    return [item for item in find_configs(paths) if isinstance(item, str)]
 
 
 def _one(job):
@@ -70,6 +129,10 @@ def _one(job):
         checked = check_model(model, budget=budget)
     except SymproofError as err:
         return path, 2, f"refused: {err}", time.perf_counter() - start
+    except MemoryError:
+        return path, 2, "refused: checking it needs more memory than is available", time.perf_counter() - start
+    except RecursionError:
+        return path, 2, "refused: it is nested too deeply to check", time.perf_counter() - start
     parts = []
     for regime, results in checked:
         if regime.variant is None:
@@ -86,24 +149,99 @@ def _one(job):
     return path, code, line, time.perf_counter() - start
 
 
+def _worker_started(started) -> None:
+    """A worker's first act: Ctrl-C is the scan's to handle (it ends the workers), SIGTERM ends it."""
+    global _STARTED
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _STARTED = started
+
+
+_STARTED = None  # in a worker: which worker process took which job (the pids, by job index)
+
+
+def _one_in_worker(index, job):
+    _STARTED[index] = os.getpid()
+    return _one(job)
+
+
+def _death(exitcode) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        cause = " (killed, as by the out-of-memory killer?)" if -exitcode == signal.SIGKILL else ""
+        return f"ended by {name}{cause}"
+    return f"exited with code {exitcode}" if exitcode is not None else "ended"
+
+
+def _in_pool(work, jobs: int) -> list:
+    """``_one`` of every job, ``jobs`` at a time in forked workers, in order; a job whose worker died is a
+    refused line, the jobs it took down with it (the pool is ended when one worker dies) run again."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    # fork: the workers inherit the imported checker instead of importing it again
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    done = [None] * len(work)
+    pending = list(range(len(work)))
+    while pending:
+        started = context.Array("i", len(work), lock=False)
+        pool = ProcessPoolExecutor(min(jobs, len(pending)), mp_context=context, initializer=_worker_started,
+                                   initargs=(started,))
+        broken = False
+        workers = {}
+        try:
+            futures = {pool.submit(_one_in_worker, k, work[k]): k for k in pending}
+            workers = dict(getattr(pool, "_processes", None) or {})  # forked at the first submit
+            for future in as_completed(futures):
+                try:
+                    done[futures[future]] = future.result()
+                except BrokenProcessPool:
+                    broken = True
+        except BaseException:  # Ctrl-C (or SIGTERM): end the workers, not wait for them
+            workers = {**workers, **dict(getattr(pool, "_processes", None) or {})}
+            for process in workers.values():
+                process.kill()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        if not broken:
+            break
+        # the pool ends its other workers with SIGTERM once one has died: the others are the dead
+        exits = {pid: process.exitcode for pid, process in workers.items()}
+        dead = {pid for pid, code in exits.items() if code not in (0, -signal.SIGTERM)}
+        unfinished = [k for k in pending if done[k] is None]
+        blamed = [k for k in unfinished if started[k] in dead]
+        if not blamed and len(unfinished) == len(pending):  # no progress at all: never the same pool again
+            blamed = [k for k in unfinished if started[k]] or unfinished[:1]
+        for k in blamed:
+            path = work[k][0]
+            done[k] = (path, 2, f"refused: the worker process checking it {_death(exits.get(started[k]))}; "
+                                "nothing was decided", 0.0)
+        pending = [k for k in unfinished if done[k] is None]
+    return done
+
+
 def scan(paths, *, jobs: int = 1, budget=None, as_json: bool = False) -> int:
     """Check every config ``paths`` name; print one line each and a summary; return the largest exit code."""
     import json
 
     if not 1 <= jobs <= 256:
         raise InvalidInputError(f"--jobs: expected 1 to 256 worker processes, got {jobs}")
-    files = scan_paths(paths)
+    found = find_configs(paths)
+    files = [item for item in found if isinstance(item, str)]
     start = time.perf_counter()
     work = [(path, budget) for path in files]
-    if jobs == 1 or len(files) == 1:
-        done = [_one(job) for job in work]
+    if jobs == 1 or len(files) <= 1:
+        checked = [_one(job) for job in work]
     else:
-        import multiprocessing
-
-        # fork: the workers inherit the imported checker instead of importing it again
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-        with multiprocessing.get_context(method).Pool(min(jobs, len(files))) as pool:
-            done = pool.map(_one, work, chunksize=1)
+        checked = _in_pool(work, jobs)
+    results = iter(checked)
+    done = [next(results) if isinstance(item, str) else (item.path, 2, f"refused: {item.why}", 0.0)
+            for item in found]
     seconds = time.perf_counter() - start
     counts = {0: 0, 1: 0, 2: 0}
     for _, code, _, _ in done:
