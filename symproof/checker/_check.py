@@ -52,8 +52,8 @@ def check_certificate(certificate) -> None:
 
     At the top level the statement's side conditions are re-derived here (every denominator
     and pole argument): when some may vanish, the certificate must give a point where all hold."""
-    certificate = _admitted(certificate)
     _check_any(certificate)
+    certificate = _admitted(certificate)
     try:
         _check_defined(certificate)
     except CertificateError:
