@@ -579,7 +579,8 @@ def _pole_free(c, expr, index, low, high):
             if p.base.is_nonzero is not True:
                 _reject(c, f"the denominator {p.base} is not known to be non-zero")
             continue
-        poly = sp.Poly(p.base, index)
+        others = sorted(p.base.free_symbols - {index}, key=str)
+        poly = sp.Poly(p.base, index, domain=sp.QQ[others] if others else sp.QQ)  # stated, not inferred
         if poly.degree() > 4:
             _reject(c, f"the denominator {p.base} has degree above 4")
         roots = sp.roots(poly)
@@ -728,7 +729,8 @@ def _entrywise(c):
     left, right = _explicit(c.lhs), _explicit(c.rhs)
     if left.shape != right.shape:
         _reject(c, f"shapes differ: {left.shape} and {right.shape}")
-    given = {(i, j): cert for i, j, cert in c.data["entries"]}
+    given = {(int(exact_integer(i, "an entry's row")), int(exact_integer(j, "an entry's column"))): cert
+             for i, j, cert in c.data["entries"]}
     for i in range(left.rows):
         for j in range(left.cols):
             a, b = left[i, j], right[i, j]
@@ -876,7 +878,10 @@ def _blockwise(c):
     if len(plan) != len(left):
         _reject(c, "one entry per block is needed")
     pictures: dict = {}
+    plan = [(int(exact_integer(rep, "a representative block")), renaming) for rep, renaming in plan]
     for k, (rep, renaming) in enumerate(plan):
+        if not 0 <= rep < len(plan):
+            _reject(c, f"block {k} refers to block {rep} of {len(plan)}")
         for old, new in renaming.items():
             if not (isinstance(old, sp.Symbol) and isinstance(new, sp.Symbol)
                     and old.assumptions0 == new.assumptions0):
