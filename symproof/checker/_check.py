@@ -52,8 +52,7 @@ def check_certificate(certificate) -> None:
 
     At the top level the statement's side conditions are re-derived here (every denominator
     and pole argument): when some may vanish, the certificate must give a point where all hold."""
-    _check_any(certificate)
-    certificate = _admitted(certificate)
+    certificate = _check_any(certificate)
     try:
         _check_defined(certificate)
     except CertificateError:
@@ -62,19 +61,22 @@ def check_certificate(certificate) -> None:
         raise CertificateError(f"side conditions not checked ({type(err).__name__}: {err})") from None
 
 
-def _check_any(certificate) -> None:
+def _check_any(certificate):
+    """Check one certificate and those it holds; return it as admitted (its statement made exact)."""
     if not isinstance(certificate, Certificate):
         raise CertificateError(f"not a certificate: {type(certificate).__name__}")
     check = _CHECKS.get(certificate.kind)
     if check is None:
         raise CertificateError(f"unknown certificate kind {certificate.kind!r}")
     try:
-        check(_admitted(certificate))
+        certificate = _admitted(certificate)
+        check(certificate)
     except CertificateError:
         raise
     except Exception as err:  # noqa: BLE001 - malformed data is a rejection, not a crash
         raise CertificateError(
             f"{certificate.kind} certificate is malformed ({type(err).__name__}: {err})") from None
+    return certificate
 
 
 def _reject(certificate, why: str):

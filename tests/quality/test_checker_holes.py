@@ -65,11 +65,33 @@ def _floats_in_matrices(rhs_entry):
     return Certificate("entrywise", sp.MatMul(tenth, tenth), sp.ImmutableMatrix([[rhs_entry]]), {"entries": ()})
 
 
+def _renamed_everywhere(certificate, old, new):
+    """The certificate with ``old`` replaced by ``new`` in the statement and in every datum."""
+    def walk(value):
+        if isinstance(value, Certificate):
+            return replace(value, lhs=walk(value.lhs), rhs=walk(value.rhs), data=walk(value.data))
+        if isinstance(value, dict):
+            return {walk(key): walk(item) for key, item in value.items()}
+        if isinstance(value, tuple):
+            return tuple(walk(item) for item in value)
+        return value.xreplace({old: new}) if isinstance(value, sp.Basic) else value
+    return walk(certificate)
+
+
+def _telescoping_for_any_integer():
+    # proved for m >= 0, then claimed for every integer n: at n = -1 the rhs is 1 - 1/0
+    verdict = prove_equal(Sum(1 / (k * (k + 1)), (k, 1, m)), 1 - 1 / (m + 1))
+    assert verdict.proved
+    return _renamed_everywhere(verdict.certificate, m, n)
+
+
 #: (name, forged certificate of a false or undefined statement, why it must be rejected)
 FORGED = [
     # 1. Karr's convention: 0..n with n = -5 sums over -4..-1, negated
     ("karr: |k| and k over 0..n", _same_range_abs,
      "at n = -5 the sums are -(4+3+2+1) and +(4+3+2+1)... negated: 10 and -10"),
+    ("karr: a telescoping closed form for every integer bound", _telescoping_for_any_integer,
+     "for n < 0 the sum runs over n+1..0 (negated), through the pole k = 0, and 1 - 1/(n+1) is undefined at n = -1"),
     # 2. certificate numbers: a multiple of 1/2 truncated to 0, or 3/2 to 1
     ("number: cos(x/2) = 1, multiple 1/2", lambda: _trig(cos(x / 2), 1, [(cos(x / 2), Rational(1, 2))]),
      "cos(x/2) is not 1; 1/2 is not an integer multiple"),
@@ -191,3 +213,54 @@ def test_nonnegative_range_keeps_its_profile():
     verdict = prove_equal(lhs, rhs)
     assert verdict.proved, str(verdict)
     check_certificate(verdict.certificate)
+
+
+# -- the checker's substitution never rewrites a bound variable ------------------------------------
+
+from symproof.checker._grammar import admit, substitute  # noqa: E402 - the rows above need only the public API
+
+j = sp.Symbol("j", integer=True)
+
+
+def _value_at(expr, **values):
+    """Sum out concrete ranges by hand (term by term, no doit): the value of a closed expression."""
+    expr = expr.xreplace({sp.Symbol(name, **assumptions): v for name, (v, assumptions) in values.items()})
+    sums = sorted(expr.atoms(Sum), key=lambda s: -len(str(s)))
+    for s in sums:
+        (index, a, b), = s.limits
+        expr = expr.xreplace({s: sp.Add(*[s.function.xreplace({index: t}) for t in range(int(a), int(b) + 1)])})
+    return expr
+
+
+SUBSTITUTIONS = [
+    # (expression, mapping, what the result must equal once summed out, why)
+    (Sum(k * j, (k, 1, 3)), {j: k}, lambda r: _value_at(r.xreplace({k: 2})) == 12,
+     "j -> k must not be captured by the bound k: sum_{k'=1}^{3} k' * k at k = 2 is 12"),
+    (Sum(k, (k, 1, j)), {k: 5}, lambda r: r == Sum(k, (k, 1, j)), "the bound k is not free: nothing to replace"),
+    (j + Sum(k, (k, 1, j)), {j: 3}, lambda r: r == 3 + Sum(k, (k, 1, 3)), "free j replaced in the bound too"),
+]
+
+
+@pytest.mark.parametrize("expr, mapping, holds, why", SUBSTITUTIONS, ids=[row[3][:40] for row in SUBSTITUTIONS])
+def test_substitution_is_binder_safe(expr, mapping, holds, why):
+    assert holds(substitute(expr, mapping)), why
+
+
+def test_substitution_refuses_binders_it_does_not_know():
+    with pytest.raises(CertificateError):
+        substitute(sp.Subs(plain_k ** 2 + x, plain_k, 3), {x: 1})
+
+
+@pytest.mark.parametrize("term", [sp.nan, sp.zoo, sp.oo, -sp.oo, AccumBounds(-1, 1), sp.O(x), sp.zeta(x),
+                                  sp.Subs(x, x, 1), sp.Symbol("z", finite=False), sp.Symbol("r", extended_real=True),
+                                  sp.EulerGamma, sp.coth(x), sp.factorial(n)],
+                         ids=str)
+def test_the_language_refuses(term):
+    with pytest.raises(CertificateError):
+        admit(term, statement=True)
+
+
+def test_floats_become_exact_in_statements_and_are_refused_in_data():
+    assert admit(sp.Float(0.1) * x, statement=True) == Rational(sp.Float(0.1)) * x
+    with pytest.raises(CertificateError):
+        admit(sp.Float(0.1) * x, statement=False)
