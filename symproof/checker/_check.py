@@ -321,10 +321,10 @@ def _exact_trig_data(c):
     for app, multiples, constants in data["apps"]:
         exact = []
         for position, multiple in multiples:
-            position = exact_integer(position, f"the pair position in {app}")
+            position = exact_integer(position, "a pair position")
             if not 0 <= position < count:
                 _reject(c, f"{app} refers to pair {position} of {count}")
-            exact.append((int(position), exact_integer(multiple, f"the multiple in {app}")))
+            exact.append((int(position), exact_integer(multiple, "a multiple of a pair angle")))
         apps.append((app, tuple(exact), tuple(constants)))
     multipliers = data.get("multipliers")
     if multipliers is not None and len(multipliers) != count:

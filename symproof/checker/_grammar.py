@@ -110,26 +110,36 @@ def _exact_float(f):
     return sp.Rational(f)
 
 
+#: how many admitted terms are remembered per mode before the memory is cleared
+MAX_REMEMBERED = 50000
+_ADMITTED: dict = {True: {}, False: {}}
+
+
 class _Admit:
     """One walk over a term; ``floats`` says what a Float becomes (statement) or that it is refused (datum)."""
 
     def __init__(self, floats: bool):
         self.floats = floats
-        self.done: dict = {}
+        # admission is a function of the term alone: remembered across certificates, whose
+        # statements repeat their parts' (bounded, and keyed by the mode)
+        self.done: dict = _ADMITTED[floats]
+        if len(self.done) > MAX_REMEMBERED:
+            self.done.clear()
 
     def term(self, node):
         if type(node) is int:
             return sp.Integer(node)
         if type(node) is float and self.floats:
             return _exact_float(sp.Float(node))
-        if isinstance(node, MatrixBase) or type(node) in MATRIX_NODES:
-            return self.matrix(node)
         if not isinstance(node, sp.Basic):
+            if isinstance(node, MatrixBase):  # a mutable matrix: its entries
+                return self.matrix(node)
             _refuse(f"{type(node).__name__} {node!r} is not a SymPy term")
-        hit = self.done.get(node)
+        hit = self.done.get(node)  # SymPy equality: a Float never equals a Rational
         if hit is not None:
             return hit
-        result = self.done[node] = self.scalar(node)
+        matrix = isinstance(node, MatrixBase) or type(node) in MATRIX_NODES
+        result = self.done[node] = self.matrix(node) if matrix else self.scalar(node)
         return result
 
     def scalar(self, node):
@@ -224,6 +234,8 @@ class _Admit:
             if type(node) not in MATRIX_NODES:
                 _refuse(f"the matrix class {type(node).__name__} is not listed")
             entries = [self.term(e) for e in node]
+            if isinstance(node, sp.ImmutableDenseMatrix) and all(a is b for a, b in zip(entries, node)):
+                return node
             return sp.ImmutableMatrix(node.rows, node.cols, entries)
         cls = type(node)
         if cls is MatrixSymbol:
@@ -256,7 +268,11 @@ def admit(term, *, statement: bool):
     """``term`` parsed against the checker's grammar: a statement with every Float read as the
     binary rational it stores, a datum unchanged (a Float in it is a rejection).  Raises
     :class:`CertificateError` for anything outside the language."""
-    return _Admit(floats=statement).term(term)
+    admitted = _Admit(floats=statement).term(term)
+    if not statement and isinstance(term, (sp.Basic, MatrixBase)) and term.atoms(sp.Float):
+        # also when a SymPy that equates a Float with a Rational served it from the walk's memo
+        _refuse(f"a Float in a certificate's data ({_short(term)}): data are exact")
+    return admitted
 
 
 _BINDERS = (sp.Subs, sp.Lambda, sp.Product, sp.Integral)
