@@ -52,9 +52,12 @@ def check_certificate(certificate) -> None:
 
     At the top level the statement's side conditions are re-derived here (every denominator
     and pole argument): when some may vanish, the certificate must give a point where all hold."""
-    certificate = _check_any(certificate)
+    original, certificate = certificate, _check_any(certificate)
     try:
-        _check_defined(certificate)
+        sides = [certificate.lhs, certificate.rhs]
+        if certificate is not original:  # Floats made exact: the side conditions of every node as written
+            sides += [admit(side, statement=True, evaluate=False) for side in (original.lhs, original.rhs)]
+        _check_defined(certificate, sides)
     except CertificateError:
         raise
     except Exception as err:  # noqa: BLE001 - malformed data is a rejection, not a crash
@@ -454,10 +457,10 @@ def _conditions(sides):
     return [(e, kind) for e, kind in found if not (kind == "nonzero" and _nowhere_zero(e))]
 
 
-def _check_defined(certificate):
+def _check_defined(certificate, sides):
     """Top level: a statement with side conditions is proved only with a point where they hold."""
     open_ = []
-    for e, kind in _conditions([certificate.lhs, certificate.rhs]):
+    for e, kind in _conditions(sides):
         if e.free_symbols:
             open_.append((e, kind))
         elif not (certainly_nonzero(e) if kind == "nonzero" else certainly_finite(e)):
@@ -468,7 +471,7 @@ def _check_defined(certificate):
         _reject(certificate, "the statement has side conditions: the proof needs a point where they hold")
     if not certificate.data.get("point"):
         _reject(certificate, "the statement has side conditions: the proof needs a point where they hold")
-    free = _free_variables(certificate.lhs) | _free_variables(certificate.rhs)
+    free = set().union(*(_free_variables(side) for side in sides))
     point = {}
     for variable, value in certificate.data["point"].items():
         if not (isinstance(variable, sp.Symbol) and variable in free):

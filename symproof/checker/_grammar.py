@@ -112,17 +112,18 @@ def _exact_float(f):
 
 #: how many admitted terms are remembered per mode before the memory is cleared
 MAX_REMEMBERED = 50000
-_ADMITTED: dict = {True: {}, False: {}}
+_ADMITTED: dict = {(True, True): {}, (True, False): {}, (False, True): {}}
 
 
 class _Admit:
-    """One walk over a term; ``floats`` says what a Float becomes (statement) or that it is refused (datum)."""
+    """One walk over a term; ``floats`` says what a Float becomes (statement) or that it is refused
+    (datum); ``evaluate`` whether a node rebuilt around a converted Float is evaluated by SymPy."""
 
-    def __init__(self, floats: bool):
-        self.floats = floats
+    def __init__(self, floats: bool, evaluate: bool = True):
+        self.floats, self.evaluate = floats, evaluate
         # admission is a function of the term alone: remembered across certificates, whose
         # statements repeat their parts' (bounded, and keyed by the mode)
-        self.done: dict = _ADMITTED[floats]
+        self.done: dict = _ADMITTED[floats, evaluate]
         if len(self.done) > MAX_REMEMBERED:
             self.done.clear()
 
@@ -135,7 +136,7 @@ class _Admit:
             if isinstance(node, MatrixBase):  # a mutable matrix: its entries
                 return self.matrix(node)
             _refuse(f"{type(node).__name__} {node!r} is not a SymPy term")
-        hit = self.done.get(node)  # SymPy equality: a Float never equals a Rational
+        hit = self.done.get(node)
         if hit is not None:
             return hit
         matrix = isinstance(node, MatrixBase) or type(node) in MATRIX_NODES
@@ -179,7 +180,15 @@ class _Admit:
         self.shaped(cls, new, shape)
         if all(a is b for a, b in zip(new, args)):
             return node
-        return node.func(*new)
+        return self.rebuilt(node.func, new)
+
+    def rebuilt(self, func, args):
+        if self.evaluate:
+            return func(*args)
+        try:
+            return func(*args, evaluate=False)
+        except TypeError:  # a class without the keyword evaluates nothing
+            return func(*args)
 
     @staticmethod
     def shaped(cls, args, shape):
@@ -219,7 +228,7 @@ class _Admit:
         for pair in node.args:
             expr, condition = pair.args
             pieces.append((self.term(expr), self.condition(condition)))
-        return node if all(p == q.args for p, q in zip(pieces, node.args)) else sp.Piecewise(*pieces)
+        return node if all(p == q.args for p, q in zip(pieces, node.args)) else self.rebuilt(sp.Piecewise, pieces)
 
     def condition(self, node):
         if type(node) not in CONDITIONS:
@@ -227,7 +236,7 @@ class _Admit:
         if not node.args:
             return node
         new = [self.condition(a) if isinstance(a, sp.logic.boolalg.Boolean) else self.term(a) for a in node.args]
-        return node if all(a is b for a, b in zip(new, node.args)) else node.func(*new)
+        return node if all(a is b for a, b in zip(new, node.args)) else self.rebuilt(node.func, new)
 
     def matrix(self, node):
         if isinstance(node, MatrixBase):
@@ -264,11 +273,17 @@ def _short(node) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def admit(term, *, statement: bool):
+def admit(term, *, statement: bool, evaluate: bool = True):
     """``term`` parsed against the checker's grammar: a statement with every Float read as the
     binary rational it stores, a datum unchanged (a Float in it is a rejection).  Raises
-    :class:`CertificateError` for anything outside the language."""
-    admitted = _Admit(floats=statement).term(term)
+    :class:`CertificateError` for anything outside the language.
+
+    A node rebuilt around a converted Float is evaluated by SymPy, and the result parsed again
+    (``0.0/0`` becomes ``nan``, refused); ``evaluate=False`` keeps every node, so that its side
+    conditions can be read off (``0.0/(sin^2 + cos^2 - 1)`` evaluates to 0)."""
+    admitted = _Admit(statement, evaluate).term(term)
+    if statement and evaluate and admitted is not term:
+        _Admit(False).term(admitted)
     if not statement and isinstance(term, (sp.Basic, MatrixBase)) and term.atoms(sp.Float):
         # also when a SymPy that equates a Float with a Rational served it from the walk's memo
         _refuse(f"a Float in a certificate's data ({_short(term)}): data are exact")

@@ -110,6 +110,11 @@ FORGED = [
     ("domain: + 1/4 with a 1-bit Float multiplier", lambda: _pythagoras(Rational(1, 4), sp.Float(1, precision=1)),
      "sin^2 + cos^2 + 1/4 is not 1"),
     # 4. Floats in a statement become exact binary rationals before any product
+    ("floats: 0.0/0 = 0.0/0", lambda: _structural(sp.Mul(sp.Float(0.0), sp.Pow(0, -1, evaluate=False), evaluate=False)),
+     "1/0 is undefined, whatever it is multiplied by"),
+    ("floats: 0.0/(sin^2 + cos^2 - 1) = 0",
+     lambda: Certificate("structural", sp.Mul(sp.Float(0.0), 1 / (ONE - 1), evaluate=False), sp.S.Zero),
+     "the denominator vanishes everywhere; making 0.0 exact must not fold the quotient to 0"),
     ("floats: [0.1]*[0.1] = [the rounded double]",
      lambda: _floats_in_matrices(sp.Float(0.1) * sp.Float(0.1)),
      "the exact product of the two stored binary values is not the double nearest to it"),

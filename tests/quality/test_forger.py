@@ -178,7 +178,10 @@ NOT_INTEGERS = (lambda v: v + Rational(1, 2), lambda v: sp.Float(v), lambda v: f
                 lambda v: Rational(int(v), 2), lambda v: sp.Float(int(v) + 1, 1))
 NON_FINITE = (lambda t: sp.zoo * t, lambda t: t + sp.oo, lambda t: sp.nan, lambda t: t - sp.oo,
               lambda t: t * AccumBounds(-1, 1), lambda t: t + sp.Symbol("z", finite=False),
-              lambda t: t + sp.O(x), lambda t: sp.zoo * (sin(x) ** 2 + cos(x) ** 2 - 1) + t)
+              lambda t: t + sp.O(x), lambda t: sp.zoo * (sin(x) ** 2 + cos(x) ** 2 - 1) + t,
+              # an undefined quotient behind a Float zero, which evaluation would fold away
+              lambda t: sp.Add(t, sp.Mul(sp.Float(0.0), sp.Pow(sin(x) ** 2 + cos(x) ** 2 - 1, -1), evaluate=False),
+                               evaluate=False))
 UNLISTED = (sp.coth, sp.acoth, sp.zeta, sp.loggamma, sp.acot, sp.csch,
             lambda t: sp.Subs(t, sp.Symbol("u"), 1), lambda t: sp.Integral(t, (x, 0, 1)))
 
