@@ -88,6 +88,8 @@ def _reject(certificate, why: str):
 
 
 def _short(value) -> str:
+    if isinstance(value, (MatrixBase, MatrixExpr)) and (sp.sympify(value.shape[0] * value.shape[1]) > 64) is sp.true:
+        return f"a {value.shape[0]}x{value.shape[1]} {type(value).__name__}"  # printing it would take minutes
     text = str(value)
     return text if len(text) <= 120 else text[:117] + "..."
 

@@ -113,6 +113,7 @@ def _exact_float(f):
 #: how many admitted terms are remembered per mode before the memory is cleared
 MAX_REMEMBERED = 50000
 _ADMITTED: dict = {(True, True): {}, (True, False): {}, (False, True): {}}
+_SAME = object()
 
 
 class _Admit:
@@ -137,10 +138,11 @@ class _Admit:
                 return self.matrix(node)
             _refuse(f"{type(node).__name__} {node!r} is not a SymPy term")
         hit = self.done.get(node)
-        if hit is not None:
-            return hit
+        if hit is not None:  # an unchanged term is itself, not an equal one met before
+            return node if hit is _SAME else hit
         matrix = isinstance(node, MatrixBase) or type(node) in MATRIX_NODES
-        result = self.done[node] = self.matrix(node) if matrix else self.scalar(node)
+        result = self.matrix(node) if matrix else self.scalar(node)
+        self.done[node] = _SAME if result is node else result
         return result
 
     def scalar(self, node):
@@ -242,28 +244,28 @@ class _Admit:
         if isinstance(node, MatrixBase):
             if type(node) not in MATRIX_NODES:
                 _refuse(f"the matrix class {type(node).__name__} is not listed")
-            entries = [self.term(e) for e in node]
-            if isinstance(node, sp.ImmutableDenseMatrix) and all(a is b for a, b in zip(entries, node)):
+            entries = node.todok()  # the non-zero entries: a wide sparse matrix is not walked cell by cell
+            new = {at: self.term(e) for at, e in entries.items()}
+            if isinstance(node, (sp.ImmutableDenseMatrix, sp.ImmutableSparseMatrix)) \
+                    and all(new[at] is e for at, e in entries.items()):
                 return node
-            return sp.ImmutableMatrix(node.rows, node.cols, entries)
+            if isinstance(node, sp.SparseMatrix):
+                return sp.ImmutableSparseMatrix(node.rows, node.cols, new)
+            return sp.ImmutableMatrix(node.rows, node.cols, lambda r, q: new.get((r, q), sp.S.Zero))
         cls = type(node)
-        if cls is MatrixSymbol:
-            if not all(isinstance(d, sp.Integer) for d in node.shape):
-                _refuse(f"the matrix symbol {node} has no concrete shape")
-            return node
-        if cls in (ZeroMatrix, Identity):
+        if cls in (MatrixSymbol, ZeroMatrix, Identity):
             if not all(isinstance(d, sp.Integer) for d in node.shape):
                 _refuse(f"{node} has no concrete shape")
             return node
         if cls is MatPow:
-            base, power = node.args
-            exact_integer(power, "a matrix power")
-            return MatPow(self.term(base), power)
+            exact_integer(node.args[1], "a matrix power")
+            base = self.term(node.args[0])
+            return node if base is node.args[0] else MatPow(base, node.args[1])
         if cls is BlockMatrix:
             grid = node.blocks
-            return BlockMatrix([[self.term(grid[r, q]) for q in range(grid.cols)] for r in range(grid.rows)])
-        if cls is BlockDiagMatrix:
-            return BlockDiagMatrix(*[self.term(b) for b in node.args])
+            new = [[self.term(grid[r, q]) for q in range(grid.cols)] for r in range(grid.rows)]
+            same = all(new[r][q] is grid[r, q] for r in range(grid.rows) for q in range(grid.cols))
+            return node if same else BlockMatrix(new)
         new = [self.term(a) for a in node.args]
         return node if all(a is b for a, b in zip(new, node.args)) else cls(*new)
 
