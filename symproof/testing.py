@@ -24,6 +24,7 @@ def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention)
     false.  Code that cannot be audited (it raises, hangs, returns NaN, no calling convention fits) fails
     too, with that one line.  Returns the :class:`~symproof.AuditResult` when it matches.
     """
+    __tracebackhide__ = True  # pytest shows the user's failing line and the diagnosis, not this helper
     from ._audit import audit
     from ._errors import InvalidInputError
 

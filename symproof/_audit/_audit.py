@@ -21,7 +21,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -117,6 +117,7 @@ class AuditResult:
             "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
                                     "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
             "positions_range_note": self.range_note,
+            "left_at_default": list((self.convention or {}).get("left_at_default") or []),
             "positions_probed": list(self.positions),
             "seq_len": self.seq_len,
             "max_error": self.max_error,
@@ -145,6 +146,10 @@ class AuditResult:
             c = self.convention
             lines.append(f"called as {c.get('call')} [{c.get('name')}; layout {c.get('layout_shape')}, "
                          f"positions {c.get('positions')}]")
+            if c.get("note"):
+                lines.append(c["note"])
+            if c.get("left_at_default"):
+                lines.append(f"left at its default: {', '.join(c['left_at_default'])}")
         lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
                      f"(0..{self.positions[-1]}), {self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, "
                      f"{self.seconds:.2f} s")
@@ -346,9 +351,79 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
             factor = float(variant.params["s"])
         except (TypeError, ValueError):
             factor = None
+    if base is None and isinstance(config, dict) and variant.params.get("theta") is not None:
+        base = _number(variant.params["theta"])  # a config's rope_theta, whatever its scaling rule
+    rope = rope_values(variant, config)
+    if factor is None and rope.get("factor") is not None:
+        factor = rope["factor"]
     return {"head_dim": variant.width, "rotated_dim": variant.rotated_width, "pairing": variant.pairing,
             "base": base, "max_position": max_position, "scaling_factor": factor,
-            "config": dict(config) if isinstance(config, dict) else None}
+            "config": dict(config) if isinstance(config, dict) else None, "rope": rope}
+
+
+#: a config variant's parameters by the role the user's code names them with (the runner's ``_ROPE_ROLES``)
+_PARAM_ROLES = {"factor": "factor", "low_freq_factor": "low_freq_factor", "high_freq_factor": "high_freq_factor",
+                "L0": "original_max_position", "beta_fast": "beta_fast", "beta_slow": "beta_slow",
+                "mscale": "mscale", "mscale_all_dim": "mscale_all_dim"}
+#: the HF rope_scaling keys of those roles, and the other names real code reads them under (litgpt)
+_SCALING_KEYS = {"factor": ("factor",), "low_freq_factor": ("low_freq_factor",),
+                 "high_freq_factor": ("high_freq_factor",),
+                 "original_max_position": ("original_max_position_embeddings", "original_max_seq_len"),
+                 "beta_fast": ("beta_fast",), "beta_slow": ("beta_slow",), "mscale": ("mscale",),
+                 "mscale_all_dim": ("mscale_all_dim",), "short_factor": ("short_factor",),
+                 "long_factor": ("long_factor",)}
+_ROPE_TYPE = re.compile(r"rope_type (\w+)")
+
+
+def _number(value):
+    number = float(value)
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+
+
+def rope_values(variant: Variant, config: dict | None) -> dict:
+    """The model's rope values by role, for filling the parameters of the user's code: the rule
+    (``rope_type``), whether it scales, each parameter of the rule, and the rule as an HF-style
+    ``rope_scaling`` dict.  ``known`` is False when the rule is a variant file's own formula: then only
+    the values it names are known."""
+    rule = None
+    if isinstance(config, dict):
+        found = _ROPE_TYPE.search(variant.title or "")
+        rule = found.group(1) if found else None
+    elif variant.rule == "geometric" and not variant.length_dependent and not variant.frequency_factors:
+        rule = "default"
+    # a variant file's own formula scales when it reads the call length, divides pairs, or names a factor
+    scaled = rule not in (None, "default") or (rule is None and bool(
+        variant.length_dependent or variant.frequency_factors or set(variant.params) & {"s", "factor", "scale"}))
+    out: dict = {"known": rule is not None, "rule": rule, "scaled": scaled}
+    for key, role in _PARAM_ROLES.items():
+        if rule is not None and variant.params.get(key) is not None:
+            try:
+                out[role] = _number(variant.params[key])
+            except (TypeError, ValueError):
+                continue
+    if rule is not None:
+        out["linear_factor"] = out.get("factor", 1) if rule == "linear" else 1
+    if rule == "longrope":  # the per-pair divisors of each regime (lists in the config)
+        out["short_factor"] = [_number(f) for f in variant.frequency_factors]
+        out["long_factor"] = [_number(f) for f in (variant.long_factors or variant.frequency_factors)]
+    if rule == "yarn":
+        out.update(extrapolation_factor=1, length_is_original=True)
+        rope_table = (config or {}).get("rope_scaling") or (config or {}).get("rope_parameters") or {}
+        if isinstance(rope_table, dict) and rope_table.get("attention_factor") is None:
+            out["attn_factor"] = 1  # vLLM's extra factor on top of YaRN's own mscale: none in HF's rule
+    if out["scaled"]:
+        shown = ", ".join(f"{_SCALING_KEYS[k][0]} {out[k]:g}" for k in (
+            "factor", "low_freq_factor", "high_freq_factor", "original_max_position", "beta_fast", "beta_slow")
+            if out.get(k) is not None)
+        out["description"] = (f"rope_type {rule}" + (f" ({shown})" if shown else "") if rule
+                              else f"the frequency rule of {variant.title or variant.name}")
+    if rule not in (None, "default"):
+        table = {"rope_type": rule, "type": rule}
+        for role, keys in _SCALING_KEYS.items():
+            if out.get(role) is not None:
+                table.update({key: out[role] for key in keys})
+        out["rope_scaling"] = table
+    return out
 
 
 def _config_of(like) -> dict | None:
@@ -385,11 +460,12 @@ def _compare(variant: Variant, model: Model, found: np.ndarray, expected: np.nda
                            "with the re-laid weights it computes the model's scores exactly "
                            "(claim rope.pairing_permutation)",
                 }
-    structure = recover_structure(found)
+    still = [tuple(p) for p, w in zip(model.pairs, model.thetas) if w == 0]
+    structure = recover_structure(found, still=still)
     try:
         analysis = analyse(model, found, expected, positions, structure, explain=verdict == "differs")
-    except Exception as err:  # the verdict stands without its explanation; say why there is none
-        note = f"{type(err).__name__}: {err}"[:200]
+    except Exception:  # noqa: BLE001 - the verdict stands without its explanation; no internal text shown
+        note = "no rule of the diagnosis applies to these images; the worst entry is shown as it is"
         if verdict == "differs":
             differences = fallback_differences(model, found, expected, positions, structure, note)
     else:
@@ -401,10 +477,10 @@ def _compare(variant: Variant, model: Model, found: np.ndarray, expected: np.nda
 _WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
 
 
-def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
+def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
           probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
           table: str | None = None, call: str | None = None, layout: str | None = None,
-          dtype: str | None = None) -> AuditResult:
+          dtype: str | None = None, cast_module: bool = False) -> AuditResult:
     """Audit the user's rotary code ``fn`` against the declared model ``like``.
 
     ``fn`` is a target name, ``"FILE.py:NAME"`` or ``"package.module:NAME"``
@@ -419,8 +495,11 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     ``forward_native(positions, query, key)``; ``call`` is a Python
     expression in ``x`` and ``positions`` when nothing fits; ``layout`` one
     of ``td`` (default ``(..., T, D)``), ``bthd``, ``bhtd``, ``tbhd``,
-    ``flat``; ``dtype`` the element type the model runs in (``float16``,
-    ``bfloat16``).
+    ``flat``; ``dtype`` the element type of the activations (``float16``,
+    ``bfloat16``), the user's modules built as ``from_pretrained(dtype=...)`` builds
+    them (torch's default dtype set to it: HF's ``inv_freq`` stays float32);
+    ``cast_module`` casts the whole module to ``dtype`` (``module.to(dtype)``,
+    its buffers rounded too).
 
     ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
     ``config.json`` path / dict.  Returns an :class:`AuditResult` whose
@@ -456,8 +535,9 @@ def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, 
     hints = hints_of(variant, config)
     # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
+    hints["seq_len"] = seq_len
     options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
-               "dtype": dtype}
+               "dtype": dtype, "cast_module": bool(cast_module)}
     if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
         raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")
     warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
@@ -480,7 +560,7 @@ def _resolved_target(target: str) -> str:
 
 
 def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float,
-           dtype: str | None = None) -> AuditResult:
+           dtype: str | None = None, cast_module: bool = False) -> AuditResult:
     info = probe.setup()
     probed = probe.usable_positions(probed, extend=seq_len is None)
     probed, memory_note = _within_memory(probed, variant.width)

@@ -308,6 +308,23 @@ class _Angles:
         return self.ctx.structure.pairs[int(self.cols[k])][0]
 
 
+def _same_as_another_base(variant, model: Model, d_hat: int) -> str:
+    """The other reading of a denominator: ``b^(-2r/d_hat) = (b^(d/d_hat))^(-2r/d)``, base ``b^(d/d_hat)`` at
+    the model's denominator ``d`` gives the same frequencies; the numbers cannot tell the two apart."""
+    if variant.rule != "geometric" or variant.base is None:
+        return ""
+    try:
+        declared = float(variant.base.build({**variant.width_env(), "seq_len": variant._length(model.seq_len)}))
+    except Exception:  # noqa: BLE001 - a base that needs more than the widths: no second reading
+        return ""
+    d_now = variant.freq_denominator
+    other = declared ** (d_now / d_hat)
+    shown = _num(float(f"{other:.6g}"))
+    return (f"; equally, base {shown} at denominator {d_now} gives the same frequencies "
+            f"({_num(declared)}^(-2r/{d_hat}) = {shown}^(-2r/{d_now})): a wrong base or a wrong denominator, "
+            "the numbers cannot tell which")
+
+
 def _mask(A: "_Angles") -> np.ndarray:
     mask = np.zeros(A.n, dtype=bool)
     mask[A.cols] = True
@@ -393,10 +410,12 @@ def _angle_differences(ctx: _Context, model: Model, n: int, rotating: np.ndarray
                 note = "" if declared == d_now else (f" (the model's denominator is its rotated width: {declared} "
                                                      f"for its {declared} rotated coordinates, {d_now} at the "
                                                      "function's rotated width)")
+                both = _same_as_another_base(variant, model, d_hat)
                 ctx.add("denominator", declared, d_hat,
                         f"denominator {d_hat} where the model says {declared}: all frequencies of pair r match "
                         f"{base}^(-2r/{d_hat})" + (" (the head width)" if d_hat == variant.width != d_now else "")
-                        + note, basis=basis, t=t0, pairs_checked=int(A.cols.size))
+                        + note + both, basis=basis, t=t0, pairs_checked=int(A.cols.size),
+                        **({"also": "base"} if both else {}))
                 return
 
     # a length-dependent rule in the other regime (LongRoPE's short factors in a long call, or the reverse)

@@ -46,7 +46,7 @@ def main_audit(args) -> int:
     result = audit(args.target, like, head_dim=args.head_dim, seq_len=args.seq_len, name=args.target,
                    apply=getattr(args, "apply", None), table=getattr(args, "table", None),
                    call=getattr(args, "call", None), layout=getattr(args, "layout", None),
-                   dtype=getattr(args, "dtype", None), **({"probe_seconds": seconds} if seconds else {}))
+                   dtype=getattr(args, "dtype", None), cast_module=bool(getattr(args, "cast_module", False)), **({"probe_seconds": seconds} if seconds else {}))
     if args.json:
         print(json.dumps(result.as_dict(), indent=2))
     else:

@@ -33,6 +33,9 @@ PROBE_SECONDS = 10.0
 MAX_PROBE_ELEMENTS = 1 << 20
 #: positions of the trial calls that find the convention (small: inside any table)
 TRIAL_POSITIONS = (0, 1, 2, 3, 5)
+#: a call reaching this position may be slow for its length alone (a table built up to it): a time limit there
+#: suggests --seq-len
+LONG_CALL = 4096
 
 
 _Timeout = CallTimeout
@@ -165,6 +168,9 @@ class Probe:
                 kept = kept + (bound - 1,)  # the largest position the code takes is probed too
             self.range_note = f"positions probed below {bound} ({self._bound_source()})"
         candidates = sorted(set(kept), reverse=True)
+        rows = self.info.get("table_rows")
+        if rows and candidates and rows - 1 < candidates[0]:  # the code's table as it is now: tried first below
+            candidates = sorted(set(candidates) | {rows - 1}, reverse=True)
         last_error = None
         for p in candidates:
             x = np.zeros((1, 1, self.width))
@@ -179,7 +185,7 @@ class Probe:
             if p != candidates[0]:
                 self.range_note = (f"positions probed up to {p}: at position {candidates[0]} the code raised "
                                    f"{last_error.message[:160]} (a table shorter than the model's range?)")
-                kept = tuple(q for q in kept if q <= p)
+                kept = tuple(q for q in kept if q < p) + (p,)
             return kept
         message = last_error.message if last_error is not None else "nothing to probe"
         raise InvalidInputError(f"{self.name} fails at every probed position (0..{max(positions)}): {message}; "
@@ -193,6 +199,12 @@ class Probe:
         start = time.perf_counter()
         try:
             return self.runner.call(x, positions, repeat)
+        except InvalidInputError as err:  # a time limit: a call reaching a large position may build a big table
+            top = int(np.max(positions)) if np.size(positions) else 0
+            if "did not return within" in str(err) and top >= LONG_CALL and "--seq-len" not in str(err):
+                raise InvalidInputError(f"{err} at positions up to {top}; --seq-len N audits calls of length N "
+                                        f"(positions below N), --timeout SECONDS allows slower calls") from None
+            raise
         finally:
             self.calls += 2 if repeat else 1
             self.call_seconds += time.perf_counter() - start

@@ -7,7 +7,15 @@ makes ``cos, sin``, a *table* builder giving ``freqs_cis`` or ``(cos, sin)``,
 a whole ``nn.Module``), how it is called, in which layouts and how positions
 are passed.  A row is tried only when the signatures fit, then by a trial
 call whose output must have the input's shape; the errors of the rows that
-did not fit are kept, so that one clear line can list what was tried.
+did not fit are kept, so that one clear line can list what was tried.  A row is
+accepted only when its trial calls are linear in ``x`` and a constant multiple
+of ``x`` at position 0 (:func:`_not_a_rotation`).
+
+Every parameter of what the audit builds (a class, a table builder) is filled
+from the declared model by the role its name says (:func:`fill_parameters`:
+the base, each parameter of the scaling rule, a scaling object, a precision,
+a length) or listed as left at its default; a default about scaling or length
+while the model has such a value refuses the audit (:class:`DefaultRefused`).
 
 This module needs nothing but the standard library and NumPy: it is run as a
 script in the child process that imports the user's code (``_child.py``),
@@ -61,6 +69,10 @@ _FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "t
            "kv_dim", "position_ids")
 
 
+#: said after a MemoryError of the audited code (set when the child starts under a memory limit)
+_memory_note = ""
+
+
 class CallTimeout(BaseException):
     """Raised into the user's code by an in-process time limit: never taken for the code's own failure."""
 
@@ -72,7 +84,7 @@ class RunnerError(Exception):
 def _one_line(err: BaseException, limit: int = 200) -> str:
     text = " ".join(str(err).split())
     name = type(err).__name__
-    return f"{name}: {text[:limit]}" if text else name
+    return (f"{name}: {text[:limit]}" if text else name) + (_memory_note if isinstance(err, MemoryError) else "")
 
 
 # -- loading the target ---------------------------------------------------------------------------
@@ -193,7 +205,7 @@ class Arrays:
             import torch
 
             self.torch = torch
-        elif name == "jax":
+        if name == "jax":
             import jax
             import jax.numpy as jnp
 
@@ -225,6 +237,14 @@ class Arrays:
         if n is not None and positions.size and int(positions.max()) >= n:
             raise IndexError(f"position {int(positions.max())} is beyond the table's {n} rows")
         return table[self.ints(positions)]
+
+    def __getattr__(self, name):
+        if name == "torch":  # code given numpy arrays may still return torch tensors
+            import torch
+
+            self.torch = torch
+            return torch
+        raise AttributeError(name)
 
     def numpy(self, y) -> np.ndarray:
         module = type(y).__module__
@@ -303,11 +323,13 @@ class Hints:
     config: dict | None = None
     heads: int = 1
     scaling_factor: float | None = None
+    rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
+    seq_len: int | None = None  # the call length audited (--seq-len)
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor")} | {"heads": 1})
+                                                 "config", "scaling_factor", "rope", "seq_len")} | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -350,52 +372,258 @@ def _build_config(cls, param, h: Hints):
     return config_cls(**data)
 
 
-def instantiate(cls, h: Hints, hints_used: list):
-    """``cls`` built from the declared model: a ``config`` parameter, or parameters named by role."""
-    try:
-        params = list(inspect.signature(cls).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    kwargs = {}
-    for p in params:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        name = p.name.lower()
-        value = _MISSING = object()
-        if name == "config" or name.endswith("_config") and name != "rope_config":
-            value = _build_config(cls, p, h)
-            hints_used.append(f"{p.name}=<{type(value).__name__} from --like>")
-        elif name in ("head_size", "head_dim"):
-            value = h.head_dim
-        elif name in _DIM:
-            value = h.rotated_dim
-        elif name in _BASE and h.base is not None:
-            value = float(h.base)
-        elif name in _BASE and p.default is p.empty:
-            value = 10000.0
-        elif name in _LEN and h.max_position is not None:
-            value = int(h.max_position)
-        elif name in _LEN and p.default is p.empty:
-            value = 32768
-        elif name in ("scaling_factor", "factor", "rope_scaling_factor") and h.scaling_factor is not None:
-            value = float(h.scaling_factor)
-        elif name == "is_neox_style":
-            value = h.pairing == "half"
-        elif name == "interleaved":
-            value = h.pairing == "adjacent"
-        elif name == "dtype" and p.default is p.empty:
-            import torch
+# -- every parameter filled from the model or named ------------------------------------------------
 
-            value = torch.float32
-        if value is not _MISSING:
-            kwargs[p.name] = value
-            if not (name == "config" or name.endswith("_config")):
-                hints_used.append(f"{p.name}={value!r}")
-        elif p.default is p.empty:
-            raise RunnerError(f"cannot build {cls.__name__}: no value for its parameter {p.name!r} from the "
-                              "declared model")
+#: parameter names (lower case) by the model value that fills them; ``rope`` keys of :class:`Hints`
+_ROPE_ROLES = {
+    "factor": ("scaling_factor", "factor", "scale_factor", "rope_scaling_factor", "rope_factor",
+               "rotary_scaling_factor"),
+    "linear_factor": ("condense_ratio", "interpolate_factor", "interpolation_factor", "seq_len_interpolation_factor",
+                      "position_interpolation_factor", "rope_condense_ratio"),
+    "low_freq_factor": ("low_freq_factor",),
+    "high_freq_factor": ("high_freq_factor",),
+    "original_max_position": ("original_max_position_embeddings", "old_context_len", "original_max_seq_len",
+                              "original_context_len", "original_max_position", "orig_max_position",
+                              "original_seq_len"),
+    "beta_fast": ("beta_fast",),
+    "beta_slow": ("beta_slow",),
+    "mscale": ("mscale",),
+    "mscale_all_dim": ("mscale_all_dim",),
+    "short_factor": ("short_factor", "short_factors", "rescale_factors_short"),
+    "long_factor": ("long_factor", "long_factors", "rescale_factors_long"),
+    "extrapolation_factor": ("extrapolation_factor",),
+    "attn_factor": ("attn_factor",),
+    "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled"),
+    "rope_scaling": ("rope_scaling", "rope_scaling_args", "rope_scaling_config", "scaling_args", "scaling_config",
+                     "extra_config", "rope_parameters"),
+}
+_ROLE_OF = {name: role for role, names in _ROPE_ROLES.items() for name in names}
+#: length parameters that size a table (not a property of the model, like max_position_embeddings)
+_TABLE_LEN = ("end", "seq_len", "max_seq_len", "seqlen", "length", "max_len", "max_seq_length")
+_BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq")
+_DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype")
+#: what a parameter's name says it concerns (words of its lower-case name), when the audit cannot fill it
+_CONCERNS = (
+    ("scaling", ("scal", "factor", "ratio", "interpol", "extrapol", "mscale", "beta_", "ntk", "yarn", "longrope",
+                 "rope_type", "condense")),
+    ("precision", ("dtype", "precision", "fp16", "bf16", "half", "fp32")),
+    ("length", ("max_position", "max_seq", "seq_len", "context_len", "max_len", "original_max", "block_size",
+                "max_length")),
+)
+#: the fields of a scaling-arguments object (torchtitan's RoPEScalingArgs) by role
+_FIELD_ROLES = dict(_ROLE_OF, theta="base", rope_theta="base", base="base")
+
+
+class DefaultRefused(RunnerError):
+    """A parameter about scaling, precision or length left at its default while the model has such a value."""
+
+
+@dataclass
+class Filling:
+    """The keyword arguments of one callable filled from the model, and what was left at its default."""
+
+    kwargs: dict
+    shown: list
+    defaults: list
+    refusals: list
+
+
+def _concern(param) -> str | None:
+    name = param.name.lower()
+    annotation = param.annotation if param.annotation is not param.empty else ""
+    text = f"{name} {annotation if isinstance(annotation, str) else getattr(annotation, '__name__', annotation)}"
+    default = param.default
+    if type(default).__module__.startswith("torch") and type(default).__name__ == "dtype":
+        return "precision"
+    for concern, words in _CONCERNS:
+        if any(w in text.lower() for w in words):
+            return concern
+    if _is_dataclass(default) and any(f in _FIELD_ROLES for f in _field_names(default)):
+        return "scaling"
+    return None
+
+
+def _is_dataclass(value) -> bool:
+    import dataclasses
+
+    return dataclasses.is_dataclass(value)
+
+
+def _field_names(obj) -> list:
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(obj)]
+
+
+def _is_dtype_param(param) -> bool:
+    default, annotation = param.default, param.annotation
+    if type(default).__module__.startswith("torch") and type(default).__name__ == "dtype":
+        return True
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return "dtype" in str(text).lower() or (param.default is param.empty and param.name.lower() == "dtype")
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def _scaling_object(param, h: "Hints"):
+    """The model's scaling for a parameter taking it as one object: ``None`` (no scaling), the HF-style dict,
+    or the parameter's own dataclass (its default's class, or its annotation) rebuilt from the model's values;
+    ``_UNFILLED`` when the model's scaling cannot be written in that form."""
+    rope = h.rope or {}
+    if not rope.get("known"):
+        return _UNFILLED
+    if not rope.get("scaled"):
+        return None
+    cls = type(param.default) if _is_dataclass(param.default) else _config_class_of(param)
+    if cls is not None and _is_dataclass(cls):
+        values = {}
+        for name in _field_names(cls):
+            role = _FIELD_ROLES.get(name.lower())
+            if role is None:
+                continue
+            value = h.base if role == "base" else rope.get(role)
+            if value is None:
+                return _UNFILLED
+            values[name] = value
+        return cls(**values) if values else _UNFILLED
+    return dict(rope["rope_scaling"]) if rope.get("rope_scaling") else _UNFILLED
+
+
+def _config_class_of(param):
+    annotation = param.annotation
+    if annotation is param.empty:
+        return None
+    for arg in (annotation, *getattr(annotation, "__args__", ())):
+        if inspect.isclass(arg) and _is_dataclass(arg):
+            return arg
+    return None
+
+
+class _Unfilled:
+    def __repr__(self):
+        return "<unfilled>"
+
+
+_UNFILLED = _Unfilled()
+
+
+def _model_value(param, h: "Hints", dtype: str, where: str):
+    """The model's value for ``param`` (by its name, its default's type or its annotation), or ``_UNFILLED``."""
+    name = param.name.lower()
+    rope = h.rope or {}
+    required = param.default is param.empty
+    if name in ("head_size", "head_dim"):
+        return h.head_dim
+    if name in _DIM:
+        return h.rotated_dim
+    if name in _BASES:
+        if h.base is not None:
+            return float(h.base)
+        return 10000.0 if required else _UNFILLED
+    if name in _LEN:
+        # a code with no separate original length whose rule reads it (vLLM's YaRN) takes the original there
+        if rope.get("length_is_original") and rope.get("original_max_position") and where == "no-original":
+            return int(rope["original_max_position"])
+        if name in _TABLE_LEN and h.seq_len and h.seq_len > (h.max_position or 0):
+            return int(h.seq_len)  # a table for the calls audited (--seq-len beyond the trained length)
+        if h.max_position is not None:
+            return int(h.max_position)
+        return 32768 if required else _UNFILLED
+    if name == "is_neox_style":
+        return h.pairing == "half"
+    if name == "interleaved" and where != "apply":
+        return h.pairing == "adjacent"
+    if name in _DTYPE_NAMES and (_is_dtype_param(param) or required):
+        return _torch_dtype(dtype)
+    role = _ROLE_OF.get(name)
+    if role == "rope_scaling":
+        return _scaling_object(param, h)
+    if role == "scaled":
+        return bool(rope["scaled"]) if rope.get("known") else _UNFILLED
+    if role == "factor" and h.scaling_factor is not None:
+        return float(h.scaling_factor)
+    if role is not None and rope.get(role) is not None:
+        return rope[role]
+    return _UNFILLED
+
+
+def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where: str = "build") -> Filling:
+    """Every parameter of ``fn`` beyond ``skip``: filled from the model, or listed at its default; a default
+    about scaling, precision or length while the model has such a value is a refusal (the audit would
+    otherwise compare the code with a value the model does not have)."""
+    params = [p for p in _params(fn) if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+              and p.name != "self" and p.name not in skip]
+    names = {p.name.lower() for p in params}
+    place = "no-original" if not names & set(_ROPE_ROLES["original_max_position"]) else where
+    # a linear factor with a parameter of its own (litgpt's condense_ratio) is not passed again as an object
+    own_linear = (h.rope or {}).get("rule") == "linear" and bool(names & set(_ROPE_ROLES["linear_factor"]))
+    out = Filling({}, [], [], [])
+    for p in params:
+        if own_linear and _ROLE_OF.get(p.name.lower()) == "rope_scaling":
+            value = None
+        else:
+            value = _model_value(p, h, dtype, place if where == "build" else where)
+        if value is not _UNFILLED:
+            out.kwargs[p.name] = value
+            out.shown.append(f"{p.name}={_shown_value(value)}")
+            continue
+        if p.default is p.empty:
+            raise RunnerError(f"cannot call {owner or getattr(fn, '__name__', 'the code')}: no value for its "
+                              f"parameter {p.name!r} from the declared model")
+        out.defaults.append(f"{owner}: {p.name}={_shown_value(p.default)}" if owner else
+                            f"{p.name}={_shown_value(p.default)}")
+        concern = _concern(p)
+        has = _model_has(concern, h)
+        if concern and has and where == "build":
+            # a switch left off while the model scales: the value to pass is plain
+            value = "True" if p.default is False and concern == "scaling" else "<the model's value>"
+            out.refusals.append(f"{owner or 'the code'}'s parameter {p.name} is left at its default "
+                                f"{_shown_value(p.default)}, but it concerns {concern} and the model has {has}: "
+                                f"the audit would compare the code at a value the model does not have; pass "
+                                f"{p.name} yourself with --call (an expression in x and positions that builds "
+                                f"{owner or 'the code'} with {p.name}={value})")
+    return out
+
+
+def _model_has(concern: str | None, h: "Hints") -> str | None:
+    rope = h.rope or {}
+    if concern == "scaling" and rope.get("scaled"):
+        return rope.get("description") or "a scaling rule"
+    if concern == "length" and h.max_position is not None:
+        return f"max_position_embeddings {h.max_position}"
+    if concern == "precision":
+        return None  # every precision parameter the audit recognises is filled with the dtype it audits
+    return None
+
+
+def _shown_value(value) -> str:
+    if type(value).__module__.startswith("torch") and type(value).__name__ == "dtype":
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return repr(value)
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def instantiate(cls, h: Hints, hints_used: list, dtype: str = "float32"):
+    """``cls`` built from the declared model: a ``config`` parameter, or every parameter by its role
+    (:func:`fill_parameters`); returns ``(instance, filling)``."""
+    config = {}
+    for p in _params(cls):
+        name = p.name.lower()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and (
+                name == "config" or name.endswith("_config") and name not in _ROLE_OF):
+            config[p.name] = _build_config(cls, p, h)
+            hints_used.append(f"{p.name}=<{type(config[p.name]).__name__} from --like>")
+    filling = fill_parameters(cls, h, dtype, skip=tuple(config), owner=cls.__name__)
+    hints_used += filling.shown
+    kwargs = {**config, **filling.kwargs}
     try:
-        return cls(**kwargs)
+        return cls(**kwargs), filling
     except RunnerError:
         raise
     except Exception as err:
@@ -458,6 +686,9 @@ CONVENTIONS = (
     Convention("hf-rotary-partial", "rotary(x, position_ids) -> (cos, sin); apply(q[..., :r], k[..., :r], cos, "
                "sin), the rest of q, k kept (partial rotary)", "apply", ("x", "k", "cos", "sin"),
                ("bhtd", "bthd", "td"), needs="rotary", returns="qk", split=True),
+    Convention("neox-offset", "rotary(x, seq_len=n) -> whole (cos, sin) tables; apply(q, k, cos, sin, offset=start) "
+               "with q (T, B, H, D): contiguous positions, one call per position (GPT-NeoX)", "apply",
+               ("x", "k", "cos", "sin", "offset"), ("tbhd",), positions="contiguous", needs="rotary", returns="qk"),
     Convention("rotary-x", "rotary(x, position_ids) -> (cos, sin); apply(x, cos, sin)", "apply",
                ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary"),
     Convention("rotary-x-partial", "rotary(x, position_ids) -> (cos, sin); apply(x[..., :r], cos, sin), the rest "
@@ -629,17 +860,26 @@ class _Attempt:
             key = name.lower()
             if key == "self":
                 continue
-            if key in ("head_size", "head_dim"):
+            if key in ("head_size", "head_dim", "kv_dim"):
                 extra[name] = h.head_dim
             elif key in _DIM:
                 extra[name] = h.rotated_dim
-            elif key in _BASE:
+            elif key in _BASES:
                 extra[name] = float(h.base if h.base is not None else 10000.0)
-            elif key == "kv_dim":
-                extra[name] = h.head_dim
         if getattr(self, "full_tables", False) and "position_ids" in _names(self.apply):
             extra["position_ids"] = self.s.arrays.ints(self._positions[None, :])
         return extra
+
+    def left_at_default(self) -> list:
+        """The parameters of the apply this convention's call leaves at their defaults (``NAME=VALUE``)."""
+        passed = set(_names(self.apply)[:len(self.row.args) + (1 if _names(self.apply)[:1] == ["self"] else 0)])
+        passed |= set(self.s.extra_kwargs(self.apply, self.layout)) | set(self._fill())
+        if self.keyword:
+            passed.add(self.keyword)
+        owner = getattr(self.apply, "__qualname__", getattr(self.apply, "__name__", ""))
+        return [f"{owner}: {p.name}={_shown_value(p.default)}" for p in _params(self.apply)
+                if p.name not in passed and p.name != "self" and p.default is not p.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
     def _call(self, x, positions):
         n, d = x.shape[0], x.shape[-1]
@@ -716,6 +956,9 @@ class Session:
             self.module = sys.modules.get(getattr(_call_of(target), "__module__", None) or "", None)
             self.label = getattr(target, "__qualname__", None) or type(target).__name__
         self.dtype = options.get("dtype") or "float64"
+        # the dtype a precision parameter of the code is filled with: the activations' (float32 unless --dtype)
+        self.fill_dtype = options.get("dtype") or "float32"
+        self.fillings: dict = {}  # id(built object) -> (the object, its Filling)
         self.attempt = None
         self.arrays = None
         self.tried: list = []
@@ -764,9 +1007,11 @@ class Session:
     def _instance(self, cls_or_obj):
         if inspect.isclass(cls_or_obj):
             used: list = []
-            inst = instantiate(cls_or_obj, self.hints, used)
+            with _default_dtype(self.options.get("dtype")):
+                inst, filling = instantiate(cls_or_obj, self.hints, used, self.fill_dtype)
             self.used += used
             self.built[id(inst)] = f"{cls_or_obj.__name__}({', '.join(used)})"
+            self.fillings[id(inst)] = (inst, filling)  # the object kept: its id stays its own
         else:
             inst = cls_or_obj
         self._float(inst)
@@ -776,34 +1021,21 @@ class Session:
         return self.built.get(id(inst), fallback)
 
     def _float(self, inst):
-        """A torch module in float64 (the probes' precision), or in the --dtype the model runs in."""
+        """With --cast-module, a torch module cast whole to --dtype (``module.to(dtype)``: its float32
+        buffers rounded too); otherwise left as built, as the standard loading path leaves it."""
         to = getattr(inst, "to", None)
-        if to is not None and hasattr(inst, "parameters") and self.dtype != "float64":
+        if to is not None and hasattr(inst, "parameters") and self.options.get("cast_module") \
+                and self.dtype != "float64":
             import torch
 
             to(getattr(torch, self.dtype))
 
     def _build_table(self, builder):
-        h = self.hints
-        kwargs, shown = {}, []
-        for p in _params(builder):
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                continue
-            name = p.name.lower()
-            if name in ("head_size", "head_dim") or (name in _DIM):
-                kwargs[p.name] = h.head_dim if name in ("head_size", "head_dim") else h.rotated_dim
-            elif name in _LEN:
-                kwargs[p.name] = int(h.max_position or 32768)
-            elif name in _BASE:
-                kwargs[p.name] = float(h.base if h.base is not None else 10000.0)
-            elif p.default is p.empty:
-                raise RunnerError(f"cannot build the table with {getattr(builder, '__name__', builder)}: no value "
-                                  f"for its parameter {p.name!r}")
-            else:
-                continue
-            shown.append(f"{p.name}={kwargs[p.name]!r}")
-        table = builder(**kwargs)
-        self.used.append(f"{getattr(builder, '__name__', 'build')}({', '.join(shown)})")
+        name = getattr(builder, "__name__", "build")
+        filling = fill_parameters(builder, self.hints, self.fill_dtype, owner=name)
+        table = builder(**filling.kwargs)
+        self.used.append(f"{name}({', '.join(filling.shown)})")
+        self.fillings[id(table)] = (table, filling)
         return table
 
     # -- finding the convention ------------------------------------------------------------------
@@ -926,7 +1158,8 @@ class Session:
                     if row.needs == "angles":
                         yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
                     else:
-                        yield (fn, inst, None, None, f"{made}(x, position_ids) -> cos, sin; "
+                        takes = "seq_len=n" if row.positions == "contiguous" else "position_ids"
+                        yield (fn, inst, None, None, f"{made}(x, {takes}) -> cos, sin; "
                                                      f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
             else:
                 builders = []
@@ -986,7 +1219,7 @@ class Session:
         """Find the convention (trial calls on ``x`` at small ``positions``); return what was found."""
         libraries = [self.options["library"]] if self.options.get("library") else _library_of(self.module)
         errors = []
-        fallback = None
+        fallback = mapped = None
         for library in libraries:
             try:
                 self.arrays = Arrays(library, self.dtype)
@@ -1000,6 +1233,8 @@ class Session:
                     try:
                         with _quiet():
                             q, k = attempt.run(x, positions)
+                    except DefaultRefused:
+                        raise
                     except RunnerError as err:
                         errors.append((attempt.row.name, library, str(err)[:140]))
                         continue
@@ -1018,6 +1253,18 @@ class Session:
                         raise
                     except BaseException as err:  # noqa: BLE001
                         problem = f"a second trial call raised {_one_line(err, 100)}"
+                    if not problem:
+                        try:
+                            with _quiet():
+                                problem = _not_a_rotation(attempt, x, positions, q, self.dtype)
+                        except CallTimeout:
+                            raise
+                        except BaseException as err:  # noqa: BLE001
+                            problem = f"a trial call of the acceptance checks raised {_one_line(err, 100)}"
+                        if problem:  # the outputs fit the shapes and the order: preferred to an order failure
+                            errors.append((attempt.row.name, library, problem))
+                            mapped = mapped or (attempt, library, k, problem)
+                            continue
                     if problem:
                         # kept as a fallback: code that really depends on token order (positions ignored) is
                         # audited as it is when no other convention fits
@@ -1025,12 +1272,15 @@ class Session:
                         fallback = fallback or (attempt, library, k, problem)
                         continue
                     return self._accept(attempt, library, k)
+            except DefaultRefused:
+                raise
             except RunnerError as err:  # a role could not be built (a class, a table)
                 errors.append(("building", library, str(err)[:200]))
             except CallTimeout:
                 raise
             except BaseException as err:  # noqa: BLE001
                 errors.append(("building", library, f"building the code's objects raised {_one_line(err, 160)}"))
+        fallback = mapped or fallback  # nonlinear code is audited as it is (the verdict names it nonlinear)
         if fallback is not None:
             info = self._accept(fallback[0], fallback[1], fallback[2])
             info["note"] = f"no convention passed every trial; used the first whose outputs fit: {fallback[3]}"
@@ -1045,6 +1295,10 @@ class Session:
                           "--apply/--table, or give --call EXPR")
 
     def _accept(self, attempt, library, k) -> dict:
+        fillings = [self.fillings[id(obj)][1] for obj in self._pieces(attempt) if id(obj) in self.fillings]
+        refusals = [r for f in fillings for r in f.refusals]
+        if refusals:
+            raise DefaultRefused(f"cannot audit {self.label} without an assumption: {refusals[0]}")
         self.attempt = attempt
         self.arrays = attempt.s.arrays if attempt.s.arrays.name == library else Arrays(library, self.dtype)
         info = attempt.describe()
@@ -1052,23 +1306,37 @@ class Session:
         info["built"] = list(self.used)
         info["key"] = k is not None
         info["bound"], info["bound_source"] = self._bound(attempt)
+        info["table_rows"] = self.table_rows(attempt)
+        info["left_at_default"] = [d for f in fillings for d in f.defaults] + (
+            attempt.left_at_default() if attempt.row.entry != "expr" else [])
         return info
 
+    @staticmethod
+    def _pieces(attempt) -> list:
+        """The objects the attempt built from the model: a module (or the one a method is bound to), a table."""
+        pieces = [attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None), attempt.table]
+        return [p for p in pieces if p is not None]
+
     def _bound(self, attempt) -> tuple:
-        """``(bound, where it comes from)``: the fewest positions the code's tables or the config hold."""
-        bounds = [(self.hints.max_position, "max_position_embeddings of the config")] \
-            if self.hints.max_position and self.options["hints"].get("bound_by_config", True) else []
+        """``(bound, where it comes from)``: the model's range (its config's max_position_embeddings unless
+        --seq-len goes beyond it).  The code's own tables are no bound: a cache grows when called longer
+        (``max_seq_len_cached``), and a fixed table says so by failing; see :meth:`table_rows`."""
+        if self.hints.max_position and self.options["hints"].get("bound_by_config", True):
+            return self.hints.max_position, "max_position_embeddings of the config"
+        return None, None
+
+    @staticmethod
+    def table_rows(attempt) -> int | None:
+        """The fewest rows the code's tables hold now: where to look first when a long call fails."""
+        rows = []
         for obj in (attempt.maker, attempt.apply, getattr(attempt.apply, "__self__", None)):
             if obj is not None and not inspect.isfunction(obj):
-                b = _bound_of(obj)
-                if b:
-                    bounds.append((b, f"the tables of {type(obj).__name__}"))
+                rows.append(_bound_of(obj))
         if attempt.table is not None:
             t = attempt.table[0] if isinstance(attempt.table, (tuple, list)) else attempt.table
-            n = _length(t)
-            if n:
-                bounds.append((n, "the rows of the table it built"))
-        return min(bounds, key=lambda b: b[0]) if bounds else (None, None)
+            rows.append(_length(t))
+        rows = [r for r in rows if r]
+        return min(rows) if rows else None
 
     def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
         """``(q, k | None, stateful)``: the rotated x (and key) for the found convention."""
@@ -1093,11 +1361,38 @@ def _inconsistent(attempt, x, positions, q) -> str | None:
     return None
 
 
-def _close(a, b) -> bool:
+#: how far a trial output may be from what a linear map predicts, by the activations' dtype (rounding)
+_TRIAL_REL = {"float64": 1e-6, "float32": 1e-4, "float16": 3e-2, "bfloat16": 6e-2}
+
+
+def _not_a_rotation(attempt, x, positions, q, dtype: str) -> str | None:
+    """Why this convention's calls cannot be the code's rotary map, or None: a rotary map is linear in x
+    (a wrong convention that passes positions where the code takes a length or an axis is not), and at
+    position 0 it is the same multiple of every x (the identity, times the model's constant scale)."""
+    rel = _TRIAL_REL.get(dtype, 1e-4)
+    twice, _ = attempt.run(2.0 * x, positions)
+    if not _close(twice, 2.0 * q, rel):
+        return "outputs are not linear in x (T(2 x) != 2 T(x)): the positions reach a parameter that is not one"
+    swapped = x[::-1].copy()
+    other, _ = attempt.run(swapped, positions)
+    both, _ = attempt.run(x + swapped, positions)
+    if not _close(both, q + other, rel):
+        return "outputs are not linear in x (T(x + y) != T(x) + T(y))"
+    zero = [t for t, p in enumerate(positions) if int(p) == 0]
+    if zero:
+        t = zero[0]
+        xs, ys = x[:, t].reshape(-1), q[:, t].reshape(-1)
+        c = float(np.dot(xs, ys) / max(np.dot(xs, xs), 1e-300))
+        if not _close(q[:, t], c * x[:, t], rel):
+            return "at position 0 the output is not a constant multiple of x (a rotary map is the identity there)"
+    return None
+
+
+def _close(a, b, rel: float = 1e-5) -> bool:
     if a.shape != b.shape:
         return False
     scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-    return bool(np.all(np.abs(a - b) <= 1e-5 * scale))
+    return bool(np.all(np.abs(a - b) <= rel * scale))
 
 
 def _same(a, b) -> bool:
@@ -1167,6 +1462,27 @@ def _fits(fn, row) -> bool:
                             or name in _DIM or name in _LEN or name in _BASE):
             return False
     return True
+
+
+class _default_dtype:
+    """torch's default dtype set to the model's while its modules are built, as ``from_pretrained(dtype=...)``
+    does: tensors made without a dtype take it, buffers computed with an explicit ``.float()`` (HF's
+    ``inv_freq``) stay float32."""
+
+    def __init__(self, dtype: str | None):
+        self.dtype, self.saved = dtype, None
+
+    def __enter__(self):
+        torch = sys.modules.get("torch")
+        if torch is not None and self.dtype in ("float16", "bfloat16", "float32"):
+            self.saved = torch.get_default_dtype()
+            torch.set_default_dtype(getattr(torch, self.dtype))
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is not None:
+            sys.modules["torch"].set_default_dtype(self.saved)
+        return False
 
 
 class _quiet:
@@ -1264,10 +1580,74 @@ def serve(read_fd: int, write_fd: int) -> None:
         write_message(write_fd, reply, out)
 
 
+#: the child's watcher: a process in its group that kills the group when the audit's end of the lifeline closes
+_WATCHER = "import os, signal, sys\nwhile os.read(int(sys.argv[1]), 4096):\n    pass\nos.killpg(0, signal.SIGKILL)\n"
+_watcher = None
+
+
+def _die_with_parent(lifeline: int, parent: int) -> None:
+    """End this process, and every process of its group, when the audit ends however it ends: the
+    kernel kills this one when the parent dies (Linux), and a watcher in the group kills the group."""
+    import signal
+    import subprocess
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before that took effect
+        os._exit(1)
+    # -I -S: the watcher's interpreter reads nothing from the current folder or the environment; kept
+    # referenced, so that no "still running" warning is printed when the object would be collected
+    global _watcher
+    _watcher = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHER, str(lifeline)], pass_fds=(lifeline,),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(lifeline)
+
+
+def _limit_memory(limit: int) -> None:
+    """The address-space limit of this process and what it starts (RLIMIT_AS), where the system has one."""
+    try:
+        import resource
+
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _flush_and_exit(code: int) -> None:
+    """``os._exit`` after flushing what the user's code printed (Python's streams and C's stdio)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    # run as a script: the folder of this file must not shadow the user's imports
+    # run as a script: argv is (requests fd, replies fd, lifeline fd, the parent's pid, memory limit in
+    # bytes or 0, the folder a package.module target is imported from or ""); this module's imports
+    # (json, inspect, numpy...) are done by now, before any folder of the user's is on sys.path
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     fds = [int(v) for v in sys.argv[1:3]]
+    _die_with_parent(int(sys.argv[3]), int(sys.argv[4]))
+    if int(sys.argv[5]):
+        _limit_memory(int(sys.argv[5]))
+        _memory_note = (f" (under a memory limit of {int(sys.argv[5]) / 2**30:.3g} GiB; SYMPROOF_AUDIT_MEMORY "
+                        "changes it)")
+    if sys.argv[6]:
+        sys.path.insert(0, sys.argv[6])
     serve(fds[0], fds[1])
-    os._exit(0)
+    _flush_and_exit(0)

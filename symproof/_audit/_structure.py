@@ -91,8 +91,12 @@ def _components(link: np.ndarray) -> list:
     return out
 
 
-def recover_structure(images: np.ndarray) -> Structure:
-    """The :class:`Structure` of basis images ``F`` (shape ``(T, d, d)``)."""
+def recover_structure(images: np.ndarray, still=()) -> Structure:
+    """The :class:`Structure` of basis images ``F`` (shape ``(T, d, d)``).
+
+    ``still`` are the declared model's pairs of frequency zero (a slice of a multi-axis rotary): they never
+    move, so the images cannot show them as pairs; when both coordinates are copied they are read as pairs
+    at angle zero, not as coordinates the function leaves out of its rotation."""
     n_pos, d, _ = images.shape
     # no (T, d, d) temporaries: at d = 2048 each is 32 MB per position
     size = max(abs(float(images.max())), abs(float(images.min())), 1e-300)
@@ -112,6 +116,11 @@ def recover_structure(images: np.ndarray) -> Structure:
             lone.append(comp[0])
         else:
             copied.append(comp[0])
+    for a, b in still:
+        if a in copied and b in copied:
+            copied.remove(a)
+            copied.remove(b)
+            pairs.append((min(a, b), max(a, b)))
     pairs.sort()
     structure = Structure(width=d, pairs=pairs, groups=groups, lone=lone, copied=copied,
                           copied_scale=np.array([float(np.median(diag[:, j])) for j in copied]))

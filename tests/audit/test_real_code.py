@@ -65,8 +65,9 @@ REFERENCE = [
     ("meta-table", ref.META, "precompute_freqs_cis", {}, META64, "equivalent", [], "table-freqs-qk"),
     ("meta-vs-hf-layout", ref.META, "apply_rotary_emb", {}, HF64, "equivalent_after_relayout", [], "table-freqs-qk"),
     ("mistral", ref.MISTRAL, "apply_rotary_emb", {}, META64, "equivalent", [], "table-freqs-qk"),
-    # gpt-fast keeps its cos/sin cache in bfloat16 by default: the values are rounded, which the audit names
-    ("gpt-fast", ref.GPT_FAST, "apply_rotary_emb", {}, META64, "differs", ["precision"], "table-freqs"),
+    # gpt-fast's cache dtype (bfloat16 by default) is a parameter: filled with the activations' dtype (float32
+    # unless --dtype), as gpt-fast itself passes the model's dtype, not left at a default that rounds the table
+    ("gpt-fast", ref.GPT_FAST, "apply_rotary_emb", {}, META64, "equivalent", [], "table-freqs"),
     ("torchtune", ref.TORCHTUNE, "RotaryPositionalEmbeddings", {}, META64, "equivalent", [], "module-positions"),
     ("rotary-embedding-torch-rotate", ref.ROTARY_EMBEDDING_TORCH, "RotaryEmbedding.rotate_queries_or_keys", {},
      META64, "equivalent", [], "module-offset"),
@@ -79,6 +80,8 @@ REFERENCE = [
     ("hf-4.31-module", ref.HF_431_DYNAMIC, "LlamaRotaryEmbedding", {}, HF64, "equivalent", [], "hf-rotary"),
     ("hf-4.31-dynamic-ntk", ref.HF_431_DYNAMIC, "LlamaDynamicNTKScalingRotaryEmbedding", {}, DYNAMIC, "differs",
      ["stateful"], "hf-rotary"),
+    # forward(x, seq_dim, seq_len) gives whole tables, apply(q, k, cos, sin, offset) slices them from the start
+    ("gpt-neox", ref.GPT_NEOX, "RotaryEmbedding", {}, HF64, "equivalent", [], "neox-offset"),
     ("meta-wrong-layout-forced", ref.META, "apply_rotary_emb", {"layout": "bthd"}, META64, "equivalent", [],
      "table-freqs-qk"),
 ]
@@ -228,3 +231,46 @@ def test_assert_rope_matches_passes_and_fails_with_the_diagnosis(tmp_path):
         assert_rope_matches(load_target(f"{wrong}:apply_rotary_emb")[0], like)
     with pytest.raises(AssertionError, match="could not be audited"):
         assert_rope_matches(f"{right}:no_such_function", like)
+
+
+def test_a_convention_whose_trial_calls_are_no_rotation_is_not_accepted(tmp_path):
+    """GPT-NeoX's module called as rotary(x, position_ids): the positions land in seq_dim and its tables are
+    sliced by the batch size, so position 0 is no identity; that row is rejected, not audited as nonlinear."""
+    from symproof._audit._runner import Session, _not_a_rotation
+
+    import numpy as np
+
+    cls = _in_process(tmp_path, ref.GPT_NEOX, "RotaryEmbedding")
+    session = Session(cls, {"hints": {"head_dim": 64, "rotated_dim": 64, "pairing": "half", "base": 10000.0},
+                            "apply": None, "table": None, "call": None, "layout": None, "dtype": None})
+    positions = np.array([0, 1, 2, 3, 5])
+    x = np.random.default_rng(7).standard_normal((2, len(positions), 64))
+    from symproof._audit._runner import Arrays
+
+    session.arrays = Arrays("torch")
+    verdicts = {}
+    for attempt in session._candidates():
+        try:
+            q, _ = attempt.run(x, positions)
+        except Exception:  # noqa: BLE001 - a convention that does not fit at all
+            continue
+        verdicts.setdefault(attempt.row.name, _not_a_rotation(attempt, x, positions, q, "float64"))
+    assert verdicts["hf-rotary"] is not None and "position 0" in verdicts["hf-rotary"]
+    assert verdicts["neox-offset"] is None
+
+
+def test_a_cache_that_grows_when_called_is_no_bound(tmp_path):
+    """transformers 4.31's module holds 2048 rows (max_seq_len_cached) and grows them on a longer call: the
+    audit calls it at every probed position instead of reading its cache's size as the model's range."""
+    cls = _in_process(tmp_path, ref.HF_431_DYNAMIC, "LlamaRotaryEmbedding")
+    result = audit(cls, _like(tmp_path, HF64))
+    assert result.verdict == "equivalent", result.summary()
+    assert max(result.positions) == 32767 and result.range_note is None
+
+
+def test_seq_len_sizes_the_tables_the_audit_builds(tmp_path):
+    """--seq-len beyond the config's length: the table builder is given the audited length, not the config's."""
+    result = audit(_in_process(tmp_path, ref.META, "apply_rotary_emb"), _like(tmp_path, LLAMA2_CONFIG | {
+        "model_type": "llama"}), seq_len=10000)
+    assert "end=10000" in result.convention["call"], result.convention["call"]
+    assert max(result.positions) == 9999

@@ -125,3 +125,19 @@ def test_the_command_audits_a_transformers_module_by_its_module_name(tmp_path):
     document = json.loads(run.stdout)
     assert document["verdict"] == "equivalent" and document["convention"]["name"] == "hf-rotary"
     assert document["positions_probed"][-1] == 8191  # max_position_embeddings bounds the probes
+
+
+@pytest.mark.parametrize("cast_module, verdict", [(False, "equivalent"), (True, "differs")],
+                         ids=["as-from-pretrained-builds-it", "cast-module"])
+def test_dtype_is_the_activations_and_cast_module_casts_the_buffers(cast_module, verdict, tmp_path):
+    """--dtype bfloat16: bfloat16 activations with HF's module as from_pretrained(dtype=bfloat16) leaves it
+    (inv_freq float32): the model, rounding accepted.  --cast-module: module.to(bfloat16) rounds inv_freq
+    itself, which the audit reports (a real difference of that deployment, not of the code)."""
+    import importlib
+    import json
+
+    cls = getattr(importlib.import_module(f"{_M}.llama.modeling_llama"), "LlamaRotaryEmbedding")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_HF_CONFIGS["llama"]))
+    result = audit(cls, path, dtype="bfloat16", cast_module=cast_module)
+    assert result.verdict == verdict, result.summary()

@@ -1,16 +1,13 @@
 """The formula language's features, each decided on a constructed scheme whose verdicts follow from
-the mathematics (comments say why), and the README's function table kept in step with the code's."""
+the mathematics (comments say why) (the docs' tables are tested in tests/docs/)."""
 
 import re
-from pathlib import Path
 
 import pytest
 
 from symproof import VariantFileError
-from symproof.variants import FUNCTIONS, Variant, check_variant
-from symproof.variants._formula import FUNCTION_MEANINGS
+from symproof.variants import Variant, check_variant
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _bias(formula, slope="1 / (h + 1)", heads=2, **extra):
@@ -116,32 +113,6 @@ def test_position_domain_errors(tmp_path, text, words):
 def test_table_and_content_errors(formula, words):
     with pytest.raises(VariantFileError, match=re.escape(words)):
         _bias(formula, slope="1", heads=1, params={"w": [1, 2, 3]})
-
-
-# -- the README lists the code's own table -------------------------------------------------------------
-
-
-def test_readme_lists_every_allowed_function_and_no_other():
-    assert set(FUNCTION_MEANINGS) == set(FUNCTIONS)
-    text = README.read_text(encoding="utf-8")
-    start = text.index("<!-- formula functions: generated from FUNCTION_MEANINGS -->")
-    end = text.index("<!-- end formula functions -->")
-    listed = re.findall(r"^\| `([A-Za-z]+)` \|", text[start:end], flags=re.M)
-    assert listed == sorted(FUNCTIONS, key=str.lower)
-    for name in FUNCTIONS:
-        assert f"| `{name}` | {FUNCTION_MEANINGS[name]} |" in text[start:end]
-
-
-def test_readme_lists_the_names_of_every_formula_key():
-    from symproof.variants._spec import FORMULA_NAMES, WIDTH_NAMES
-
-    text = README.read_text(encoding="utf-8")
-    block = text[text.index("<!-- formula names: generated from FORMULA_NAMES -->"):
-                 text.index("<!-- end formula names -->")]
-    assert re.findall(r"^\| `([^`]+)` \|", block, flags=re.M) == list(FORMULA_NAMES)
-    for key, (fixed, widths, meaning) in FORMULA_NAMES.items():
-        names = list(fixed) + (list(WIDTH_NAMES) if widths else [])
-        assert f"| `{key}` | {', '.join(f'`{n}`' for n in names) or '-'} | {meaning} |" in block
 
 
 @pytest.mark.parametrize("key, formula, name", [

@@ -312,16 +312,6 @@ def test_a_scan_refuses_export_and_bad_jobs(tmp_path):
         assert done.returncode == 2 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_the_readme_table_is_the_family_table():
-    from pathlib import Path
-
-    from symproof.variants._families import family_table
-
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    table = text.split("<!-- families:start -->\n", 1)[1].split("\n<!-- families:end -->", 1)[0]
-    assert table == family_table()
-
-
 def _with_text_config(name, **changes):
     config = _json(name)
     text = {k: v for k, v in config.items() if k not in ("vision_config", "architectures", "model_type")}

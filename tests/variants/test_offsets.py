@@ -329,18 +329,6 @@ def test_every_function_prints_in_a_relative_position(function):
     assert [p.data["target"] for p in result.proof.parts if isinstance(p.data, dict) and "target" in p.data] == targets
 
 
-# -- the README tells the truth about the shipped examples -----------------------------------------------
-
-NUMBERS = {"nineteen": 19, "twenty": 20, "twenty-one": 21, "twenty-two": 22, "twenty-three": 23,
-           "twenty-four": 24, "twenty-five": 25}
-
-
-def test_readme_counts_the_shipped_variant_examples():
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    word = re.search(r"`derivations/variants/` has ([a-z-]+) examples", text).group(1)
-    assert NUMBERS[word] == len(shipped_variants())
-
-
 def test_the_audit_refuses_a_relative_position_as_its_like():
     from symproof import audit
 
