@@ -13,6 +13,7 @@ kind of certificate holds.
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 from functools import reduce
 
 import sympy as sp
@@ -25,6 +26,7 @@ from sympy.matrices.expressions import (
 
 from .._errors import CertificateError
 from ._certificate import Certificate
+from ._grammar import DEFINEDNESS, admit, exact_integer, substitute
 from ._interval import certainly_finite, certainly_nonzero
 
 __all__ = ["check_certificate", "certificate_holds"]
@@ -50,28 +52,34 @@ def check_certificate(certificate: Certificate) -> None:
 
     At the top level the statement's side conditions are re-derived here (every denominator
     and pole argument): when some may vanish, the certificate must give a point where all hold."""
-    _check_any(certificate)
+    original, certificate = certificate, _check_any(certificate)
     try:
-        _check_defined(certificate)
+        sides = [certificate.lhs, certificate.rhs]
+        if certificate is not original:  # Floats made exact: the side conditions of every node as written
+            sides += [admit(side, statement=True, evaluate=False) for side in (original.lhs, original.rhs)]
+        _check_defined(certificate, sides)
     except CertificateError:
         raise
     except Exception as err:  # noqa: BLE001 - malformed data is a rejection, not a crash
         raise CertificateError(f"side conditions not checked ({type(err).__name__}: {err})") from None
 
 
-def _check_any(certificate) -> None:
+def _check_any(certificate):
+    """Check one certificate and those it holds; return it as admitted (its statement made exact)."""
     if not isinstance(certificate, Certificate):
         raise CertificateError(f"not a certificate: {type(certificate).__name__}")
     check = _CHECKS.get(certificate.kind)
     if check is None:
         raise CertificateError(f"unknown certificate kind {certificate.kind!r}")
     try:
+        certificate = _admitted(certificate)
         check(certificate)
     except CertificateError:
         raise
     except Exception as err:  # noqa: BLE001 - malformed data is a rejection, not a crash
         raise CertificateError(
             f"{certificate.kind} certificate is malformed ({type(err).__name__}: {err})") from None
+    return certificate
 
 
 def _reject(certificate, why: str):
@@ -80,6 +88,8 @@ def _reject(certificate, why: str):
 
 
 def _short(value) -> str:
+    if isinstance(value, (MatrixBase, MatrixExpr)) and (sp.sympify(value.shape[0] * value.shape[1]) > 64) is sp.true:
+        return f"a {value.shape[0]}x{value.shape[1]} {type(value).__name__}"  # printing it would take minutes
     text = str(value)
     return text if len(text) <= 120 else text[:117] + "..."
 
@@ -91,13 +101,30 @@ def _same(a, b) -> bool:
         return False
 
 
-def _exact(expr):
-    if isinstance(expr, MatrixBase):
-        return sp.ImmutableMatrix(expr.applyfunc(_exact))
-    expr = sp.sympify(expr)
-    if expr.has(sp.Float):
-        expr = expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)})
-    return expr
+def _admitted(c):
+    """``c`` with its statement read in the checker's language (every Float made the exact binary
+    rational it stores, before any arithmetic) and every datum checked against that language."""
+    _admit_data(c.data)
+    lhs, rhs = admit(c.lhs, statement=True), admit(c.rhs, statement=True)
+    return c if lhs is c.lhs and rhs is c.rhs else replace(c, lhs=lhs, rhs=rhs)
+
+
+def _admit_data(value):
+    """Every number a certificate carries is exact: Python ints (positions, multiples) and terms
+    of the language without Floats; a nested certificate is admitted when it is checked."""
+    if value is None or isinstance(value, (str, Certificate)) or type(value) is int:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _admit_data(key)
+            _admit_data(item)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _admit_data(item)
+    elif isinstance(value, (sp.Basic, MatrixBase)):
+        admit(value, statement=False)
+    else:
+        raise CertificateError(f"the datum {value!r} ({type(value).__name__}) is not exact")
 
 
 # -- structural ------------------------------------------------------------------------------------
@@ -290,9 +317,29 @@ def _ring_identity(difference, apps, pairs, multipliers) -> bool:
     return not total
 
 
-def _trig(c):
+def _exact_trig_data(c):
+    """The data with every position and multiple an exact integer (never truncated: ``1/2`` or
+    ``0.5`` is a rejection) and one multiplier per pair."""
     data = c.data
-    lhs, rhs = _exact(c.lhs), _exact(c.rhs)
+    count = len(data["pairs"])
+    apps = []
+    for app, multiples, constants in data["apps"]:
+        exact = []
+        for position, multiple in multiples:
+            position = exact_integer(position, "a pair position")
+            if not 0 <= position < count:
+                _reject(c, f"{app} refers to pair {position} of {count}")
+            exact.append((int(position), exact_integer(multiple, "a multiple of a pair angle")))
+        apps.append((app, tuple(exact), tuple(constants)))
+    multipliers = data.get("multipliers")
+    if multipliers is not None and len(multipliers) != count:
+        _reject(c, "one multiplier per pair is needed")
+    return {**data, "apps": tuple(apps)}
+
+
+def _trig(c):
+    data = _exact_trig_data(c)
+    lhs, rhs = c.lhs, c.rhs
     difference = _rewrite(lhs - rhs)
     hide = _opaque(difference)  # the same stand-in for a sum in the statement and in the data
     if hide:
@@ -334,12 +381,10 @@ def _trig(c):
         replacement[app] = cos_total if isinstance(app, sp.cos) else sin_total
     polynomial = difference.xreplace(replacement)
     if multipliers is not None:
-        if len(multipliers) != len(pairs):
-            _reject(c, "one multiplier per pair is needed")
-        # one polynomial identity over QQ in common generators (atoms taken as independent
-        # generators: an identity in independent generators holds whatever they stand for)
+        # one polynomial identity over QQ, the domain stated (every other atom, pi included, is an
+        # independent generator: an identity in independent generators holds whatever they stand for)
         generators = [cv**2 + sv**2 - 1 for cv, sv, _ in pairs]
-        polys, _ = sp.parallel_poly_from_expr([polynomial, *multipliers, *generators])
+        polys, _ = sp.parallel_poly_from_expr([polynomial, *multipliers, *generators], domain=sp.QQ)
         p, qs, gs = polys[0], polys[1:1 + len(pairs)], polys[1 + len(pairs):]
         if not (p - sum((q * g for q, g in zip(qs, gs)), p.zero)).is_zero:
             _reject(c, "the polynomial is not the stated combination of c^2 + s^2 - 1")
@@ -350,14 +395,6 @@ def _trig(c):
 
 
 # -- definedness -----------------------------------------------------------------------------------
-
-#: the side conditions of the fragment's functions with poles: what must not vanish
-_POLES = {
-    sp.log: lambda a: [a], sp.tan: lambda a: [sp.cos(a)], sp.sec: lambda a: [sp.cos(a)],
-    sp.cot: lambda a: [sp.sin(a)], sp.csc: lambda a: [sp.sin(a)], sp.atan: lambda a: [a**2 + 1],
-    sp.atanh: lambda a: [a - 1, a + 1], sp.tanh: lambda a: [sp.cosh(a)],
-}
-
 
 def _nowhere_zero(e) -> bool:
     if e.is_Number or isinstance(e, sp.Symbol):
@@ -412,18 +449,20 @@ def _conditions(sides):
             continue
         if isinstance(node, sp.Pow) and node.exp.is_nonnegative is not True:
             found[(node.base, "nonzero")] = None
-        elif isinstance(node, sp.gamma):
-            found[(node, "defined")] = None  # the evaluator knows its poles
-        elif type(node) in _POLES:
-            found.update(((e, "nonzero"), None) for e in _POLES[type(node)](node.args[0]))
+        else:
+            rule = DEFINEDNESS.get(type(node))
+            if rule == "self":
+                found[(node, "defined")] = None  # the evaluator knows its poles
+            elif rule is not None:
+                found.update(((e, "nonzero"), None) for e in rule(node.args[0]))
         stack.extend(a for a in node.args if isinstance(a, sp.Basic))
     return [(e, kind) for e, kind in found if not (kind == "nonzero" and _nowhere_zero(e))]
 
 
-def _check_defined(certificate):
+def _check_defined(certificate, sides):
     """Top level: a statement with side conditions is proved only with a point where they hold."""
     open_ = []
-    for e, kind in _conditions([certificate.lhs, certificate.rhs]):
+    for e, kind in _conditions(sides):
         if e.free_symbols:
             open_.append((e, kind))
         elif not (certainly_nonzero(e) if kind == "nonzero" else certainly_finite(e)):
@@ -434,16 +473,27 @@ def _check_defined(certificate):
         _reject(certificate, "the statement has side conditions: the proof needs a point where they hold")
     if not certificate.data.get("point"):
         _reject(certificate, "the statement has side conditions: the proof needs a point where they hold")
-    point = {variable: sp.sympify(value) for variable, value in certificate.data["point"].items()}
-    for variable, value in point.items():
-        if not isinstance(variable, sp.Symbol):
-            continue
+    free = set().union(*(_free_variables(side) for side in sides))
+    point = {}
+    for variable, value in certificate.data["point"].items():
+        if not (isinstance(variable, sp.Symbol) and variable in free):
+            _reject(certificate, f"the point binds {_short(variable)}, which is not a free variable of the statement")
+        value = sp.sympify(value)  # an int, or a term already admitted as exact data
+        if value.free_symbols:
+            _reject(certificate, f"the point gives {variable} the non-constant value {_short(value)}")
+        point[variable] = value
         for key, wanted in variable.assumptions0.items():
             if key != "commutative" and getattr(value, f"is_{key}", None) is not wanted:
                 _reject(certificate, f"{variable} = {value} breaks the assumption {key}={wanted}")
     for e, kind in open_:
         if not (certainly_nonzero(e, point) if kind == "nonzero" else certainly_finite(e, point)):
             _reject(certificate, f"the side condition on {_short(e)} fails at the point")
+
+
+def _free_variables(side):
+    if isinstance(side, MatrixBase):
+        return set().union(*(_free_variables(e) for e in side))
+    return side.free_symbols
 
 
 def _defined(c):
@@ -483,7 +533,7 @@ def _log_form(expr, c):
 
 def _power(c):
     forms = []
-    for side in (_exact(c.lhs), _exact(c.rhs)):
+    for side in (c.lhs, c.rhs):
         coeff, rest = side.as_coeff_Mul()
         if not coeff.is_Rational or coeff == 0:
             _reject(c, f"{side} has no non-zero rational coefficient")
@@ -536,7 +586,8 @@ def _pole_free(c, expr, index, low, high):
             if p.base.is_nonzero is not True:
                 _reject(c, f"the denominator {p.base} is not known to be non-zero")
             continue
-        poly = sp.Poly(p.base, index)
+        others = sorted(p.base.free_symbols - {index}, key=str)
+        poly = sp.Poly(p.base, index, domain=sp.QQ[others] if others else sp.QQ)  # stated, not inferred
         if poly.degree() > 4:
             _reject(c, f"the denominator {p.base} has degree above 4")
         roots = sp.roots(poly)
@@ -559,10 +610,11 @@ def _closed_form(c, entry):
         count = b - a + 1
         if not count.is_Integer or not 0 <= count <= MAX_FINITE_TERMS:
             _reject(c, f"the range {a}..{b} is not a short concrete range")
-        value = sp.Add(*[f.xreplace({k: a + n}) for n in range(int(count))])
-        if value.has(sp.nan, sp.zoo):
-            _reject(c, f"a term of {s} is undefined")
-        return value
+        terms = [substitute(f, {k: a + n}) for n in range(int(count))]
+        try:  # a term that evaluated to oo, zoo or nan is outside the language: undefined
+            return admit(sp.Add(*terms), statement=False)
+        except CertificateError as why:
+            _reject(c, f"a term of {s} is undefined ({why.message})")
     if kind == "delta":
         deltas = [d for d in f.atoms(sp.KroneckerDelta) if k in d.args and len(d.args) == 2]
         factors = sp.Mul.make_args(f)
@@ -575,7 +627,7 @@ def _closed_form(c, entry):
                    for x in factors):
                 chosen = (d, other)
                 break
-        if chosen is None:
+        if chosen is None or f.has(sp.Sum):  # an inner sum could bind the delta's index anew
             _reject(c, f"{f} is not a Kronecker delta of the index times the rest")
         d, at = chosen
         if at.is_integer is not True or (at - a).is_nonnegative is not True or (b - at).is_nonnegative is not True:
@@ -583,7 +635,7 @@ def _closed_form(c, entry):
         rest = f.xreplace({d: sp.S.One})
         if any(p.exp.is_negative and p.base.has(k) for p in rest.atoms(sp.Pow)):
             _reject(c, "the factor beside the delta has a denominator in the index")
-        return rest.xreplace({k: at})
+        return substitute(rest, {k: at})
     if kind in ("polynomial", "geometric", "telescoping"):
         index, anti, step = entry["index"], entry["antidifference"], entry["step"]
         _profile_ok(c, index, a, b)
@@ -591,17 +643,17 @@ def _closed_form(c, entry):
             # Karr's convention: G(b) - G(a - 1) for all integers a, b when the step holds at every
             # integer (a plain integer index) and neither G nor f has a pole (polynomials in it)
             plain = index.assumptions0 == sp.Dummy(integer=True).assumptions0
-            if not (plain and anti.is_polynomial(index) and f.xreplace({k: index}).is_polynomial(index)):
+            if not (plain and anti.is_polynomial(index) and substitute(f, {k: index}).is_polynomial(index)):
                 _reject(c, f"the range {a}..{b} is not shown to have b >= a - 1")
         if s.has(index):
             _reject(c, "the index of the antidifference occurs in the sum")
-        expected_lhs = anti - anti.xreplace({index: index - 1})
-        if not (_same(step.lhs, expected_lhs) and _same(step.rhs, f.xreplace({k: index}))):
+        expected_lhs = anti - substitute(anti, {index: index - 1})
+        if not (_same(step.lhs, expected_lhs) and _same(step.rhs, substitute(f, {k: index}))):
             _reject(c, "the step is not G(K) - G(K - 1) = f(K)")
         _check_any(step)
         _pole_free(c, anti, index, a - 1, b)
-        _pole_free(c, f.xreplace({k: index}), index, a, b)
-        return anti.xreplace({index: b}) - anti.xreplace({index: a - 1})
+        _pole_free(c, substitute(f, {k: index}), index, a, b)
+        return substitute(anti, {index: b}) - substitute(anti, {index: a - 1})
     _reject(c, f"unknown closed-form entry {kind!r}")
 
 
@@ -610,23 +662,32 @@ def _sum(c):
     for entry in c.data["sums"]:
         mapping[entry["sum"]] = _closed_form(c, entry)
     rest = c.data["rest"]
-    lhs, rhs = _exact(c.lhs), _exact(c.rhs)
+    lhs, rhs = c.lhs, c.rhs
+    for outer in lhs.atoms(sp.Sum) | rhs.atoms(sp.Sum):
+        if any(inner != outer and outer.has(inner) for inner in mapping):
+            # the closed form holds under the declared assumptions of its free symbols, which an
+            # enclosing sum's index need not keep
+            _reject(c, f"a closed sum lies inside the sum {_short(outer)}")
     if not (_same(rest.lhs, lhs.xreplace(mapping)) and _same(rest.rhs, rhs.xreplace(mapping))):
         _reject(c, "the rest is not the statement with each sum replaced by its closed form")
     _check_any(rest)
 
 
 def _same_range(c):
-    lhs, rhs = _exact(c.lhs), _exact(c.rhs)
+    lhs, rhs = c.lhs, c.rhs
     (k, a, b), (k2, a2, b2) = _limits(c, lhs), _limits(c, rhs)
     if not (_same(a, a2) and _same(b, b2)):
         _reject(c, "the two sums have different ranges")
     index, summands = c.data["index"], c.data["summands"]
     _profile_ok(c, index, a, b)
+    if (b - a + 1).is_nonnegative is not True and index.assumptions0 != sp.Dummy(integer=True).assumptions0:
+        # Karr's convention: with b < a - 1 both sums run over b+1..a-1 (negated), indices the
+        # profile taken from a..b need not cover: the summands must then agree at every integer
+        _reject(c, f"the range {a}..{b} is not shown to have b >= a - 1, and the index is not a plain integer")
     if lhs.has(index) or rhs.has(index):
         _reject(c, "the comparison index occurs in the sums")
-    if not (_same(summands.lhs, lhs.function.xreplace({k: index}))
-            and _same(summands.rhs, rhs.function.xreplace({k2: index}))):
+    if not (_same(summands.lhs, substitute(lhs.function, {k: index}))
+            and _same(summands.rhs, substitute(rhs.function, {k2: index}))):
         _reject(c, "the summands compared are not those of the two sums")
     _check_any(summands)
 
@@ -672,10 +733,11 @@ def _explicit(m):
 
 
 def _entrywise(c):
-    left, right = _exact(_explicit(c.lhs)), _exact(_explicit(c.rhs))
+    left, right = _explicit(c.lhs), _explicit(c.rhs)
     if left.shape != right.shape:
         _reject(c, f"shapes differ: {left.shape} and {right.shape}")
-    given = {(i, j): cert for i, j, cert in c.data["entries"]}
+    given = {(int(exact_integer(i, "an entry's row")), int(exact_integer(j, "an entry's column"))): cert
+             for i, j, cert in c.data["entries"]}
     for i in range(left.rows):
         for j in range(left.cols):
             a, b = left[i, j], right[i, j]
@@ -823,7 +885,10 @@ def _blockwise(c):
     if len(plan) != len(left):
         _reject(c, "one entry per block is needed")
     pictures: dict = {}
+    plan = [(int(exact_integer(rep, "a representative block")), renaming) for rep, renaming in plan]
     for k, (rep, renaming) in enumerate(plan):
+        if not 0 <= rep < len(plan):
+            _reject(c, f"block {k} refers to block {rep} of {len(plan)}")
         for old, new in renaming.items():
             if not (isinstance(old, sp.Symbol) and isinstance(new, sp.Symbol)
                     and old.assumptions0 == new.assumptions0):

@@ -328,6 +328,10 @@ def _same_range(lhs, rhs):
         index = range_index(r, a, b)
     except OutsideTable:
         return None
+    if (b - a + 1).is_nonnegative is not True:
+        # Karr's convention: with b < a - 1 both sums run over b+1..a-1, outside the profile the
+        # range a..b shows; the summands must then agree at every integer
+        index = sp.Dummy(str(r), integer=True)
     f, g = lhs.function.xreplace({r: index}), rhs.function.xreplace({k: index})
     summands = _prove_scalar(f, g)
     if not summands.proved:

@@ -100,7 +100,7 @@ def test_the_checker_size_is_counted_and_small():
     lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (REPO / "symproof" / "checker").glob("*.py"))
     assert symproof_docs.FACTS["checker-lines"]() == str(lines)
     assert "{symproof-fact}`checker-lines`" in PAGES["reference/fragment.md"]
-    assert lines < 1700
+    assert lines < 2100  # its own grammar, definedness table and trusted-base lists included
 
 
 def test_every_command_has_its_exit_codes():
