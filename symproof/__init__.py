@@ -29,6 +29,7 @@ from .prover import Step, Verdict, find_witness, prove_equal
 _LAZY = {
     "Variant": "variants", "check_variant": "variants", "load_model_config": "variants", "load_model": "variants",
     "load_variant": "variants", "AuditResult": "_audit", "audit": "_audit",
+    "checklist": "checklist",
 }
 
 

@@ -54,6 +54,12 @@ def _cmd_audit(args) -> int:
     return main_audit(args)
 
 
+def _cmd_checklist(args) -> int:
+    from .checklist import main_checklist
+
+    return main_checklist(args)
+
+
 _FORCE_HELP = ("replace a file with an output's name that symproof did not write (by default such a file "
                "is refused, exit 2; symlinks, folders and special files are refused even so)")
 _UNPROVED_HELP = ("write the kernel even when a property it rests on is not proved (refuted or unknown); its "
@@ -197,6 +203,18 @@ COMMANDS = {
        "forward_native(positions, query, key). WARNING: FILE.py is imported, which runs the code in it (in a "
        "child process, with a time limit). Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, "
        "2: invalid input."),
+    "checklist": Command(_cmd_checklist, "run the chapter's checklist (left padding, packing, KV cache, shift, "
+                                         "reload) on a transformers model built from its config", (
+        (("path",), dict(metavar="PATH", help="a config.json, or a local checkpoint folder holding one")),
+        (("--only",), dict(nargs="*", default=None, metavar="ITEM",
+                           help="items to run: left_padding, packing, kv_cache, shift, reload (default: all)")),
+        (("--attn",), dict(choices=("eager", "sdpa"), default="sdpa",
+                           help="attention implementation of the model: {choices} (default: sdpa; eager in "
+                                "float64 turns fully masked pad rows into NaN: its softmax runs in float32)")),
+        (("--json",), dict(action="store_true", help="print one JSON object instead of a table")),
+    ), "The model is built with seeded small random weights (sizes that do not enter positions shrunk; layers, "
+       "head width, rope parameters and layer pattern kept), float64 where it builds; no network. Exit 0 when "
+       "every item holds or does not apply, 1 when one fails (with its witness), 2 for invalid input."),
     "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
                         "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
                         "--like NAME`."),

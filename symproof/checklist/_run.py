@@ -1,0 +1,95 @@
+"""Run the checklist on a model, and ``symproof checklist PATH``.
+
+Exit codes (those of ``symproof verify``): ``0`` every item holds or does not apply, ``1`` an item fails (its
+witness says where), ``2`` the input is invalid (not a config or checkpoint, not a module).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+from .._errors import InvalidInputError
+from .._text import did_you_mean, one_line
+from ._items import FAILS, ITEMS
+from ._model import ModelUnderTest, build_from_config
+
+__all__ = ["checklist", "ChecklistResult", "main_checklist"]
+
+
+@dataclass
+class ChecklistResult:
+    model: str
+    dtype: str
+    attn_implementation: str | None
+    items: list
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return not any(item.status == FAILS for item in self.items)
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "dtype": self.dtype, "attn_implementation": self.attn_implementation,
+                "passed": self.passed, "seconds": round(self.seconds, 2),
+                "items": [item.as_dict() for item in self.items]}
+
+    def summary(self) -> str:
+        lines = [f"checklist of {self.model} ({self.dtype}, attention {self.attn_implementation or 'not stated'}):"]
+        width = max(len(item.name) for item in self.items) if self.items else 0
+        for item in self.items:
+            lines.append(f"  {item.name:<{width}}  {item.status:<14}  {one_line(item.summary)}")
+            if item.witness:
+                lines.extend(f"  {'':<{width}}    {key}: {one_line(value)}" for key, value in item.witness.items())
+            if item.tolerance:
+                lines.append(f"  {'':<{width}}    tolerance: {one_line(item.tolerance)}")
+            lines.extend(f"  {'':<{width}}    note: {one_line(note)}" for note in item.notes)
+        lines.append(f"{sum(i.status == FAILS for i in self.items)} of {len(self.items)} items fail "
+                     f"({self.seconds:.1f} s)")
+        return "\n".join(lines)
+
+
+def _selected(only) -> list:
+    if not only:
+        return list(ITEMS)
+    unknown = [name for name in only if name not in ITEMS]
+    if unknown:
+        raise InvalidInputError(f"unknown checklist item {unknown[0]!r}{did_you_mean(unknown[0], ITEMS)} "
+                                f"(expected some of: {', '.join(ITEMS)})")
+    return list(only)
+
+
+def checklist(model, *, only=None, cache_factory=None, progress=None, name=None) -> ChecklistResult:
+    """Run the checklist on ``model``, a ``torch.nn.Module`` following the transformers calling convention.
+
+    ``only`` selects items by name (:data:`ITEMS`); ``cache_factory()`` makes the cache of the KV-cache item
+    (default: transformers' ``DynamicCache``); ``progress`` is a stream told each item as it starts.
+    """
+    names = _selected(only)
+    under_test = ModelUnderTest(model, cache_factory=cache_factory)
+    started = time.perf_counter()
+    items = []
+    for index, item_name in enumerate(names):
+        if progress is not None:
+            print(f"\r[{index + 1}/{len(names)}] {item_name}...".ljust(40), end="", file=progress, flush=True)
+        items.append(ITEMS[item_name](under_test))
+    if progress is not None:
+        print("\r".ljust(41) + "\r", end="", file=progress, flush=True)
+    return ChecklistResult(name or type(model).__name__, str(under_test.dtype).replace("torch.", ""),
+                           under_test.attn_implementation, items, time.perf_counter() - started)
+
+
+def main_checklist(args) -> int:
+    model = build_from_config(args.path, attn_implementation=args.attn)
+    progress = sys.stderr if sys.stderr.isatty() else None
+    result = checklist(model, only=args.only, progress=progress,
+                       name=f"{args.path} ({model.config.model_type}, shrunk, seeded random weights)")
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        print(result.summary())
+    return 0 if result.passed else 1
+
+
