@@ -119,10 +119,10 @@ class ModelUnderTest:
             self.dtype = torch.float32
         #: the rounding unit of the computation (half the machine epsilon of its dtype)
         self.unit = torch.finfo(self.dtype).eps / 2
-        #: the rounding unit of the rotary angles: transformers keeps inv_freq in float32 even in float64
-        self.angle_unit = min((torch.finfo(b.dtype).eps / 2 for n, b in module.named_buffers()
-                               if n.endswith("inv_freq") and b.dtype.is_floating_point), default=self.unit)
-        self.angle_unit = max(self.angle_unit, self.unit)
+        #: the rounding unit of the rotary angles: transformers' rotary modules compute position x inv_freq
+        #: with ``.float()`` whatever the model's dtype, so where an inv_freq buffer exists it is float32's
+        rotary = any(name.endswith("inv_freq") for name, _ in module.named_buffers())
+        self.angle_unit = max(self.unit, torch.finfo(torch.float32).eps / 2 if rotary else 0.0)
         self.depth = int(getattr(self.config, "num_hidden_layers", 0) or 0) or _count_layers(module)
         self.vocab = int(getattr(self.config, "vocab_size", 0) or module.get_input_embeddings().num_embeddings)
         self.pad_id = 0
