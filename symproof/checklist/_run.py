@@ -82,6 +82,7 @@ def checklist(model, *, only=None, cache_factory=None, progress=None, name=None)
 
 
 def main_checklist(args) -> int:
+    _selected(args.only)  # a mistyped item is refused before the model is built
     model = build_from_config(args.path, attn_implementation=args.attn)
     progress = sys.stderr if sys.stderr.isatty() else None
     result = checklist(model, only=args.only, progress=progress,

@@ -1,0 +1,66 @@
+"""Tiny configs of real transformers families pass; the dynamic NTK regime change fails with its mechanism."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import TINY
+from symproof._cli import main
+from symproof.checklist import FAILS, HOLDS, build_from_config, checklist
+
+
+@pytest.mark.parametrize("family", sorted(TINY))
+def test_a_tiny_model_of_a_family_passes(family, write_config, capsys):
+    code = main(["checklist", write_config(TINY[family]), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0, result
+    assert result["dtype"] == "float64"
+    assert {item["item"]: item["status"] for item in result["items"]} == dict.fromkeys(
+        ("left_padding", "packing", "kv_cache", "shift", "reload"), HOLDS)
+
+
+def test_the_built_model_keeps_what_enters_positions(write_config):
+    data = {**TINY["llama"], "hidden_size": 512, "num_attention_heads": 8, "intermediate_size": 2048,
+            "vocab_size": 32000, "num_hidden_layers": 3, "rope_parameters": {"rope_type": "linear", "factor": 4.0,
+                                                                              "rope_theta": 50000.0}}
+    model = build_from_config(write_config(data))
+    config = model.config
+    assert (config.num_hidden_layers, config.hidden_size // config.num_attention_heads) == (3, 64)
+    assert config.rope_parameters["factor"] == 4.0 and config.rope_parameters["rope_theta"] == 50000.0
+    assert config.vocab_size < 32000 and config.intermediate_size < 2048
+
+
+def test_dynamic_ntk_fails_across_its_regime_change_with_the_mechanism(write_config):
+    data = {**TINY["llama"], "max_position_embeddings": 16,
+            "rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}}
+    result = checklist(build_from_config(write_config(data)), only=["kv_cache"])
+    (item,) = result.items
+    assert item.status == FAILS
+    assert item.witness["run"] == "across the regime change"
+    assert "grow-only base" in item.witness["mechanism"]
+    assert "one token at a time: largest difference" in item.notes[0]  # the short runs held
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["checklist", "/nonexistent/config.json"], "no such file"),
+    (["checklist", "{config}", "--only", "paddng"], "did you mean left_padding"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv, message, write_config, capsys):
+    path = write_config(TINY["llama"])
+    code = main([a.replace("{config}", path) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_config_without_model_type_is_refused(write_config, capsys):
+    assert main(["checklist", write_config({"hidden_size": 8})]) == 2
+    assert "model_type" in capsys.readouterr().err
+
+
+def test_a_failing_item_exits_1(write_config, capsys):
+    data = {**TINY["llama"], "max_position_embeddings": 16,
+            "rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}}
+    assert main(["checklist", write_config(data), "--only", "kv_cache"]) == 1
+    assert "kv_cache" in capsys.readouterr().out
