@@ -205,9 +205,11 @@ COMMANDS = {
        "2: invalid input."),
     "checklist": Command(_cmd_checklist, "run the chapter's checklist (left padding, packing, KV cache, shift, "
                                          "reload) on a transformers model built from its config", (
-        (("path",), dict(metavar="PATH", help="a config.json, or a local checkpoint folder holding one")),
+        (("path",), dict(metavar="PATH", help="a config.json, a local checkpoint folder holding one, or the name of a "
+                                              "shipped model config (`symproof examples` lists them)")),
         (("--only",), dict(nargs="*", default=None, metavar="ITEM",
-                           help="items to run: left_padding, packing, kv_cache, shift, reload (default: all)")),
+                           help="items to run: left_padding, packing, kv_cache, shift, reload, configured_map "
+                                "(default: all)")),
         (("--attn",), dict(choices=("eager", "sdpa"), default="sdpa",
                            help="attention implementation of the model: {choices} (default: sdpa; eager in "
                                 "float64 turns fully masked pad rows into NaN: its softmax runs in float32)")),

@@ -76,7 +76,8 @@ def shrunk_config(data: dict):
     heads = 2
     changes = {k: v for k, v in SHRUNK.items() if hasattr(original, k) and getattr(original, k) is not None}
     changes.update({k: heads for k in _HEAD_COUNT_KEYS if hasattr(original, k)})
-    changes.update({k: 1 for k in _KV_HEAD_KEYS if hasattr(original, k) and getattr(original, k) is not None})
+    # as many key/value heads as query heads: every attention variant (MLA's too) accepts that
+    changes.update({k: heads for k in _KV_HEAD_KEYS if hasattr(original, k) and getattr(original, k) is not None})
     changes.update({k: heads * width for k in _HIDDEN_KEYS if hasattr(original, k)})
     if isinstance(getattr(original, "head_dim", None), int):
         changes["head_dim"] = width
@@ -108,7 +109,7 @@ def build_from_config(path: str, attn_implementation: str = "sdpa"):
 class ModelUnderTest:
     """The few calls the items make on ``module``, and the rounding the tolerances are written in."""
 
-    def __init__(self, module, *, cache_factory=None):
+    def __init__(self, module, *, cache_factory=None, config_source=None):
         if not isinstance(module, torch.nn.Module):
             raise InvalidInputError(f"expected a torch.nn.Module, got {type(module).__name__}")
         self.module = module.eval()
@@ -131,6 +132,8 @@ class ModelUnderTest:
         self.accepts_hidden = "output_hidden_states" in parameters or any(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
         self.cache_factory = cache_factory or self._dynamic_cache
+        #: the config `symproof check` reads for the configured-map item (a path or dict; None: the module's)
+        self.config_source = config_source
 
     def _dynamic_cache(self):
         from transformers import DynamicCache

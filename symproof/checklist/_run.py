@@ -7,16 +7,22 @@ witness says where), ``2`` the input is invalid (not a config or checkpoint, not
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
 
-from .._errors import InvalidInputError
+from .._errors import InvalidInputError, SymproofError
+from .._examples import resolve_example
 from .._text import did_you_mean, one_line
-from ._items import FAILS, ITEMS
+from ._configured import configured_map
+from ._items import FAILS, ITEMS as _RUNS
+
+#: every item, in the chapter's order: the name is the key of ``only=``, ``--only`` and the JSON
+ITEMS = {**_RUNS, "configured_map": configured_map}
 from ._model import ModelUnderTest, build_from_config
 
-__all__ = ["checklist", "ChecklistResult", "main_checklist"]
+__all__ = ["checklist", "ChecklistResult", "main_checklist", "ITEMS"]
 
 
 @dataclass
@@ -61,20 +67,28 @@ def _selected(only) -> list:
     return list(only)
 
 
-def checklist(model, *, only=None, cache_factory=None, progress=None, name=None) -> ChecklistResult:
+def checklist(model, *, only=None, cache_factory=None, config=None, progress=None, name=None) -> ChecklistResult:
     """Run the checklist on ``model``, a ``torch.nn.Module`` following the transformers calling convention.
 
     ``only`` selects items by name (:data:`ITEMS`); ``cache_factory()`` makes the cache of the KV-cache item
-    (default: transformers' ``DynamicCache``); ``progress`` is a stream told each item as it starts.
+    (default: transformers' ``DynamicCache``); ``config`` is the config.json (path or dict) whose rotary map the
+    attention layers must receive (default: ``model.config``); ``progress`` is a stream told each item as it
+    starts.
     """
     names = _selected(only)
-    under_test = ModelUnderTest(model, cache_factory=cache_factory)
+    under_test = ModelUnderTest(model, cache_factory=cache_factory, config_source=config)
     started = time.perf_counter()
     items = []
     for index, item_name in enumerate(names):
         if progress is not None:
             print(f"\r[{index + 1}/{len(names)}] {item_name}...".ljust(40), end="", file=progress, flush=True)
-        items.append(ITEMS[item_name](under_test))
+        try:
+            items.append(ITEMS[item_name](under_test))
+        except SymproofError:
+            raise
+        except Exception as err:  # noqa: BLE001 -- the model's own failure, said in one line
+            raise InvalidInputError(f"the model raised {type(err).__name__} during the {item_name} item: "
+                                    f"{one_line(str(err))[:300]}") from None
     if progress is not None:
         print("\r".ljust(41) + "\r", end="", file=progress, flush=True)
     return ChecklistResult(name or type(model).__name__, str(under_test.dtype).replace("torch.", ""),
@@ -83,9 +97,11 @@ def checklist(model, *, only=None, cache_factory=None, progress=None, name=None)
 
 def main_checklist(args) -> int:
     _selected(args.only)  # a mistyped item is refused before the model is built
-    model = build_from_config(args.path, attn_implementation=args.attn)
+    path = resolve_example(args.path)
+    model = build_from_config(path, attn_implementation=args.attn)
     progress = sys.stderr if sys.stderr.isatty() else None
-    result = checklist(model, only=args.only, progress=progress,
+    source = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    result = checklist(model, only=args.only, progress=progress, config=source,
                        name=f"{args.path} ({model.config.model_type}, shrunk, seeded random weights)")
     if args.json:
         print(json.dumps(result.as_dict(), indent=2, default=str))

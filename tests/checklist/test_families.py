@@ -18,7 +18,7 @@ def test_a_tiny_model_of_a_family_passes(family, write_config, capsys):
     assert code == 0, result
     assert result["dtype"] == "float64"
     assert {item["item"]: item["status"] for item in result["items"]} == dict.fromkeys(
-        ("left_padding", "packing", "kv_cache", "shift", "reload"), HOLDS)
+        ("left_padding", "packing", "kv_cache", "shift", "reload", "configured_map"), HOLDS)
 
 
 def test_the_built_model_keeps_what_enters_positions(write_config):

@@ -38,7 +38,7 @@ def test_the_cache_witness_is_the_first_cached_step():
 
 def test_the_faithful_wrapper_passes_every_item():
     result = assert_checklist(PlantedModel(tiny_llama()))
-    assert [item.status for item in result.items] == [HOLDS] * 5
+    assert [item.status for item in result.items] == [HOLDS] * 6
 
 
 def test_assert_checklist_fails_with_the_witness():
@@ -51,3 +51,17 @@ def test_symproof_checklist_is_callable_after_the_package_is_imported():
 
     assert symproof.checklist(PlantedModel(tiny_llama()), only=["shift"]).passed
     assert package(PlantedModel(tiny_llama()), only=["shift"]).passed
+
+
+def test_a_rotary_module_out_of_step_with_its_config_is_found():
+    model = tiny_llama()
+    model.config.rope_parameters["factor"] = 4.0  # the config now says 4; the rotary tables were built for 2
+    result = symproof.checklist(PlantedModel(model), only=["configured_map"])
+    (item,) = result.items
+    assert item.status == FAILS, item.as_dict()
+    assert item.witness["layer"] == 0 and item.witness["times_tolerance"] > 1
+
+
+def test_the_configured_map_holds_for_the_faithful_wrapper():
+    (item,) = symproof.checklist(PlantedModel(tiny_llama()), only=["configured_map"]).items
+    assert item.status == HOLDS, item.as_dict()
