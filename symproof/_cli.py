@@ -210,9 +210,9 @@ COMMANDS = {
         (("--only",), dict(nargs="*", default=None, metavar="ITEM",
                            help="items to run: left_padding, packing, kv_cache, shift, reload, configured_map "
                                 "(default: all)")),
-        (("--attn",), dict(choices=("eager", "sdpa"), default="sdpa",
-                           help="attention implementation of the model: {choices} (default: sdpa; eager in "
-                                "float64 turns fully masked pad rows into NaN: its softmax runs in float32)")),
+        (("--attn",), dict(choices=("eager", "sdpa"), default=None,
+                           help="attention implementation of the model: {choices} (default: sdpa in float64, "
+                                "else eager in float32: eager in float64 turns fully masked pad rows into NaN)")),
         (("--json",), dict(action="store_true", help="print one JSON object instead of a table")),
     ), "The model is built with seeded small random weights (sizes that do not enter positions shrunk; layers, "
        "head width, rope parameters and layer pattern kept), float64 where it builds; no network. Exit 0 when "

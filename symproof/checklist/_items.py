@@ -54,10 +54,12 @@ class Item:
     tolerance: str = ""
     witness: dict | None = None
     notes: list = field(default_factory=list)
+    seconds: float = 0.0  # wall time of the item's runs
 
     def as_dict(self) -> dict:
         return {"item": self.name, "title": self.title, "status": self.status, "summary": self.summary,
-                "tolerance": self.tolerance, "witness": self.witness, "notes": list(self.notes)}
+                "tolerance": self.tolerance, "witness": self.witness, "notes": list(self.notes),
+                "seconds": round(self.seconds, 2)}
 
 
 def _same_positions_tolerance(model) -> float:

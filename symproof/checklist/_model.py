@@ -17,6 +17,7 @@ import os
 import torch
 
 from .._errors import InvalidInputError
+from .._text import one_line
 
 __all__ = ["ModelUnderTest", "build_from_config", "SEED", "SHRUNK"]
 
@@ -79,7 +80,7 @@ def shrunk_config(data: dict):
     # as many key/value heads as query heads: every attention variant (MLA's too) accepts that
     changes.update({k: heads for k in _KV_HEAD_KEYS if hasattr(original, k) and getattr(original, k) is not None})
     changes.update({k: heads * width for k in _HIDDEN_KEYS if hasattr(original, k)})
-    if isinstance(getattr(original, "head_dim", None), int):
+    if isinstance(original.to_dict().get("head_dim"), int):  # a field, not a property computed from the others
         changes["head_dim"] = width
     for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
         value = getattr(original, key, None)
@@ -90,19 +91,33 @@ def shrunk_config(data: dict):
     return AutoConfig.for_model(original.model_type, **settings)
 
 
-def build_from_config(path: str, attn_implementation: str = "sdpa"):
-    """A causal LM of the config at ``path`` with seeded small random weights, float64 where it builds."""
+#: how a model is built, in order of preference: float64 so that a failure is one of definition, not of
+#: rounding; sdpa because eager attention in float64 turns fully masked (pad) rows into NaN -- its softmax runs
+#: in float32, where float64's minimum is -inf; eager in float32 for families without sdpa
+BUILDS = (("sdpa", torch.float64), ("eager", torch.float32))
+
+
+def build_from_config(path: str, attn_implementation: str | None = None):
+    """A causal LM of the config at ``path`` with seeded small random weights (see :data:`BUILDS`).
+
+    The model's ``symproof_build_note`` says why it was not built as asked or as preferred, else is empty.
+    """
     from transformers import AutoModelForCausalLM
 
     config = shrunk_config(_read_config(path))
-    torch.manual_seed(SEED)
+    builds = [b for b in BUILDS if attn_implementation in (None, b[0])]
     last = None
-    for dtype in (torch.float64, torch.float32):
+    for attention, dtype in builds:
+        torch.manual_seed(SEED)
         try:
-            model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attn_implementation)
-            return model.eval()
-        except (ValueError, RuntimeError, TypeError) as err:
+            model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention).eval()
+        except (ValueError, RuntimeError, TypeError, ImportError) as err:
             last = err
+            continue
+        model.symproof_build_note = "" if (attention, dtype) == builds[0] else (
+            f"built with {attention} attention in {str(dtype).replace('torch.', '')}: {builds[0][0]} in "
+            f"{str(builds[0][1]).replace('torch.', '')} was refused ({one_line(str(last))[:160]})")
+        return model
     raise InvalidInputError(f"{path}: transformers could not build a causal LM from this config ({last})")
 
 

@@ -32,6 +32,7 @@ class ChecklistResult:
     attn_implementation: str | None
     items: list
     seconds: float
+    notes: tuple = ()
 
     @property
     def passed(self) -> bool:
@@ -39,11 +40,12 @@ class ChecklistResult:
 
     def as_dict(self) -> dict:
         return {"model": self.model, "dtype": self.dtype, "attn_implementation": self.attn_implementation,
-                "passed": self.passed, "seconds": round(self.seconds, 2),
+                "notes": list(self.notes), "passed": self.passed, "seconds": round(self.seconds, 2),
                 "items": [item.as_dict() for item in self.items]}
 
     def summary(self) -> str:
         lines = [f"checklist of {self.model} ({self.dtype}, attention {self.attn_implementation or 'not stated'}):"]
+        lines.extend(f"  note: {one_line(note)}" for note in self.notes)
         width = max(len(item.name) for item in self.items) if self.items else 0
         for item in self.items:
             lines.append(f"  {item.name:<{width}}  {item.status:<14}  {one_line(item.summary)}")
@@ -82,8 +84,10 @@ def checklist(model, *, only=None, cache_factory=None, config=None, progress=Non
     for index, item_name in enumerate(names):
         if progress is not None:
             print(f"\r[{index + 1}/{len(names)}] {item_name}...".ljust(40), end="", file=progress, flush=True)
+        item_started = time.perf_counter()
         try:
             items.append(ITEMS[item_name](under_test))
+            items[-1].seconds = time.perf_counter() - item_started
         except SymproofError:
             raise
         except Exception as err:  # noqa: BLE001 -- the model's own failure, said in one line
@@ -91,8 +95,9 @@ def checklist(model, *, only=None, cache_factory=None, config=None, progress=Non
                                     f"{one_line(str(err))[:300]}") from None
     if progress is not None:
         print("\r".ljust(41) + "\r", end="", file=progress, flush=True)
+    notes = tuple(n for n in (getattr(model, "symproof_build_note", ""),) if n)
     return ChecklistResult(name or type(model).__name__, str(under_test.dtype).replace("torch.", ""),
-                           under_test.attn_implementation, items, time.perf_counter() - started)
+                           under_test.attn_implementation, items, time.perf_counter() - started, notes)
 
 
 def main_checklist(args) -> int:
