@@ -65,3 +65,19 @@ def test_a_rotary_module_out_of_step_with_its_config_is_found():
 def test_the_configured_map_holds_for_the_faithful_wrapper():
     (item,) = symproof.checklist(PlantedModel(tiny_llama()), only=["configured_map"]).items
     assert item.status == HOLDS, item.as_dict()
+
+
+class _NanUnderPadding(PlantedModel):
+    """What transformers' eager attention does in float64: fully masked pad rows become NaN."""
+
+    def forward(self, input_ids=None, attention_mask=None, **kwargs):
+        output = super().forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        if attention_mask is not None and attention_mask.ndim == 2 and not bool(attention_mask.all()):
+            output.logits = output.logits + float("nan")
+        return output
+
+
+def test_a_nan_output_fails_never_passes():
+    (item,) = symproof.checklist(_NanUnderPadding(tiny_llama()), only=["left_padding"]).items
+    assert item.status == FAILS
+    assert item.witness["units"] == "NaN or infinite output"
