@@ -64,3 +64,16 @@ def test_a_failing_item_exits_1(write_config, capsys):
             "rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}}
     assert main(["checklist", write_config(data), "--only", "kv_cache"]) == 1
     assert "kv_cache" in capsys.readouterr().out
+
+
+def test_longrope_fails_across_its_factor_switch_with_the_mechanism(write_config):
+    data = {"model_type": "phi3", "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 128, "max_position_embeddings": 64,
+            "original_max_position_embeddings": 16, "pad_token_id": 0,
+            "rope_parameters": {"rope_type": "longrope", "rope_theta": 10000.0,
+                                "short_factor": [1.0] * 8, "long_factor": [1.0, 2.0, 3.0, 4.0] * 2}}
+    result = checklist(build_from_config(write_config(data)), only=["kv_cache"])
+    (item,) = result.items
+    assert item.status == FAILS, item.as_dict()
+    assert item.witness["run"] == "across the regime change"
+    assert "short_factor" in item.witness["mechanism"]
