@@ -102,6 +102,9 @@ def checklist(model, *, only=None, cache_factory=None, config=None, progress=Non
 
 def main_checklist(args) -> int:
     _selected(args.only)  # a mistyped item is refused before the model is built
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # the reload item's loading bars are not the checklist's progress
     path = resolve_example(args.path)
     model = build_from_config(path, attn_implementation=args.attn)
     progress = sys.stderr if sys.stderr.isatty() else None
