@@ -11,6 +11,7 @@ from symproof._cli import main
 from symproof.checklist import FAILS, HOLDS, build_from_config, checklist
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(TINY))
 def test_a_tiny_model_of_a_family_passes(family, write_config, capsys):
     code = main(["checklist", write_config(TINY[family]), "--json"])
