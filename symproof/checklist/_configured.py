@@ -84,16 +84,18 @@ def configured_map(model) -> Item:
     if not tables:
         return Item("configured_map", title, NOT_APPLICABLE,
                     "no attention layer takes position_embeddings (the transformers convention)")
-    notes, compared, worst = [], 0, None
+    notes, compared, worst, nope_with_table, missing = [], 0, None, [], []
     p = torch.tensor(positions, dtype=torch.float64)[:, None]
     for layer in sorted(tables):
         regime = rope.regime(rope.layer_regimes[layer]) if layer < len(rope.layer_regimes) else None
         variant = None if regime is None else regime.variant
         table = tables[layer]
-        if variant is None or table is None:
-            if (variant is None) != (table is None):
-                notes.append(f"layer {layer}: symproof reads {'NoPE' if variant is None else 'a rotary map'} but "
-                             f"the layer receives {'no table' if table is None else 'a rotary table'}")
+        if variant is None:
+            if table is not None:  # transformers hands the table to every layer; a NoPE layer leaves it unused
+                nope_with_table.append(layer)
+            continue
+        if table is None:
+            missing.append(layer)
             continue
         why = _why_not_compared(rope, variant)
         cos, sin = (t[0].double() for t in table)
@@ -118,11 +120,20 @@ def configured_map(model) -> Item:
                 worst = (float(ratio.max()), layer, name, positions[at[0]], at[1], float(got[at]), float(proved[at]),
                          float(per_coordinate[at[1]]))
         compared += 1
-    if compared == 0:
+    if nope_with_table:
+        notes.append(f"layers {nope_with_table}: symproof reads NoPE; they receive a table too (transformers passes "
+                     f"it to every layer; whether a layer applies it is not seen by this item)")
+    if missing:
+        notes.append(f"layers {missing}: symproof reads a rotary map but they receive no table")
+    if compared == 0 and not missing:
         return Item("configured_map", title, NOT_APPLICABLE, "no layer's table could be compared", notes=notes)
+    if worst is None:
+        return Item("configured_map", title, FAILS, notes[-1], notes=notes[:-1])
     ratio, layer, name, position, coordinate, got, proved, frequency = worst
     tolerance = "per entry: scale (16 p w u32 + 8 u32) + 4 u (inv_freq and p w in float32, a few roundings each; cos/sin rounding; the model's dtype)"
-    if ratio > 1 or any("receives" in note for note in notes):
+    if missing:
+        return Item("configured_map", title, FAILS, notes[-1], tolerance, {"layers": missing}, notes[:-1])
+    if ratio > 1:
         witness = {"input": f"positions {positions}", "layer": layer, "table": name, "position": position,
                    "coordinate": coordinate, "used": got, "proved": proved, "proved_frequency": frequency,
                    "times_tolerance": round(ratio, 1)}

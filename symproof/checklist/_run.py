@@ -105,6 +105,9 @@ def main_checklist(args) -> int:
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # the reload item's loading bars are not the checklist's progress
+    import torch
+
+    torch.set_num_threads(1)  # the shrunk model is tiny: on shared cores, threads cost ten times what they save
     path = resolve_example(args.path)
     model = build_from_config(path, attn_implementation=args.attn)
     progress = sys.stderr if sys.stderr.isatty() else None
