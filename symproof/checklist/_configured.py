@@ -65,7 +65,7 @@ def _captured_tables(model, positions):
 
 def configured_map(model) -> Item:
     from ..variants import build_kernel, load_model
-    from ..variants._model_config import attention_scaling
+    from ..variants._model_config import _ranges as layer_ranges, attention_scaling
     from ..encodings._definitions import pair_indices
 
     title = "the rotary tables reached inside attention equal the map symproof check reads from the config"
@@ -84,7 +84,7 @@ def configured_map(model) -> Item:
     if not tables:
         return Item("configured_map", title, NOT_APPLICABLE,
                     "no attention layer takes position_embeddings (the transformers convention)")
-    notes, compared, worst, nope_with_table, missing = [], 0, None, [], []
+    notes, compared, worst, nope_with_table, missing, not_compared = [], 0, None, [], [], {}
     p = torch.tensor(positions, dtype=torch.float64)[:, None]
     for layer in sorted(tables):
         regime = rope.regime(rope.layer_regimes[layer]) if layer < len(rope.layer_regimes) else None
@@ -98,18 +98,25 @@ def configured_map(model) -> Item:
             missing.append(layer)
             continue
         why = _why_not_compared(rope, variant)
-        cos, sin = (t[0].double() for t in table)
-        if why is None and cos.shape[-1] != variant.rotated_width:
-            why = f"the table is {cos.shape[-1]} wide where symproof rotates {variant.rotated_width} coordinates"
-        if why:
-            notes.append(f"layer {layer}: not compared ({why})")
-            continue
         frequencies = torch.tensor(build_kernel(variant).frequencies_at(seq_len=max(positions) + 1),
                                    dtype=torch.float64)
+        if isinstance(table, torch.Tensor) and table.is_complex():  # freqs_cis: one complex number per pair
+            cos, sin = table[0].real.double(), table[0].imag.double()
+            per_coordinate = frequencies
+        elif isinstance(table, (tuple, list)) and len(table) == 2:
+            cos, sin = (t[0].double() for t in table)
+            per_coordinate = torch.empty(variant.rotated_width, dtype=torch.float64)
+            for r, (a, b) in enumerate(pair_indices(variant.rotated_width, variant.pairing)):
+                per_coordinate[a] = per_coordinate[b] = frequencies[r]
+        else:
+            cos = sin = per_coordinate = None
+            why = why or f"the layer receives a {type(table).__name__}, neither (cos, sin) nor a complex table"
+        if why is None and cos.shape[-1] != per_coordinate.shape[-1]:
+            why = f"the table is {cos.shape[-1]} wide where symproof rotates {variant.rotated_width} coordinates"
+        if why:
+            not_compared.setdefault(why, []).append(layer)
+            continue
         scale = float(attention_scaling(variant))
-        per_coordinate = torch.empty(variant.rotated_width, dtype=torch.float64)
-        for r, (a, b) in enumerate(pair_indices(variant.rotated_width, variant.pairing)):
-            per_coordinate[a] = per_coordinate[b] = frequencies[r]
         angle = p * per_coordinate
         bound = scale * (16 * p * per_coordinate * _U32 + 8 * _U32) + 4 * model.unit * scale
         for name, got, proved in (("cos", cos, scale * torch.cos(angle)), ("sin", sin, scale * torch.sin(angle))):
@@ -120,11 +127,12 @@ def configured_map(model) -> Item:
                 worst = (float(ratio.max()), layer, name, positions[at[0]], at[1], float(got[at]), float(proved[at]),
                          float(per_coordinate[at[1]]))
         compared += 1
+    notes.extend(f"layers {layer_ranges(layers)}: not compared ({why})" for why, layers in not_compared.items())
     if nope_with_table:
-        notes.append(f"layers {nope_with_table}: symproof reads NoPE; they receive a table too (transformers passes "
+        notes.append(f"layers {layer_ranges(nope_with_table)}: symproof reads NoPE; they receive a table too (transformers passes "
                      f"it to every layer; whether a layer applies it is not seen by this item)")
     if missing:
-        notes.append(f"layers {missing}: symproof reads a rotary map but they receive no table")
+        notes.append(f"layers {layer_ranges(missing)}: symproof reads a rotary map but they receive no table")
     if compared == 0 and not missing:
         return Item("configured_map", title, NOT_APPLICABLE, "no layer's table could be compared", notes=notes)
     if worst is None:

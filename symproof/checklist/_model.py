@@ -75,7 +75,9 @@ def shrunk_config(data: dict):
         original = original.get_text_config()
     width = _head_width(original)
     heads = 2
-    changes = {k: v for k, v in SHRUNK.items() if hasattr(original, k) and getattr(original, k) is not None}
+    # a key left None keeps its None, except the experts per token: a trimmed MoE config leaves it None
+    changes = {k: v for k, v in SHRUNK.items()
+               if hasattr(original, k) and (getattr(original, k) is not None or k == "num_experts_per_tok")}
     changes.update({k: heads for k in _HEAD_COUNT_KEYS if hasattr(original, k)})
     # as many key/value heads as query heads: every attention variant (MLA's too) accepts that
     changes.update({k: heads for k in _KV_HEAD_KEYS if hasattr(original, k) and getattr(original, k) is not None})
@@ -93,8 +95,9 @@ def shrunk_config(data: dict):
 
 #: how a model is built, in order of preference: float64 so that a failure is one of definition, not of
 #: rounding; sdpa because eager attention in float64 turns fully masked (pad) rows into NaN -- its softmax runs
-#: in float32, where float64's minimum is -inf; eager in float32 for families without sdpa
-BUILDS = (("sdpa", torch.float64), ("eager", torch.float32))
+#: in float32, where float64's minimum is -inf; float32 for kernels refusing float64, eager for families
+#: without sdpa
+BUILDS = (("sdpa", torch.float64), ("sdpa", torch.float32), ("eager", torch.float32))
 
 
 def build_from_config(path: str, attn_implementation: str | None = None):
@@ -111,6 +114,8 @@ def build_from_config(path: str, attn_implementation: str | None = None):
         torch.manual_seed(SEED)
         try:
             model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation=attention).eval()
+            with torch.no_grad():  # some kernels refuse a dtype only when called (a float32-only router)
+                model(input_ids=torch.ones((1, 2), dtype=torch.long))
         except (ValueError, RuntimeError, TypeError, ImportError) as err:
             last = err
             continue
