@@ -159,8 +159,10 @@ def left_padding(model) -> Item:
                           f"{diff.layer} on (its tokens are numbered by column){_rounding_of_a_shift(model, diff, LENGTH)}"
                           f"; pass position_ids = cumsum(attention_mask) - 1 as generate() does")
     else:
-        item.notes.append("without position_ids the model derives positions from the attention mask (every row "
-                          "equals the row alone)")
+        item.notes.append("without position_ids every row equals the row alone" + (
+            "" if model.angle_unit > model.unit else
+            f" (in {str(model.dtype).replace('torch.', '')} a constant offset of a row's positions is within the "
+            f"rounding, so this does not tell whether the model derives positions from the mask)"))
     return item
 
 
