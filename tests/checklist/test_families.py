@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +79,10 @@ def test_longrope_fails_across_its_factor_switch_with_the_mechanism(write_config
     assert item.status == FAILS, item.as_dict()
     assert item.witness["run"] == "across the regime change"
     assert "short_factor" in item.witness["mechanism"]
+
+
+def test_a_checkpoint_folder_is_read_like_its_config(write_config, capsys):
+    folder = str(Path(write_config(TINY["qwen2"])).parent)
+    assert main(["checklist", folder, "--only", "shift", "configured_map"]) == 0
+    out = capsys.readouterr().out
+    assert "qwen2" in out and "configured_map  holds" in out
