@@ -63,10 +63,35 @@ def _captured_tables(model, positions):
     return tables
 
 
+def _per_coordinate(frequencies, width: int, layout: str):
+    from ..encodings._definitions import pair_indices
+
+    per_coordinate = torch.empty(width, dtype=torch.float64)
+    for r, (a, b) in enumerate(pair_indices(width, layout)):
+        per_coordinate[a] = per_coordinate[b] = frequencies[r]
+    return per_coordinate
+
+
+def _compared(model, cos, sin, p, per_coordinate, scale):
+    """(largest difference / tolerance, which table, (row, coordinate), used, proved, frequency) of one layout."""
+    angle = p * per_coordinate
+    bound = scale * (16 * p * per_coordinate * _U32 + 8 * _U32) + 4 * model.unit * scale
+    worst = None
+    for name, got, proved in (("cos", cos, scale * torch.cos(angle)), ("sin", sin, scale * torch.sin(angle))):
+        ratio = (got - proved).abs() / bound
+        at = divmod(int(ratio.argmax()), ratio.shape[-1])
+        if worst is None or float(ratio.max()) > worst[0]:
+            worst = (float(ratio.max()), name, at, float(got[at]), float(proved[at]), float(per_coordinate[at[1]]))
+    return worst
+
+
+def _pairing_of(rope, layer: int) -> str:
+    return rope.regime(rope.layer_regimes[layer]).variant.pairing
+
+
 def configured_map(model) -> Item:
     from ..variants import build_kernel, load_model
     from ..variants._model_config import _ranges as layer_ranges, attention_scaling
-    from ..encodings._definitions import pair_indices
 
     title = "the rotary tables reached inside attention equal the map symproof check reads from the config"
     source = model.config_source
@@ -84,7 +109,7 @@ def configured_map(model) -> Item:
     if not tables:
         return Item("configured_map", title, NOT_APPLICABLE,
                     "no attention layer takes position_embeddings (the transformers convention)")
-    notes, compared, worst, nope_with_table, missing, not_compared = [], 0, None, [], [], {}
+    notes, compared, worst, nope_with_table, missing, not_compared, relaid = [], 0, None, [], [], {}, {}
     p = torch.tensor(positions, dtype=torch.float64)[:, None]
     for layer in sorted(tables):
         regime = rope.regime(rope.layer_regimes[layer]) if layer < len(rope.layer_regimes) else None
@@ -102,32 +127,34 @@ def configured_map(model) -> Item:
                                    dtype=torch.float64)
         if isinstance(table, torch.Tensor) and table.is_complex():  # freqs_cis: one complex number per pair
             cos, sin = table[0].real.double(), table[0].imag.double()
-            per_coordinate = frequencies
+            layouts = {"one entry per pair": frequencies}
         elif isinstance(table, (tuple, list)) and len(table) == 2:
             cos, sin = (t[0].double() for t in table)
-            per_coordinate = torch.empty(variant.rotated_width, dtype=torch.float64)
-            for r, (a, b) in enumerate(pair_indices(variant.rotated_width, variant.pairing)):
-                per_coordinate[a] = per_coordinate[b] = frequencies[r]
+            # the table's layout is how apply reads it, not necessarily the pairing (GLM builds a half-layout
+            # table and re-lays it for adjacent pairs): both are tried, and a layout other than the pairing said
+            layouts = {f"{layout} pairs": _per_coordinate(frequencies, variant.rotated_width, layout)
+                       for layout in dict.fromkeys((variant.pairing, "half", "adjacent"))}
         else:
-            cos = sin = per_coordinate = None
+            cos = sin = None
             why = why or f"the layer receives a {type(table).__name__}, neither (cos, sin) nor a complex table"
-        if why is None and cos.shape[-1] != per_coordinate.shape[-1]:
+        if why is None and cos.shape[-1] != len(next(iter(layouts.values()))):
             why = f"the table is {cos.shape[-1]} wide where symproof rotates {variant.rotated_width} coordinates"
         if why:
             not_compared.setdefault(why, []).append(layer)
             continue
         scale = float(attention_scaling(variant))
-        angle = p * per_coordinate
-        bound = scale * (16 * p * per_coordinate * _U32 + 8 * _U32) + 4 * model.unit * scale
-        for name, got, proved in (("cos", cos, scale * torch.cos(angle)), ("sin", sin, scale * torch.sin(angle))):
-            ratio = (got - proved).abs() / bound
-            index = int(ratio.argmax())
-            at = divmod(index, ratio.shape[-1])
-            if worst is None or float(ratio.max()) > worst[0]:
-                worst = (float(ratio.max()), layer, name, positions[at[0]], at[1], float(got[at]), float(proved[at]),
-                         float(per_coordinate[at[1]]))
+        found = min((_compared(model, cos, sin, p, per_coordinate, scale) + (layout,)
+                     for layout, per_coordinate in layouts.items()), key=lambda f: f[0])
+        if found[-1] != next(iter(layouts)):
+            relaid.setdefault(found[-1], []).append(layer)
+        ratio, name, (row, coordinate), got, proved, frequency, _layout = found
+        if worst is None or ratio > worst[0]:
+            worst = (ratio, layer, name, positions[row], coordinate, got, proved, frequency)
         compared += 1
     notes.extend(f"layers {layer_ranges(layers)}: not compared ({why})" for why, layers in not_compared.items())
+    notes.extend(f"layers {layer_ranges(layers)}: the table is laid out as {layout}, not as the {variant_pairing} "
+                 f"pairs rotated (apply re-lays it; `symproof audit` checks the pairing)"
+                 for layout, layers in relaid.items() for variant_pairing in [_pairing_of(rope, layers[0])])
     if nope_with_table:
         notes.append(f"layers {layer_ranges(nope_with_table)}: symproof reads NoPE; they receive a table too (transformers passes "
                      f"it to every layer; whether a layer applies it is not seen by this item)")
