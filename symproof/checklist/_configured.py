@@ -156,8 +156,8 @@ def configured_map(model) -> Item:
                  f"pairs rotated (apply re-lays it; `symproof audit` checks the pairing)"
                  for layout, layers in relaid.items() for variant_pairing in [_pairing_of(rope, layers[0])])
     if nope_with_table:
-        notes.append(f"layers {layer_ranges(nope_with_table)}: symproof reads NoPE; they receive a table too (transformers passes "
-                     f"it to every layer; whether a layer applies it is not seen by this item)")
+        notes.append(f"layers {layer_ranges(nope_with_table)}: symproof reads NoPE; they receive a table too "
+                     f"(transformers passes it to every layer; whether a layer applies it is not seen by this item)")
     if missing:
         notes.append(f"layers {layer_ranges(missing)}: symproof reads a rotary map but they receive no table")
     if compared == 0 and not missing:
@@ -165,7 +165,8 @@ def configured_map(model) -> Item:
     if worst is None:
         return Item("configured_map", title, FAILS, notes[-1], notes=notes[:-1])
     ratio, layer, name, position, coordinate, got, proved, frequency = worst
-    tolerance = "per entry: scale (16 p w u32 + 8 u32) + 4 u (inv_freq and p w in float32, a few roundings each; cos/sin rounding; the model's dtype)"
+    tolerance = ("per entry: scale (16 p w u32 + 8 u32) + 4 u (inv_freq and p w in float32, a few roundings each; "
+                 "cos/sin rounding; the model's dtype)")
     if missing:
         return Item("configured_map", title, FAILS, notes[-1], tolerance, {"layers": missing}, notes[:-1])
     if ratio > 1:

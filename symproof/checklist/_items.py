@@ -156,7 +156,8 @@ def left_padding(model) -> Item:
     if diff.units > tolerance:
         item.notes.append(f"without position_ids the model does not derive positions from the attention mask: "
                           f"row {row} ({pads} pads) differs from the row alone by {diff.units:.3g} units from "
-                          f"{diff.layer} on (its tokens are numbered by column){_rounding_of_a_shift(model, diff, LENGTH)}"
+                          f"{diff.layer} on (its tokens are numbered by column)"
+                          f"{_rounding_of_a_shift(model, diff, LENGTH)}"
                           f"; pass position_ids = cumsum(attention_mask) - 1 as generate() does")
     else:
         item.notes.append("without position_ids every row equals the row alone" + (
