@@ -353,6 +353,13 @@ def _doubled_theta(folder) -> bool:
     return changed
 
 
+def _rebuilt_buffers(original, reloaded) -> list:
+    """Buffers of the reloaded module that differ from the original's (a table recomputed in another dtype)."""
+    theirs = dict(reloaded.named_buffers())
+    return [name for name, buffer in original.named_buffers()
+            if name in theirs and (theirs[name].shape != buffer.shape or not torch.equal(theirs[name], buffer))]
+
+
 def reload(model) -> Item:
     title = "save_pretrained then from_pretrained gives bit-identical logits (same dtype and attention)"
     module = model.module
@@ -369,6 +376,7 @@ def reload(model) -> Item:
             options["attn_implementation"] = model.attn_implementation
         again = ModelUnderTest(loader(folder, **options))
         got, got_hidden = again(ids)
+        rebuilt = _rebuilt_buffers(module, again.module)
         notes = []
         bare = ModelUnderTest(loader(folder, dtype=model.dtype))
         if model.attn_implementation and bare.attn_implementation != model.attn_implementation:
@@ -390,6 +398,10 @@ def reload(model) -> Item:
         item = _fails(model, "reload", title, f"the reloaded model differs by {diff.units:.3g} units",
                       0.0, {"input": f"{LENGTH} tokens, reloaded with {options}"}, diff)
         item.tolerance = "bit-identical"
+        if rebuilt:
+            item.witness["buffers_rebuilt_otherwise"] = rebuilt
+            item.summary += (f"; buffers not saved and rebuilt otherwise on load: {', '.join(rebuilt[:3])}"
+                             f"{' ...' if len(rebuilt) > 3 else ''}")
         item.notes.extend(notes)
         return item
     return Item("reload", title, HOLDS, "the reloaded model's logits are bit-identical", "bit-identical",

@@ -86,3 +86,13 @@ def test_a_checkpoint_folder_is_read_like_its_config(write_config, capsys):
     assert main(["checklist", folder, "--only", "shift", "configured_map"]) == 0
     out = capsys.readouterr().out
     assert "qwen2" in out and "configured_map  holds" in out
+
+
+def test_gptj_reload_is_reported_with_the_table_rebuilt_in_another_dtype(write_config):
+    # transformers 5.24: from_config(dtype=float64) computes GPT-J's sin/cos table in float64, from_pretrained
+    # recomputes it in float32 and casts: the reload is not bit-identical, and the witness names the buffer
+    data = {"model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2, "rotary_dim": 8, "vocab_size": 128,
+            "n_positions": 64}
+    (item,) = checklist(build_from_config(write_config(data)), only=["reload"]).items
+    assert item.status == FAILS
+    assert item.witness["buffers_rebuilt_otherwise"] == ["transformer.rotary_emb.embed_positions"]
