@@ -134,6 +134,8 @@ def configured_map(model) -> Item:
             # table and re-lays it for adjacent pairs): both are tried, and a layout other than the pairing said
             layouts = {f"{layout} pairs": _per_coordinate(frequencies, variant.rotated_width, layout)
                        for layout in dict.fromkeys((variant.pairing, "half", "adjacent"))}
+            if cos.shape[-1] == len(frequencies):  # GPT-OSS: apply reads one cos/sin per pair
+                layouts = {"one entry per pair": frequencies}
         else:
             cos = sin = None
             why = why or f"the layer receives a {type(table).__name__}, neither (cos, sin) nor a complex table"
