@@ -55,7 +55,10 @@ def _cmd_audit(args) -> int:
 
 
 def _cmd_checklist(args) -> int:
-    from .checklist import main_checklist
+    try:
+        from .checklist import main_checklist
+    except ImportError as err:  # torch and transformers are optional: say which is missing, in one line
+        raise SymproofError(f"symproof checklist needs torch and transformers installed ({err})") from None
 
     return main_checklist(args)
 
