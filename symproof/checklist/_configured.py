@@ -130,6 +130,8 @@ def configured_map(model) -> Item:
             layouts = {"one entry per pair": frequencies}
         elif isinstance(table, (tuple, list)) and len(table) == 2:
             cos, sin = (t[0].double() for t in table)
+            if positions[0] == 0 and bool((cos[0] == 0).all()) and not bool((sin[0] == 0).all()):
+                cos, sin = sin, cos  # at position 0 sin is 0: GPT-J passes (sin, cos)
             # the table's layout is how apply reads it, not necessarily the pairing (GLM builds a half-layout
             # table and re-lays it for adjacent pairs): both are tried, and a layout other than the pairing said
             layouts = {f"{layout} pairs": _per_coordinate(frequencies, variant.rotated_width, layout)
