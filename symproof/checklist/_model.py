@@ -123,7 +123,11 @@ def build_from_config(path: str, attn_implementation: str | None = None):
             f"built with {attention} attention in {str(dtype).replace('torch.', '')}: {builds[0][0]} in "
             f"{str(builds[0][1]).replace('torch.', '')} was refused ({one_line(str(last))[:160]})")
         return model
-    raise InvalidInputError(f"{path}: transformers could not build a causal LM from this config ({last})")
+    if "Unrecognized configuration class" in str(last):
+        raise InvalidInputError(f"{path}: transformers has no causal LM for model_type {config.model_type!r} "
+                                f"(the checklist runs decoder-only causal LMs)")
+    raise InvalidInputError(f"{path}: transformers could not build a causal LM from this config "
+                            f"({one_line(str(last))[:300]})")
 
 
 class ModelUnderTest:
