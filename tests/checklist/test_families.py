@@ -96,3 +96,22 @@ def test_gptj_reload_is_reported_with_the_table_rebuilt_in_another_dtype(write_c
     (item,) = checklist(build_from_config(write_config(data)), only=["reload"]).items
     assert item.status == FAILS
     assert item.witness["buffers_rebuilt_otherwise"] == ["transformer.rotary_emb.embed_positions"]
+
+
+#: families whose rotary table reaches attention in another layout than (cos, sin) of the pairing rotated
+LAYOUTS = {
+    "glm: half-layout table for adjacent pairs": {
+        "model_type": "glm", "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 128,
+        "max_position_embeddings": 64, "partial_rotary_factor": 0.5, "pad_token_id": 0},
+    "gptj: (sin, cos), one entry per pair": {
+        "model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2, "rotary_dim": 8, "vocab_size": 128,
+        "n_positions": 64},
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUTS))
+def test_the_configured_map_is_read_in_the_layout_attention_gets(case, write_config):
+    (item,) = checklist(build_from_config(write_config(LAYOUTS[case])), config=None,
+                        only=["configured_map"]).items
+    assert item.status == HOLDS, item.as_dict()
