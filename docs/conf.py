@@ -28,7 +28,8 @@ extensions = [
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "incoming", "README.md"]
+# pypi.md is the package index's long description (pyproject.toml's readme), not a page of the site
+exclude_patterns = ["_build", "incoming", "README.md", "pypi.md"]
 myst_enable_extensions = ["dollarmath", "deflist", "colon_fence"]
 myst_heading_anchors = 3
 

@@ -2,53 +2,79 @@
 
 The public surface is re-exported here; everything else lives in private
 modules and may change.
+
+Importing the package loads nothing but this file: every public name, and every
+public submodule, is imported on first use (PEP 562), so that ``import symproof``
+costs no more than ``import sympy`` does later, and ``symproof --version`` needs
+neither.  Importing symproof never touches signals, the environment or the
+working folder; the command line's Ctrl-C handling lives in ``symproof._cli``.
 """
 
-__version__ = "0.1.0"  # first, so that submodules can name the version in what they write
+from __future__ import annotations
 
-from ._interrupt import quiet_interrupt_while_starting
+from typing import TYPE_CHECKING, Any
 
-quiet_interrupt_while_starting()  # the command line only: Ctrl-C while SymPy loads is one line, exit 130
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
 
-from ._errors import (
-    CertificateError, InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError,
-    UndefinedExpressionError, VariantFileError,
-)
-from .checker import Certificate, check_certificate
-from .claims import Claim, ClaimResult, Proof, claim, load_claims, run_claim, run_claims, select_claims
-from .encodings import (
-    frequencies, frequency, pairing_permutation, rope_matrix, rotation, sin_shift, sin_shift_matrix,
-    sinusoidal_vector,
-)
-from .encodings import relayout_pairing
-from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
-from .prover import Step, Verdict, find_witness, prove_equal
-
-# Loaded on first use (PEP 562): `symproof verify` and `symproof report` need neither the variant
-# reader nor the auditor, and importing them is about a tenth of a cold command's start.
+#: public name -> the submodule defining it, imported on first use
 _LAZY = {
-    "Variant": "variants", "check_variant": "variants", "load_model_config": "variants", "load_model": "variants",
-    "load_variant": "variants", "AuditResult": "_audit", "audit": "_audit",
+    **dict.fromkeys(("CertificateError", "InvalidInputError", "MaskedRowError", "PositionOutOfRangeError",
+                     "SymproofError", "UndefinedExpressionError", "VariantFileError"), "_errors"),
+    **dict.fromkeys(("Certificate", "check_certificate"), "checker"),
+    **dict.fromkeys(("Claim", "ClaimResult", "Proof", "claim", "load_claims", "run_claim", "run_claims",
+                     "select_claims"), "claims"),
+    **dict.fromkeys(("frequencies", "frequency", "pairing_permutation", "relayout_pairing", "rope_matrix",
+                     "rotation", "sin_shift", "sin_shift_matrix", "sinusoidal_vector"), "encodings"),
+    **dict.fromkeys(("RopeConfig", "export_kernel", "load_config", "rope_apply", "save_config",
+                     "sinusoidal_table"), "kernels"),
+    **dict.fromkeys(("Step", "Verdict", "find_witness", "prove_equal"), "prover"),
+    **dict.fromkeys(("Variant", "check_variant", "load_model", "load_model_config", "load_variant"), "variants"),
+    **dict.fromkeys(("AuditResult", "audit"), "_audit"),
     "checklist": "checklist",
+    **dict.fromkeys(("verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult"), "_api"),
 }
 
+#: public submodules, also reachable as attributes without importing them first (``symproof.claims``)
+_SUBMODULES = frozenset({"checker", "claims", "encodings", "kernels", "prover", "report", "testing", "variants"})
 
-def __getattr__(name):
+if TYPE_CHECKING:  # what type checkers and editors see; at run time the names load lazily
+    from . import checker, claims, encodings, kernels, prover, report, testing, variants
+    from ._api import CheckResult, ExportResult, VerifyResult, check, export, verify
+    from ._audit import AuditResult, audit
+    from ._errors import (
+        CertificateError, InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError,
+        UndefinedExpressionError, VariantFileError,
+    )
+    from .checker import Certificate, check_certificate
+    from .claims import Claim, ClaimResult, Proof, claim, load_claims, run_claim, run_claims, select_claims
+    from .encodings import (
+        frequencies, frequency, pairing_permutation, relayout_pairing, rope_matrix, rotation, sin_shift,
+        sin_shift_matrix, sinusoidal_vector,
+    )
+    from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
+    from .prover import Step, Verdict, find_witness, prove_equal
+    from .variants import Variant, check_variant, load_model, load_model_config, load_variant
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)  # the import system binds it as an attribute
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'symproof' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
 
 
 __all__ = [
+    "verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult",
     "SymproofError", "InvalidInputError", "UndefinedExpressionError", "PositionOutOfRangeError",
     "MaskedRowError", "VariantFileError", "CertificateError",
     "prove_equal", "Verdict", "Step", "find_witness", "Certificate", "check_certificate",

@@ -3,25 +3,31 @@
 The subcommands and their options are the table :data:`COMMANDS`; :func:`build_parser` turns it
 into argparse parsers.  A mistyped subcommand or option is answered with the subcommand's usage
 and the closest spelling ("did you mean"), and every failure is one line and an exit code.
+
+This module imports only the standard library and symproof's ground modules at its top: what a
+command needs is imported when it runs, so that ``symproof --version`` and ``--help`` answer
+without loading SymPy.  :func:`main`, run as the program, owns Ctrl-C (see :mod:`._interrupt`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from dataclasses import dataclass
 
 from . import __version__
 from ._errors import SymproofError
-from ._interrupt import INTERRUPTED, quiet_interrupt_when_done, restore_interrupt
+from ._interrupt import INTERRUPTED, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
 from ._text import did_you_mean, one_line
-from .claims import format_table, verify_claims
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 
 def _cmd_verify(args) -> int:
+    from .claims import format_table, verify_claims
+
     results, seconds = verify_claims(args.ids, progress_stream=sys.stderr)
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
@@ -85,6 +91,9 @@ class Command:
     help: str             # the line in ``symproof --help``
     options: tuple        # (flags, argparse keyword arguments), in the order --help lists them
     description: str = ""  # the paragraph under ``symproof COMMAND --help``'s usage
+    #: modules imported before the command runs, while Ctrl-C is still the quick exit (nothing written
+    #: yet): the prover every command but ``examples`` builds on
+    loads: tuple = ("symproof.claims",)
 
 
 def _targets():
@@ -159,8 +168,8 @@ COMMANDS = {
         (("--target",), dict(choices=_variant_targets, default="numpy",
                              help="language of the --export kernel: {choices} (default: numpy)")),
         (("--budget",), dict(type=float, default=5.0, metavar="SECONDS",
-                             help="CPU seconds for deciding all the properties; past it they are unknown "
-                                  "(default: 5)")),
+                             help="CPU seconds for each property (every property starts with the whole "
+                                  "budget); one not decided within it is unknown (default: 5)")),
         (("--force",), dict(action="store_true", help=_FORCE_HELP + " (--export and --report)")),
         (("--allow-unproved",), dict(action="store_true", help=_UNPROVED_HELP + " (--export)")),
     ), "Exit 0 when every property is decided (one that does not hold is an answer, with its witness), "
@@ -222,7 +231,7 @@ COMMANDS = {
        "every item holds or does not apply, 1 when one fails (with its witness), 2 for invalid input."),
     "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
                         "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
-                        "--like NAME`."),
+                        "--like NAME`.", loads=()),
 }
 
 
@@ -239,25 +248,35 @@ def _add_option(parser, flags, options) -> None:
     parser.add_argument(*flags, **options)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(options_of=None) -> argparse.ArgumentParser:
+    """The parser of ``symproof``; ``options_of``: the subcommands whose options are added (default:
+    all).  The top-level ``--help`` lists every subcommand all the same; an option's choices may need
+    an import (the kernels, the targets), so a command line builds only the subcommand it names."""
     parser = argparse.ArgumentParser(prog="symproof",
                                      description="Machine-checked mathematics of position in transformers.")
     parser.add_argument("--version", action="version", version=f"symproof {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
         child = sub.add_parser(name, help=command.help, description=command.description or command.help)
-        for flags, options in command.options:
-            _add_option(child, flags, options)
+        if options_of is None or name in options_of:
+            for flags, options in command.options:
+                _add_option(child, flags, options)
         child.set_defaults(func=command.run)
     parser.subcommands = sub.choices  # name -> its parser, for the errors parse() reports itself
     return parser
 
 
 def parse(argv=None) -> argparse.Namespace:
-    """Parsed arguments; a mistyped subcommand or option exits 2 with a "did you mean"."""
-    parser = build_parser()
+    """Parsed arguments; a mistyped subcommand or option exits 2 with a "did you mean".
+
+    No arguments at all prints the whole help, on stderr with exit 2: argparse's convention for a
+    command line that does not say what to do (a required argument missing), not ``--help``'s 0."""
     argv = sys.argv[1:] if argv is None else list(argv)
     word = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(options_of=(word,))
+    if not argv:
+        parser.print_help(sys.stderr)
+        parser.exit(2, f"{parser.prog}: error: the following arguments are required: COMMAND\n")
     if word is not None and word not in COMMANDS:
         parser.error(f"unknown command {word!r}{did_you_mean(word, COMMANDS)} (expected one of: "
                      f"{', '.join(COMMANDS)})")
@@ -272,12 +291,22 @@ def parse(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    """Run one command; every failure is one line on stderr and an exit code (2, or 130 for Ctrl-C)."""
+    """Run one command; every failure is one line on stderr and an exit code (2, or 130 for Ctrl-C).
+
+    Without ``argv`` it is the program (the console script, ``python -m symproof``): it reads
+    ``sys.argv`` and handles Ctrl-C itself (:mod:`._interrupt`).  With ``argv`` (a test, a script)
+    it leaves the caller's signal handlers alone."""
+    as_program = argv is None
+    if as_program:
+        quiet_interrupt_while_starting()  # before any heavy import
     command = "symproof"
     try:
-        restore_interrupt()  # inside the try: a Ctrl-C from here on is the one line below
         args = parse(argv)
         command = f"symproof {args.command}"
+        for module in COMMANDS[args.command].loads:
+            importlib.import_module(module)
+        if as_program:
+            restore_interrupt()  # inside the try: a Ctrl-C from here on is the one line below
         return args.func(args)
     except SymproofError as err:
         return _fail(command, str(err), 2)
@@ -291,7 +320,8 @@ def main(argv=None) -> int:
         _silence_stdout()
         return 1
     finally:
-        quiet_interrupt_when_done()
+        if as_program:
+            quiet_interrupt_when_done()
 
 
 def _fail(command: str, message: str, code: int, prefix: str = "error: ") -> int:

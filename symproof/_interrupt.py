@@ -1,23 +1,21 @@
 """Ctrl-C on the command line: one line and exit code 130, never a traceback, wherever it lands.
 
-Three stretches of a command's life:
+This is the command line's business only: importing symproof never touches signals.  The
+command's :func:`symproof._cli.main`, run as the program (the console script, ``python -m
+symproof``), goes through three stretches:
 
-- *starting* (SymPy, NumPy and the rest being imported): ``symproof/__init__.py``
-  calls :func:`quiet_interrupt_while_starting` as its first statement, before
-  any heavy import, so a Ctrl-C there prints ``symproof: interrupted`` and
-  exits 130 at once (nothing has been written yet);
-- *running*: :func:`symproof._cli.main` calls :func:`restore_interrupt`, so
-  Ctrl-C raises ``KeyboardInterrupt``, ``finally`` blocks remove temporary
-  files, and ``main`` prints ``symproof COMMAND: interrupted`` and returns 130;
-- *finishing* (after ``main`` returns, until the interpreter exits): ``main``
-  puts the quick handler back, which flushes what was printed and exits 130.
+- *starting* (SymPy, NumPy and the rest being imported): ``main`` calls
+  :func:`quiet_interrupt_while_starting` as its first statement, before any heavy import
+  (``symproof/__init__.py`` and ``symproof._cli`` import only the standard library), so a Ctrl-C
+  there prints ``symproof: interrupted`` and exits 130 at once (nothing has been written yet);
+- *running*: ``main`` calls :func:`restore_interrupt`, so Ctrl-C raises ``KeyboardInterrupt``,
+  ``finally`` blocks remove temporary files, and ``main`` prints ``symproof COMMAND: interrupted``
+  and returns 130;
+- *finishing* (after ``main`` returns, until the interpreter exits): ``main`` puts the quick
+  handler back, which flushes what was printed and exits 130.
 
-A package's ``__init__`` runs before any of its submodules, so the console
-script (``symproof._cli:main``) and ``python -m symproof`` both reach that
-first statement before anything heavy.  The handler is installed only when
-symproof is started as a command, never for a library user, and never over a
-SIGINT that is ignored (``symproof ... &`` in a script) or that an embedding
-program handles.  A SIGINT held back because the starting process had it
+The handler is never installed over a SIGINT that is ignored (``symproof ... &`` in a script) or
+that an embedding program handles.  A SIGINT held back because the starting process had it
 blocked is let through once the handler is in place.
 """
 
@@ -33,15 +31,6 @@ __all__ = ["quiet_interrupt_while_starting", "restore_interrupt", "quiet_interru
 INTERRUPTED = 130
 _MESSAGE = b"symproof: interrupted\n"
 
-_command = False  # set once the quick handler was installed for a command
-
-
-def _started_as_command() -> bool:
-    argv0 = sys.argv[0] if sys.argv else ""
-    # python -m symproof: argv[0] is "-m" while the package is imported
-    return argv0 == "-m" or os.path.basename(argv0) in ("symproof", "symproof.exe", "__main__.py") \
-        and "symproof" in argv0
-
 
 def _interrupted_outside_the_command(signum, frame):
     try:
@@ -55,7 +44,8 @@ def _interrupted_outside_the_command(signum, frame):
         os._exit(INTERRUPTED)
 
 
-def _install_quick_handler() -> None:
+def quiet_interrupt_while_starting() -> None:
+    """Ctrl-C exits at once with one line (see the module docstring); for the command's ``main`` only."""
     try:
         if signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, _interrupted_outside_the_command):
             return  # ignored, or someone else's handler: theirs to keep
@@ -64,14 +54,6 @@ def _install_quick_handler() -> None:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     except (ValueError, OSError):  # not the main thread: leave signals alone
         pass
-
-
-def quiet_interrupt_while_starting() -> None:
-    """Install the quick handler if symproof was started as a command (see the module docstring)."""
-    global _command
-    if _started_as_command():
-        _command = True
-        _install_quick_handler()
 
 
 def restore_interrupt() -> None:
@@ -84,6 +66,5 @@ def restore_interrupt() -> None:
 
 
 def quiet_interrupt_when_done() -> None:
-    """After the command: Ctrl-C until the process exits is the quick handler again (commands only)."""
-    if _command:
-        _install_quick_handler()
+    """After the command, until the process exits: Ctrl-C is the quick exit again."""
+    quiet_interrupt_while_starting()

@@ -40,12 +40,12 @@ def claim_result_rows(result) -> tuple:
     claim = result.claim
     rows = [("claim", f"{claim.id} ({claim.section}): {claim.title}"), ("statement", TeX(claim.statement))]
     rows += [("formula", equation) for equation in claim.equations if not re.fullmatch(r"\(?[0-9.]+\)?", equation)]
-    rows += [("verdict", result.status), ("method", result.method)]
+    rows += [("verdict", result.verdict), ("method", result.method)]
     if result.witness_text:
         rows.append(("witness", result.witness_text))
     if result.reason:
         rows.append(("reason", result.reason))
-    return f"{claim.id}: {result.status}", tuple(rows)
+    return f"{claim.id}: {result.verdict}", tuple(rows)
 
 
 def audit_result_rows(result) -> tuple:

@@ -17,6 +17,13 @@ keyword arguments naming the convention (``apply=``, ``table=``, ``call=``,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+    from .checklist import ChecklistResult
+
 __all__ = ["assert_rope_matches", "assert_checklist"]
 
 
@@ -27,6 +34,7 @@ def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention)
     false.  Code that cannot be audited (it raises, hangs, returns NaN, no calling convention fits) fails
     too, with that one line.  Returns the :class:`~symproof.AuditResult` when it matches.
     """
+    __tracebackhide__ = True  # pytest shows the user's failing line and the diagnosis, not this helper
     from ._audit import audit
     from ._errors import InvalidInputError
 
@@ -39,7 +47,7 @@ def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention)
     raise AssertionError("the rotary code is not the declared model\n" + result.summary())
 
 
-def assert_checklist(model, **options):
+def assert_checklist(model: "torch.nn.Module", **options: Any) -> "ChecklistResult":
     """Run the chapter's checklist on ``model``; raise ``AssertionError`` with every failing item's witness.
 
     ``model`` is a ``torch.nn.Module`` following the transformers calling convention; ``options`` are those

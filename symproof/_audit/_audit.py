@@ -21,7 +21,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -477,7 +477,7 @@ def _compare(variant: Variant, model: Model, found: np.ndarray, expected: np.nda
 _WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
 
 
-def audit(fn, like, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
+def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
           probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
           table: str | None = None, call: str | None = None, layout: str | None = None,
           dtype: str | None = None, cast_module: bool = False) -> AuditResult:

@@ -1,16 +1,28 @@
 """The user's code in a child process: bounded in time, unable to touch the verdict.
 
 ``symproof audit FILE.py:NAME`` never imports the user's file into its own
-process.  A child (``python -B _runner.py``, a fresh interpreter in a session
-of its own) imports it and answers probe requests over two pipes; its stdout
-and stderr are drained by threads of the parent and echoed to the parent's
-stderr, at most :data:`ECHO_LIMIT` bytes.  The parent waits on each answer
-with a wall-clock limit and kills the child's whole process group past it
-(or when the audit ends), so that a hang in C code, a swallowed timeout,
+process.  A child (``python -B -u _runner.py``, a fresh interpreter in a
+session of its own) imports it and answers probe requests over two pipes; its
+stdout and stderr (unbuffered, so what the code prints arrives even when the
+child is stopped) are drained by threads of the parent and echoed to the
+parent's stderr, at most :data:`ECHO_LIMIT` bytes.  The parent waits on each
+answer with a wall-clock limit and kills the child's whole process group past
+it (or when the audit ends), so that a hang in C code, a swallowed timeout,
 non-daemon threads, ``fork``, ``atexit``, ``os._exit``, ``chdir`` or a flood
 of output can change nothing but the message.  Answers are JSON headers and
 ``.npy`` arrays read with ``allow_pickle=False``: nothing the child sends is
 ever run by the parent.
+
+The child imports its own modules (json, inspect, NumPy...) before any folder
+of the user's enters ``sys.path``: the current folder is never on it at start
+(an entry of ``PYTHONPATH`` naming it is dropped), and it is added afterwards
+only for a ``package.module:NAME`` target, as ``python -m`` would; a
+``FILE.py`` target adds its own folder.  The child dies with the audit however
+the audit ends (``PR_SET_PDEATHSIG`` on Linux, and a watcher in its process
+group that kills the group when the audit's end of a pipe closes), and runs
+under an address-space limit (:data:`MEMORY_VARIABLE`, :func:`memory_limit`).
+A process the audited code starts in a session or process group of its own
+(``setsid``, ``start_new_session=True``, a daemon) is not ended with it.
 """
 
 from __future__ import annotations
@@ -40,6 +52,50 @@ WARMUP_SECONDS = 60.0
 ECHO_LIMIT = 64 * 1024
 #: a reply larger than this (beyond the arrays it must carry) is refused
 _HEADER_LIMIT = 1 << 20
+#: the environment variable that sets the child's address-space limit (``8G``, ``512M``, ``unlimited``)
+MEMORY_VARIABLE = "SYMPROOF_AUDIT_MEMORY"
+#: the default limit: half the machine's memory, but never below this
+MEMORY_FLOOR = 4 << 30
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: what the way a child ended suggests (killed by these signals; any other end says nothing more)
+_ENDINGS = {
+    signal.SIGSEGV: "a crash in native code?", signal.SIGBUS: "a crash in native code?",
+    signal.SIGILL: "a crash in native code?", signal.SIGFPE: "a crash in native code?",
+    signal.SIGABRT: "an abort in native code, e.g. a failed allocation?",
+    signal.SIGKILL: "killed from outside: the out-of-memory killer, or another process?",
+}
+
+
+def memory_limit() -> int | None:
+    """The child's address-space limit in bytes (None: no limit), from :data:`MEMORY_VARIABLE` or the default."""
+    text = os.environ.get(MEMORY_VARIABLE, "").strip().lower()
+    if not text:
+        try:
+            physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            physical = 0
+        return max(MEMORY_FLOOR, physical // 2)
+    if text in ("unlimited", "none"):
+        return None
+    number, unit = text.rstrip("bkmgt"), text[len(text.rstrip("bkmgt")):].rstrip("b")
+    try:
+        size = int(float(number) * _UNITS[unit]) if number and unit in _UNITS else 0
+    except (ValueError, OverflowError):
+        size = 0
+    if size < (64 << 20):
+        raise InvalidInputError(f"{MEMORY_VARIABLE}={os.environ[MEMORY_VARIABLE]!r}: expected a size of at least "
+                                "64M such as 8G or 512M, or 'unlimited'")
+    return size
+
+
+def _child_path(cwd: str) -> str:
+    """PYTHONPATH for the child: its entries made absolute, the current folder and empty entries (which
+    mean the current folder) left out, so that nothing there can shadow the runner's own imports."""
+    entries = []
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and os.path.abspath(entry) != cwd:
+            entries.append(os.path.abspath(entry))
+    return os.pathsep.join(entries)
 
 
 class _Echo:
@@ -49,6 +105,7 @@ class _Echo:
 
     def __init__(self, fd: int, shared: dict):
         self.fd, self.shared = fd, shared
+        self.tail = b""  # the end of what came through, for the message if the child dies
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -60,6 +117,7 @@ class _Echo:
                 return
             if not chunk:
                 return
+            self.tail = (self.tail + chunk)[-4096:]
             with self.shared["lock"]:
                 left = self.shared["left"]
                 if left > 0:
@@ -85,21 +143,34 @@ class ChildSession:
 
     # -- process ---------------------------------------------------------------------------------
     def _start(self):
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
+        memory = memory_limit()
+        cwd = os.getcwd()
         env = dict(os.environ)
-        # the user's code must see the folders the audit itself was started with (e.g. PYTHONPATH)
-        # and the current folder, as `python -m` puts it first: package.module:NAME importable from here
-        env["PYTHONPATH"] = os.pathsep.join(p for p in [env.get("PYTHONPATH", ""), os.getcwd()] if p)
+        # the user's code sees the folders the audit was started with (PYTHONPATH), never the current
+        # folder before the runner's own imports are done; a package.module:NAME target gets it after
+        # them, first, as `python -m` puts it (a FILE.py target adds its own folder)
+        env["PYTHONPATH"] = _child_path(cwd)
         env.pop("PYTHONSTARTUP", None)
         try:
+            target_folder = "" if _runner.split_target(self.target)[0].endswith(".py") else cwd
+        except _runner.RunnerError:
+            target_folder = ""  # the child says what is wrong with the target
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        lifeline_r, self.lifeline = os.pipe()  # our end closes when we end, however: the child's group dies then
+        try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-B", _runner.__file__, str(to_child_r), str(from_child_w)],
+                [sys.executable, "-B", "-u", _runner.__file__, str(to_child_r), str(from_child_w), str(lifeline_r),
+                 str(os.getpid()), str(memory or 0), target_folder],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(to_child_r, from_child_w), start_new_session=True, env=env, close_fds=True)
+                pass_fds=(to_child_r, from_child_w, lifeline_r), start_new_session=True, env=env, close_fds=True)
+        except BaseException:
+            os.close(self.lifeline)
+            raise
         finally:
             os.close(to_child_r)
             os.close(from_child_w)
+            os.close(lifeline_r)
         self.write_fd, self.read_fd = to_child_w, from_child_r
         shared = {"lock": threading.Lock(), "left": ECHO_LIMIT}
         self._echo = [_Echo(self.proc.stdout.fileno(), shared), _Echo(self.proc.stderr.fileno(), shared)]
@@ -109,7 +180,7 @@ class ChildSession:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        for fd in (self.write_fd, self.read_fd):
+        for fd in (self.write_fd, self.read_fd, self.lifeline):
             try:
                 os.close(fd)
             except OSError:
@@ -157,15 +228,32 @@ class ChildSession:
                 continue
             chunk = os.read(self.read_fd, min(n - got, 1 << 20))
             if not chunk:
-                code = self.proc.wait(timeout=5) if self.proc is not None else None
-                self.close()
-                how = (f"exited with status {code}" if code is not None and code >= 0 else
-                       f"was killed by signal {-code}" if code is not None else "ended")
-                raise InvalidInputError(f"{self.label}: the process running it {how} during {what} "
-                                        "(os._exit, sys.exit from a thread, a crash in native code?)")
+                raise InvalidInputError(self._ended(what))
             chunks.append(chunk)
             got += len(chunk)
         return b"".join(chunks)
+
+    def _ended(self, what: str) -> str:
+        """The line for a child that ended on its own: how (status or signal), what that suggests, and
+        the last line it printed (a traceback's last line says what went wrong)."""
+        try:
+            code = self.proc.wait(timeout=5) if self.proc is not None else None
+        except subprocess.TimeoutExpired:
+            code = None
+        echoes = getattr(self, "_echo", [])
+        self.close()
+        if code is None:
+            how = "ended"
+        elif code >= 0:
+            how = f"exited with status {code}"
+        else:
+            ending = _ENDINGS.get(-code)
+            how = f"was killed by signal {-code}" + (f" ({ending})" if ending else "")
+        said = [line for echo in echoes[::-1] for line in echo.tail.decode("utf-8", "replace").splitlines()[::-1]
+                if line.strip()]
+        last = "".join(ch if ch.isprintable() else "?" for ch in " ".join(said[0].split()))[:200] if said else ""
+        return f"{self.label}: the process running it {how} during {what}" + (f"; its last output: {last}"
+                                                                               if last else "")
 
     def _request(self, header: dict, arrays, seconds: float, what: str, expect_bytes: int, shown=None):
         if self.proc is None:

@@ -69,6 +69,10 @@ _FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "t
            "kv_dim", "position_ids")
 
 
+#: said after a MemoryError of the audited code (set when the child starts under a memory limit)
+_memory_note = ""
+
+
 class CallTimeout(BaseException):
     """Raised into the user's code by an in-process time limit: never taken for the code's own failure."""
 
@@ -80,7 +84,7 @@ class RunnerError(Exception):
 def _one_line(err: BaseException, limit: int = 200) -> str:
     text = " ".join(str(err).split())
     name = type(err).__name__
-    return f"{name}: {text[:limit]}" if text else name
+    return (f"{name}: {text[:limit]}" if text else name) + (_memory_note if isinstance(err, MemoryError) else "")
 
 
 # -- loading the target ---------------------------------------------------------------------------
@@ -1576,10 +1580,74 @@ def serve(read_fd: int, write_fd: int) -> None:
         write_message(write_fd, reply, out)
 
 
+#: the child's watcher: a process in its group that kills the group when the audit's end of the lifeline closes
+_WATCHER = "import os, signal, sys\nwhile os.read(int(sys.argv[1]), 4096):\n    pass\nos.killpg(0, signal.SIGKILL)\n"
+_watcher = None
+
+
+def _die_with_parent(lifeline: int, parent: int) -> None:
+    """End this process, and every process of its group, when the audit ends however it ends: the
+    kernel kills this one when the parent dies (Linux), and a watcher in the group kills the group."""
+    import signal
+    import subprocess
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before that took effect
+        os._exit(1)
+    # -I -S: the watcher's interpreter reads nothing from the current folder or the environment; kept
+    # referenced, so that no "still running" warning is printed when the object would be collected
+    global _watcher
+    _watcher = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHER, str(lifeline)], pass_fds=(lifeline,),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(lifeline)
+
+
+def _limit_memory(limit: int) -> None:
+    """The address-space limit of this process and what it starts (RLIMIT_AS), where the system has one."""
+    try:
+        import resource
+
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def _flush_and_exit(code: int) -> None:
+    """``os._exit`` after flushing what the user's code printed (Python's streams and C's stdio)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    # run as a script: the folder of this file must not shadow the user's imports
+    # run as a script: argv is (requests fd, replies fd, lifeline fd, the parent's pid, memory limit in
+    # bytes or 0, the folder a package.module target is imported from or ""); this module's imports
+    # (json, inspect, numpy...) are done by now, before any folder of the user's is on sys.path
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     fds = [int(v) for v in sys.argv[1:3]]
+    _die_with_parent(int(sys.argv[3]), int(sys.argv[4]))
+    if int(sys.argv[5]):
+        _limit_memory(int(sys.argv[5]))
+        _memory_note = (f" (under a memory limit of {int(sys.argv[5]) / 2**30:.3g} GiB; SYMPROOF_AUDIT_MEMORY "
+                        "changes it)")
+    if sys.argv[6]:
+        sys.path.insert(0, sys.argv[6])
     serve(fds[0], fds[1])
-    os._exit(0)
+    _flush_and_exit(0)

@@ -19,8 +19,8 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import CKernelPrinter, NumPyKernelPrinter, torch_printer
-from ._variant import _numbers_as_floats
+from ._printers import CKernelPrinter, NumPyKernelPrinter, c_status_codes, guard_table_reads, torch_printer
+from ._variant import _numbers_as_floats, c_functions, with_table_reader
 
 __all__ = ["bodies"]
 
@@ -45,6 +45,7 @@ def _python_source(variant, target: str) -> str:
 
     def code(expr):
         # torch functions take tensors, not Python numbers: constants go in as floats
+        expr = guard_table_reads(expr)
         return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
 
     as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
@@ -83,32 +84,42 @@ def _python_source(variant, target: str) -> str:
              "        out = out + s * ((b00 * qa + b01 * qb) * (c00 * ka + c01 * kb)",
              "                         + (b10 * qa + b11 * qb) * (c10 * ka + c11 * kb))",
              "    return out"]
-    return "\n".join(lines) + "\n"
+    return with_table_reader(lines, target)
 
 
 def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
+    prefix = name.upper()
     half, width = variant.rotated_width // 2, variant.width
     query_block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
     key_block = [printer.doprint(e) for e in variant.block_at(sp.Integer(0), _r)]
     pair = ("int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent" else f"int a = r, b = r + {half};")
+    functions = [
+        f"static double relative(double i, double j, int *status) "
+        f"{{ return {printer.doprint(variant.relative_at(_i, _j))}; }}",
+        f"static double scale_query(double m, int r, int *status) "
+        f"{{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
+        f"static double scale_key(double m, int r, int *status) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}"]
     body = ["", "#include <math.h>", "",
+            f"/* return codes of {name}_scores */", *c_status_codes(prefix), "",
             f"static const double FREQUENCIES[{half}] = {{{floats(variant.frequencies_digits(30))}}};", "",
-            f"static double relative(double i, double j) {{ return {printer.doprint(variant.relative_at(_i, _j))}; }}",
-            f"static double scale_query(double m, int r) {{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
-            f"static double scale_key(double m, int r) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}",
+            *c_functions(functions + query_block + key_block, prefix),
+            *functions,
             "",
             f"/* out[a * n_keys + b] = score of the query q[a, :] at query_positions[a] and the key k[b, :] at",
             f"   key_positions[b] (q: n_queries x {width}, k: n_keys x {width}); keys after their query get the",
-            "   formula's value too: a causal mask is the caller's. */",
-            f"void {name}_scores(const double *q, const double *k, const double *query_positions,",
-            "                    const double *key_positions, double *out, long n_queries, long n_keys)",
+            "   formula's value too: a causal mask is the caller's.  Returns "
+            f"{prefix}_OK, or {prefix}_POSITION_OUT_OF_TABLE",
+            "   when a position reads a table outside its entries (no entry is read; out is then unspecified). */",
+            f"int {name}_scores(const double *q, const double *k, const double *query_positions,",
+            "                   const double *key_positions, double *out, long n_queries, long n_keys)",
             "{",
+            f"    int status_value = {prefix}_OK, *status = &status_value;",
             "    for (long row = 0; row < n_queries; ++row) {",
             "        for (long col = 0; col < n_keys; ++col) {",
             f"            const double *u = q + row * {width}, *v = k + col * {width};",
             "            double i = query_positions[row], j = key_positions[col];",
-            "            double rho = relative(i, j), sum = 0.0;",
+            "            double rho = relative(i, j, status), sum = 0.0;",
             f"            for (int c = {variant.rotated_width}; c < {width}; ++c) sum += u[c] * v[c];",
             f"            for (int r = 0; r < {half}; ++r) {{",
             f"                {pair}",
@@ -117,8 +128,9 @@ def _c_source(variant, name: str) -> str:
             f"                double qb = ({query_block[2]}) * u[a] + ({query_block[3]}) * u[b];",
             f"                double ka = ({key_block[0]}) * v[a] + ({key_block[1]}) * v[b];",
             f"                double kb = ({key_block[2]}) * v[a] + ({key_block[3]}) * v[b];",
-            "                sum += scale_query(i, r) * scale_key(j, r) * (qa * ka + qb * kb);",
+            "                sum += scale_query(i, r, status) * scale_key(j, r, status) * (qa * ka + qb * kb);",
             "            }",
+            f"            if (*status != {prefix}_OK) return *status;",
             "            out[row * n_keys + col] = sum;",
-            "        }", "    }", "}", ""]
+            "        }", "    }", f"    return {prefix}_OK;", "}", ""]
     return "\n".join(body)

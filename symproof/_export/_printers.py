@@ -18,7 +18,8 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
-__all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer"]
+__all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer", "guard_table_reads",
+           "reads_table", "table_reader", "c_table_reader", "c_status_codes", "C_STATUS_CODES"]
 
 
 class _Named:
@@ -75,6 +76,135 @@ def _table_values(expr) -> str:
     return ", ".join(repr(float(v)) for v in type(expr).values)
 
 
+# -- bounds-checked table reads ---------------------------------------------------------------------
+#
+# Every target reads a ``[params]`` table through one checked function, never by raw indexing: an
+# index outside 0..len-1 (or not an integer, or NaN) is an error naming the positions that produced
+# it, never a wrap-around at negative indices (NumPy, torch) nor a read past the array (C).
+
+
+def _table_call(printer, expr) -> str:
+    """``_read_table('name', (values), index, ('m',), (m,))``: the symbols the index reads are passed
+    by name, so that the error can say which positions read outside the table."""
+    index = expr.args[0]
+    symbols = sorted(index.free_symbols, key=str)
+    names = "".join(f"{str(s)!r}, " for s in symbols)
+    values = "".join(f"{printer._print(s)}, " for s in symbols)
+    return (f"_read_table({type(expr).table_name!r}, ({_table_values(expr)},), {printer._print(index)}, "
+            f"({names}), ({values}))")
+
+
+def _is_table_read(expr) -> bool:
+    return bool(getattr(type(expr), "table_name", ""))
+
+
+def guard_table_reads(expr):
+    """``expr`` with every table read inside a ``Piecewise`` branch made to read entry 0 where the branch
+    is not taken.  NumPy and torch evaluate every branch of ``where`` at every element; a table read
+    in a branch not chosen there (``where(m < 16, P(m), 0)`` at m = 20) must not be an error, one in
+    the chosen branch must.  (C's ``?:`` evaluates one branch; the guard changes nothing there.)"""
+    if not isinstance(expr, sp.Basic) or not expr.args:
+        return expr
+    if isinstance(expr, sp.Piecewise):
+        pieces, earlier = [], sp.false
+        for value, condition in expr.args:
+            taken = condition if earlier is sp.false else sp.And(condition, sp.Not(earlier))
+            pieces.append((_guarded(guard_table_reads(value), taken), condition))
+            earlier = condition if earlier is sp.false else sp.Or(earlier, condition)
+        return sp.Piecewise(*pieces, evaluate=False)
+    if not reads_table(expr):
+        return expr
+    return expr.func(*[guard_table_reads(a) for a in expr.args])
+
+
+def _guarded(value, taken):
+    if taken is sp.true or not isinstance(value, sp.Basic):
+        return value
+    reads = [f for f in value.atoms(sp.Function) if _is_table_read(f)]
+    if not reads:
+        return value
+    return value.xreplace({f: type(f)(sp.Piecewise((f.args[0], taken), (0, True))) for f in reads})
+
+
+def reads_table(expr) -> bool:
+    """Whether ``expr`` reads a ``[params]`` table."""
+    return isinstance(expr, sp.Basic) and any(_is_table_read(f) for f in expr.atoms(sp.Function))
+
+
+#: the return codes of exported C kernels (``{PREFIX}_OK``...), each with its meaning
+C_STATUS_CODES = (("OK", 0, "every value computed"),
+                  ("POSITION_OUT_OF_TABLE", 1, "a position reads a [params] table outside its entries 0..len-1 "
+                                               "(no entry is read; out is then unspecified)"))
+
+
+def c_status_codes(prefix: str) -> list:
+    """``#define`` lines of :data:`C_STATUS_CODES`, each with its meaning."""
+    return [f"#define {prefix}_{name} {code}  /* {meaning} */" for name, code, meaning in C_STATUS_CODES]
+
+
+def c_table_reader(prefix: str) -> list:
+    """The checked read every C table read goes through: an index outside the table (or NaN, or not an
+    integer) records ``{prefix}_POSITION_OUT_OF_TABLE`` in ``*status`` and reads nothing."""
+    return ["static double read_table(const double *values, long size, double index, int *status)", "{",
+            "    /* !(a && b) also holds for NaN */",
+            "    if (!(index >= 0.0 && index <= (double)(size - 1)) || index != floor(index)) {",
+            f"        *status = {prefix}_POSITION_OUT_OF_TABLE;", "        return 0.0;", "    }",
+            "    return values[(long)index];", "}"]
+
+
+#: the checked read of the Python targets; standalone, as the exported files are
+_PYTHON_TABLE_READER = {
+    "numpy": '''
+
+class PositionOutOfTableError(IndexError):
+    """A position reads a [params] table outside its entries 0..len-1 (no wrap-around at negative ones)."""
+
+
+def _read_table(name, values, index, names, positions):
+    index = numpy.asarray(index, dtype=numpy.float64)
+    inside = (index >= 0) & (index <= len(values) - 1) & (index == numpy.floor(index))
+    if not numpy.all(inside):
+        arrays = numpy.broadcast_arrays(index, *(numpy.asarray(p, dtype=numpy.float64) for p in positions))
+        where = tuple(numpy.argwhere(~numpy.broadcast_to(inside, arrays[0].shape))[0])
+        _out_of_table(name, len(values), float(arrays[0][where]), names, [float(a[where]) for a in arrays[1:]])
+    return numpy.asarray(values, dtype=numpy.float64)[index.astype(numpy.int64)]
+''',
+    "torch": '''
+
+class PositionOutOfTableError(IndexError):
+    """A position reads a [params] table outside its entries 0..len-1 (no wrap-around at negative ones)."""
+
+
+def _read_table(name, values, index, names, positions):
+    index = torch.as_tensor(index, dtype=torch.float64)
+    inside = (index >= 0) & (index <= len(values) - 1) & (index == torch.floor(index))
+    if not bool(torch.all(inside)):
+        arrays = torch.broadcast_tensors(index, *(torch.as_tensor(p, dtype=torch.float64) for p in positions))
+        where = tuple(torch.nonzero(~inside.expand(arrays[0].shape))[0].tolist())
+        _out_of_table(name, len(values), float(arrays[0][where]), names, [float(a[where]) for a in arrays[1:]])
+    return torch.tensor(values, dtype=torch.float64, device=index.device)[index.long()]
+''',
+}
+
+_OUT_OF_TABLE = '''
+
+def _number(value):
+    return str(int(value)) if value == value and abs(value) < 2**63 and value == int(value) else repr(value)
+
+
+def _out_of_table(name, size, index, names, values):
+    at = ", ".join(f"{n} = {_number(v)}" for n, v in zip(names, values)) or "every position"
+    raise PositionOutOfTableError(f"position {at} reads table {name!r} at index {_number(index)}, outside "
+                                  f"its entries 0..{size - 1}")
+'''
+
+
+def table_reader(target: str) -> str:
+    """The Python source of ``_read_table`` and its error for ``target`` (numpy or torch): appended to
+    a file whose body reads a table."""
+    return _PYTHON_TABLE_READER[target] + _OUT_OF_TABLE
+
+
 class NumPyKernelPrinter(_Named, NumPyPrinter):
     """NumPy target.
 
@@ -92,8 +222,7 @@ class NumPyKernelPrinter(_Named, NumPyPrinter):
         return _piecewise(self, expr, "numpy.where({}, {}, {})")
 
     def _print_LookupBase(self, expr):
-        return (f"numpy.array([{_table_values(expr)}])"
-                f"[numpy.asarray({self._print(expr.args[0])}, dtype=numpy.float64).astype(numpy.int64)]")
+        return _table_call(self, expr)
 
     def _print_floor(self, expr):
         return _integer_part(self, expr, "numpy.floor")
@@ -120,7 +249,9 @@ class CKernelPrinter(_Named, C99CodePrinter):
     """C99 target; integer index expressions stay integer arithmetic."""
 
     def _print_LookupBase(self, expr):
-        return f"((const double[]){{{_table_values(expr)}}})[(long)({self._print(expr.args[0])})]"
+        # status: the int * every generated C function that prints a formula has in scope
+        return (f"read_table((const double[]){{{_table_values(expr)}}}, {len(type(expr).values)}, "
+                f"{self._print(expr.args[0])}, status)")
 
     def _print_floor(self, expr):
         return _integer_part(self, expr, "floor")
@@ -154,9 +285,7 @@ def _torch_class():
     return type("TorchKernelPrinter", (_Named, TorchPrinter),
                 {"__doc__": "PyTorch target: Min/Max/Piecewise with every operand a float64 tensor.",
                  "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise,
-                 "_print_LookupBase": lambda self, expr: (
-                     f"torch.tensor([{_table_values(expr)}], dtype=torch.float64)"
-                     f"[torch.as_tensor({self._print(expr.args[0])}).long()]"),
+                 "_print_LookupBase": _table_call,
                  "_print_floor": lambda self, expr: _integer_part(self, expr, "torch.floor"),
                  "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil")})
 

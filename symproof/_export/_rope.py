@@ -61,6 +61,10 @@ def rope_c_bodies(spec: RopeSpec, name: str) -> tuple:
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {{  /* C linkage: the kernel links from C++ as it is */
+#endif
+
 #define {upper}_HEAD_DIM {c.head_dim}
 #define {upper}_ROTARY_DIM {c.rotary_dim}
 #define {upper}_N_PAIRS {c.rotary_dim // 2}
@@ -147,5 +151,5 @@ int {name}_{verb}(const {ctype} *x, {ctype} *out, const int64_t *positions, size
     return status;
 }}
 """
-    h += f"\n#endif /* {upper}_H */\n"
+    h += f"\n#ifdef __cplusplus\n}}\n#endif\n\n#endif /* {upper}_H */\n"
     return c_text, h

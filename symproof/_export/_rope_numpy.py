@@ -45,7 +45,7 @@ _HEAD = '''
 import ctypes
 import hashlib
 import os
-import shutil
+import stat
 import subprocess
 import tempfile
 import threading

@@ -35,7 +35,7 @@ _HEAD = """
 import ctypes
 import hashlib
 import os
-import shutil
+import stat
 import subprocess
 import tempfile
 import threading

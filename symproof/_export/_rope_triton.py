@@ -37,8 +37,10 @@ import triton.language as tl
 _KERNEL = '''
 # rows per Triton program
 BLOCK_ROWS = 16
-# Triton's interpreter (numpy on the CPU) was asked for when this module was imported
-INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+# Triton's interpreter (numpy on the CPU) was asked for when this module was imported, as Triton
+# itself reads TRITON_INTERPRET (on, true, yes, 1...; "off" is off)
+INTERPRETED = (bool(triton.knobs.runtime.interpret) if hasattr(triton, "knobs")
+               else os.environ.get("TRITON_INTERPRET", "").strip().lower() in ("1", "true", "yes", "on", "y"))
 
 
 @triton.jit

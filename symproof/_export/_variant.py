@@ -14,7 +14,8 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import CKernelPrinter, NumPyKernelPrinter, split_fraction, torch_printer
+from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_status_codes, c_table_reader, guard_table_reads,
+                        split_fraction, table_reader, torch_printer)
 
 __all__ = ["bodies"]
 
@@ -58,6 +59,7 @@ def _python_source(variant, target: str) -> str:
 
     def code(expr):
         # torch functions take tensors, not Python numbers: constants go in as floats
+        expr = guard_table_reads(expr)
         return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
 
     def returned(expr, indent="    ", tail=""):
@@ -91,7 +93,7 @@ def _python_source(variant, target: str) -> str:
                   '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
                   f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
                   f"{lib}.arange(n_keys, dtype={lib}.float64))"]
-        return "\n".join(lines) + "\n"
+        return with_table_reader(lines, target)
     lines += ["", "", "def transform(m):", returned(variant.angle_position(_m))]
     if variant.kind == "additive":
         cat = "numpy.concatenate" if target == "numpy" else "torch.cat"
@@ -106,7 +108,7 @@ def _python_source(variant, target: str) -> str:
         else:
             lines.append(f"    return {lib}.stack([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)"
                          ".reshape(angle.shape[0], -1)")
-        return "\n".join(lines) + "\n"
+        return with_table_reader(lines, target)
     block = variant.block_at(_x, _r)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
     pairs = pair_indices(variant.rotated_width, variant.pairing)
@@ -152,7 +154,13 @@ def _python_source(variant, target: str) -> str:
               "        out[..., a] = s * (b00 * za + b01 * zb)",
               "        out[..., b] = s * (b10 * za + b11 * zb)",
               "    return out"]
-    return "\n".join(lines) + "\n"
+    return with_table_reader(lines, target)
+
+
+def with_table_reader(lines: list, target: str) -> str:
+    """The file of ``lines``, with the checked table read appended when a formula reads a table."""
+    text = "\n".join(lines) + "\n"
+    return text + table_reader(target) if "_read_table(" in text else text
 
 
 def _table(rows, brackets="[]") -> str:
@@ -163,6 +171,7 @@ def _table(rows, brackets="[]") -> str:
 
 def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
+    prefix = name.upper()
     half = variant.rotated_width // 2
     freqs = variant.frequencies_digits(30)
     block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
@@ -171,25 +180,32 @@ def _c_source(variant, name: str) -> str:
         table = f"static const double FREQUENCIES[{half}][{axes}] = {_table(freqs, '{}')};"
         angle = ["            double x = 0.0;",
                  f"            for (int c = 0; c < {axes}; ++c)",
-                 f"                x += transform(positions[t * {axes} + c]) * FREQUENCIES[r][c];",
+                 f"                x += transform(positions[t * {axes} + c], status) * FREQUENCIES[r][c];",
                  f"            double m = positions[t * {axes}];  /* the scale reads no position */"]
     else:
         table = f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};"
         angle = [f"            double m = positions[t * {axes} + AXIS[r]];",
-                 "            double x = transform(m) * FREQUENCIES[r];"]
+                 "            double x = transform(m, status) * FREQUENCIES[r];"]
+    functions = [
+        f"static double transform(double m, int *status) {{ return {printer.doprint(variant.angle_position(_m))}; }}",
+        f"static double scale_query(double m, int r, int *status) "
+        f"{{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
+        f"static double scale_key(double m, int r, int *status) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}"]
     body = ["", "#include <math.h>", "#include <string.h>", "",
+             f"/* return codes of {name}_apply */", *c_status_codes(prefix), "",
              table,
              *([] if variant.mixed else
                [f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};"]),
-             "",
-             f"static double transform(double m) {{ return {printer.doprint(variant.angle_position(_m))}; }}",
-             f"static double scale_query(double m, int r) {{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
-             f"static double scale_key(double m, int r) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}",
+             "", *c_functions(functions + block, prefix),
+             *functions,
              "",
              f"/* out[t, :] = T(positions[t, :]) x[t, :] for t < n_rows; x, out: n_rows x {variant.width};",
-             f"   positions: n_rows x {len(variant.axes)}; is_query selects the query or key scale. */",
-             f"void {name}_apply(const double *x, const double *positions, double *out, long n_rows, int is_query)",
+             f"   positions: n_rows x {len(variant.axes)}; is_query selects the query or key scale.",
+             f"   Returns {prefix}_OK, or {prefix}_POSITION_OUT_OF_TABLE when a position reads a table",
+             "   outside its entries (no entry is read; out is then unspecified). */",
+             f"int {name}_apply(const double *x, const double *positions, double *out, long n_rows, int is_query)",
              "{",
+             f"    int status_value = {prefix}_OK, *status = &status_value;",
              "    for (long t = 0; t < n_rows; ++t) {",
              f"        const double *z = x + t * {variant.width};",
              f"        double *o = out + t * {variant.width};",
@@ -198,8 +214,15 @@ def _c_source(variant, name: str) -> str:
              ("            int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent"
               else f"            int a = r, b = r + {half};"),
              *angle,
-             "            double s = is_query ? scale_query(m, r) : scale_key(m, r);",
+             "            double s = is_query ? scale_query(m, r, status) : scale_key(m, r, status);",
              f"            o[a] = s * (({block[0]}) * z[a] + ({block[1]}) * z[b]);",
              f"            o[b] = s * (({block[2]}) * z[a] + ({block[3]}) * z[b]);",
-             "        }", "    }", "}", ""]
+             "        }",
+             f"        if (*status != {prefix}_OK) return *status;",
+             "    }", f"    return {prefix}_OK;", "}", ""]
     return "\n".join(body)
+
+
+def c_functions(printed: list, prefix: str) -> list:
+    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table."""
+    return [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []

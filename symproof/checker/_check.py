@@ -45,7 +45,7 @@ def certificate_holds(certificate, *, top: bool = True) -> bool:
     return True
 
 
-def check_certificate(certificate) -> None:
+def check_certificate(certificate: Certificate) -> None:
     """Return when ``certificate`` proves ``lhs = rhs``; raise :class:`CertificateError` otherwise.
 
     At the top level the statement's side conditions are re-derived here (every denominator

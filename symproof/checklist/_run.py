@@ -10,7 +10,12 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    import torch
 
 from .._errors import InvalidInputError, SymproofError
 from .._examples import resolve_example
@@ -69,7 +74,9 @@ def _selected(only) -> list:
     return list(only)
 
 
-def checklist(model, *, only=None, cache_factory=None, config=None, progress=None, name=None) -> ChecklistResult:
+def checklist(model: "torch.nn.Module", *, only: "Sequence[str] | None" = None,
+              cache_factory: "Callable[[], object] | None" = None, config: "str | Mapping | None" = None,
+              progress: "TextIO | None" = None, name: str | None = None) -> ChecklistResult:
     """Run the checklist on ``model``, a ``torch.nn.Module`` following the transformers calling convention.
 
     ``only`` selects items by name (:data:`ITEMS`); ``cache_factory()`` makes the cache of the KV-cache item

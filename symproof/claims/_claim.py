@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import sympy as sp
 
@@ -24,8 +24,9 @@ __all__ = ["KINDS", "Claim", "Part", "Proof", "Chain", "claim", "registered_clai
 
 #: what a claim says: an identity, a "not in general" warning (proved by a
 #: witness), a numeric example (exact value against printed digits), or a
-#: measured property of finite-precision kernels
-KINDS = ("identity", "not-in-general", "numeric", "measured")
+#: measured property of finite-precision kernels, or a generated kernel tested against its exact
+#: definition at finitely many positions (numerical evidence, never a proof)
+KINDS = ("identity", "not-in-general", "numeric", "measured", "tested")
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ _REGISTRY: dict = {}
 
 
 def claim(id: str, *, section: str, title: str, statement: str, kind: str = "identity",
-          assumptions=(), equations=(), uses=()):
+          assumptions: Iterable[str] = (), equations: Iterable[str] = (),
+          uses: Iterable[str] = ()) -> Callable[[Callable], Callable]:
     """Register the decorated function as the derivation of claim ``id``; ``uses`` names the claims
     it builds on (checked against the registry when the claims are loaded)."""
     if kind not in KINDS:

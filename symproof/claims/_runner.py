@@ -25,10 +25,13 @@ DERIVATIONS_PACKAGE = "symproof._derivations"
 
 #: the verdict shown for a measured claim whose measurements all passed: it is not a proof
 MEASURED = "measured"
+#: the verdict shown for a claim checked numerically at finitely many points (a variant's generated
+#: kernel against its exact definition) that passed: evidence, printed with what was tested, not a proof
+TESTED = "tested"
 
 
 def verdict_label(status: str, kind: str) -> str:
-    return MEASURED if status == PROVED and kind == MEASURED else status
+    return kind if status == PROVED and kind in (MEASURED, TESTED) else status
 
 
 @dataclass
@@ -51,8 +54,8 @@ class ClaimResult:
 
     @property
     def verdict(self) -> str:
-        """What a reader is told: *measured* for a proved claim whose kind is a measurement
-        (a table of numbers, not a proof), else the status."""
+        """What a reader is told: *measured* (*tested*) for a passed claim whose kind is a measurement
+        (a table of numbers) or a test at finitely many points, neither a proof; else the status."""
         return verdict_label(self.status, self.claim.kind)
 
     @property
@@ -73,6 +76,14 @@ class ClaimResult:
         from .._notebook import claim_result_rows, to_markdown
 
         return to_markdown(*claim_result_rows(self))
+
+    def __repr__(self) -> str:
+        """One line (the claim, the proof and the witnesses are attributes)."""
+        detail = f" ({self.method})" if self.method else ""
+        if self.witness_text and self.status != "proved":
+            detail += f", witness {self.witness_text}"
+        text = " ".join(f"<ClaimResult {self.id}: {self.verdict}{detail}>".split())
+        return text if len(text) <= 200 else text[:196] + "...>"
 
     def as_dict(self) -> dict:
         return {

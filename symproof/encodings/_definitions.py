@@ -8,6 +8,8 @@ is the *denominator* width the scheme states; pairing is ``adjacent``
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import sympy as sp
 from sympy import ImmutableMatrix, cos, sin
 from sympy.core.function import Application
@@ -46,36 +48,36 @@ def _check_pairing(pairing: str) -> str:
     return pairing
 
 
-def frequency(r, denominator, base=DEFAULT_BASE):
+def frequency(r: Any, denominator: Any, base: Any = DEFAULT_BASE) -> sp.Expr:
     """``omega_r = base**(-2 r / denominator)`` (symbolic or exact)."""
     return sp.Pow(sp.sympify(base), -2 * sp.sympify(r) / sp.sympify(denominator))
 
 
-def frequencies(width: int, *, base=DEFAULT_BASE, denominator: int | None = None) -> list:
+def frequencies(width: int, *, base: Any = DEFAULT_BASE, denominator: int | None = None) -> list:
     """Exact frequencies of the ``width / 2`` pairs; ``denominator`` defaults to ``width``."""
     width = check_width(width)
     denominator = width if denominator is None else check_width(denominator, "denominator")
     return [frequency(r, denominator, base) for r in range(width // 2)]
 
 
-def rotation(theta) -> ImmutableMatrix:
+def rotation(theta: Any) -> ImmutableMatrix:
     """``R(theta) = [[cos, -sin], [sin, cos]]`` (counter-clockwise)."""
     c, s = cos(theta), sin(theta)
     return ImmutableMatrix([[c, -s], [s, c]])
 
 
-def sin_shift(x) -> ImmutableMatrix:
+def sin_shift(x: Any) -> ImmutableMatrix:
     """``A(x) = [[cos x, sin x], [-sin x, cos x]] = R(x)^T``: the shift in (sin, cos) order."""
     c, s = cos(x), sin(x)
     return ImmutableMatrix([[c, s], [-s, c]])
 
 
-def rope_matrix(m, freqs) -> BlockDiagMatrix:
+def rope_matrix(m: Any, freqs: Sequence) -> BlockDiagMatrix:
     """``R_m = blockdiag(R(m omega_0), ..., R(m omega_{n-1}))`` (adjacent pairing)."""
     return BlockDiagMatrix(*_blocks(rotation, m, freqs))
 
 
-def sin_shift_matrix(offset, freqs) -> BlockDiagMatrix:
+def sin_shift_matrix(offset: Any, freqs: Sequence) -> BlockDiagMatrix:
     """``A_offset = blockdiag(A(offset omega_r))``: ``p_{t+offset} = A_offset p_t``."""
     return BlockDiagMatrix(*_blocks(sin_shift, offset, freqs))
 
@@ -161,7 +163,7 @@ def _same_node(node, args):
     return node.func(*args, evaluate=False)
 
 
-def sinusoidal_vector(t, freqs) -> ImmutableMatrix:
+def sinusoidal_vector(t: Any, freqs: Sequence) -> ImmutableMatrix:
     """``p_t`` interleaved: ``p_{t,2r} = sin(t omega_r)``, ``p_{t,2r+1} = cos(t omega_r)``."""
     entries = []
     for w in freqs:

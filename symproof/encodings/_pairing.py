@@ -12,15 +12,18 @@ every shape and silently changes the function.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInputError
 from ._definitions import PAIRINGS, pairing_permutation
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = ["relayout_pairing"]
 
 
-def relayout_pairing(w, n_heads: int, src: str = "adjacent", dst: str = "half") -> np.ndarray:
+def relayout_pairing(w: Any, n_heads: int, src: str = "adjacent", dst: str = "half") -> np.ndarray:
     """Return a copy of the projection ``w`` whose output rows are re-laid from ``src`` to ``dst`` pairing.
 
     ``w`` has shape ``[n_heads * d_k, d_model]`` (the PyTorch ``Linear.weight``
@@ -32,6 +35,8 @@ def relayout_pairing(w, n_heads: int, src: str = "adjacent", dst: str = "half") 
     gives back ``w``.  Any dtype is kept (float, integer, or ``object`` arrays
     of exact SymPy numbers).
     """
+    import numpy as np  # here, not at the top: importing symproof.encodings does not load NumPy
+
     for name, pairing in (("src", src), ("dst", dst)):
         if pairing not in PAIRINGS:
             raise InvalidInputError(f"unknown {name} pairing {pairing!r}; expected one of {PAIRINGS}",

@@ -9,6 +9,7 @@ stated, never guessed from ``rotary_dim`` or ``head_dim``.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, fields
 
 from .._errors import InvalidInputError
@@ -71,11 +72,11 @@ class RopeConfig:
         return cls(**data)
 
 
-def save_config(config: RopeConfig, path) -> None:
+def save_config(config: RopeConfig, path: str | os.PathLike) -> None:
     atomic_write_text(path, json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n")
 
 
-def load_config(path) -> RopeConfig:
+def load_config(path: str | os.PathLike) -> RopeConfig:
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)

@@ -13,6 +13,9 @@ and the writing are :mod:`symproof._export`'s, shared with ``symproof check
 
 from __future__ import annotations
 
+import os
+from typing import Any, Iterable
+
 from .._errors import InvalidInputError, SymproofError
 from .._export import TARGETS, Kernel, file_name, kernel_files, write_kernel
 from .._io import check_owned_files, output_folder
@@ -21,7 +24,8 @@ from .._text import one_line
 from ._config import RopeConfig
 from ._symbolic import rope_spec
 
-__all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "kernel_sources", "kernel_listings", "main_export"]
+__all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "kernel_sources", "kernel_listings", "main_export",
+           "check_export_options"]
 
 #: the claims a kernel's correctness rests on; re-run and recorded in every exported file
 KERNEL_CLAIMS = {
@@ -79,9 +83,9 @@ def _kernel(kernel, target, config, verify, claim_results, name, options, unprov
     return Kernel("rope", spec, name or f"symproof_{kernel}", tuple(rope_provenance(spec, target, claims)))
 
 
-def export_kernel(kernel: str, target: str, out_dir, *, config: RopeConfig | None = None, verify: bool = True,
-                  name: str | None = None, option: str = "--out", force: bool = False, allow_unproved: bool = False,
-                  claim_results=None, **options) -> list:
+def export_kernel(kernel: str, target: str, out_dir: str | os.PathLike, *, config: RopeConfig | None = None,
+                  verify: bool = True, name: str | None = None, option: str = "--out", force: bool = False,
+                  allow_unproved: bool = False, claim_results: Iterable | None = None, **options: Any) -> list:
     """Write :func:`kernel_sources` into ``out_dir``; return the paths written.
 
     A kernel whose claims are not all proved is refused, unless ``allow_unproved``: then its header
@@ -112,19 +116,23 @@ def kernel_listings(claim_results) -> list:
     return listings
 
 
-def main_export(args) -> int:
-    """``symproof export KERNEL --target T --out DIR [...]``: write the files, print their paths."""
-    if args.kernel not in KERNELS:
-        raise InvalidInputError(f"unknown kernel {args.kernel!r}; expected one of {KERNELS}")
-    if args.head_dim is None:
-        raise InvalidInputError(f"export {args.kernel} needs --head-dim (the per-head width d_k)")
-    for option, value in (("--head-dim", args.head_dim), ("--rotary-dim", args.rotary_dim),
-                          ("--denominator", getattr(args, "denominator", None))):
+def check_export_options(kernel: str, head_dim, rotary_dim=None, denominator=None, base: float = 10000.0) -> None:
+    """Refuse what ``symproof export`` refuses (``symproof.export`` too), in the command line's words."""
+    if kernel not in KERNELS:
+        raise InvalidInputError(f"unknown kernel {kernel!r}; expected one of {KERNELS}")
+    if head_dim is None:
+        raise InvalidInputError(f"export {kernel} needs --head-dim (the per-head width d_k)")
+    for option, value in (("--head-dim", head_dim), ("--rotary-dim", rotary_dim), ("--denominator", denominator)):
         if value is not None and not 2 <= value <= MAX_EXPORT_WIDTH:
             raise InvalidInputError(f"{option}: expected an even width between 2 and {MAX_EXPORT_WIDTH} "
                                     f"(the bound on exported kernels), got {value}")
-    if not (args.base > 1 and args.base < 1e300):
-        raise InvalidInputError(f"--base: expected a finite number > 1, got {args.base}")
+    if not (base > 1 and base < 1e300):
+        raise InvalidInputError(f"--base: expected a finite number > 1, got {base}")
+
+
+def main_export(args) -> int:
+    """``symproof export KERNEL --target T --out DIR [...]``: write the files, print their paths."""
+    check_export_options(args.kernel, args.head_dim, args.rotary_dim, getattr(args, "denominator", None), args.base)
     out = output_folder(args.out, "--out")
     check_owned_files(out, [file_name(f"symproof_{args.kernel}", args.target)], option="--out")
     options = dict(head_dim=args.head_dim, rotary_dim=args.rotary_dim, base=args.base,

@@ -11,6 +11,7 @@ what it expected.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any, Sequence
 
 import numpy as np
 import sympy as sp
@@ -46,7 +47,10 @@ def rope_kernel(spec: RopeSpec):
     (source,) = kernel_files(Kernel("rope", spec, "symproof_rope", tuple(rope_provenance(spec, "numpy", None))),
                              "numpy").values()
     namespace = {"__name__": f"symproof_generated_rope_{abs(hash(spec)):x}"}
-    exec(compile(source, f"<symproof rope kernel {spec.to_dict()}>", "exec"), namespace)  # noqa: S102
+    try:
+        exec(compile(source, f"<symproof rope kernel {spec.to_dict()}>", "exec"), namespace)  # noqa: S102
+    except ValueError as err:  # the only one importing it raises: a setting it reads (SYMPROOF_NATIVE=maybe)
+        raise InvalidInputError(str(err)) from None
     namespace["SOURCE"] = source
     return type("GeneratedRopeKernel", (), {k: staticmethod(v) if callable(v) else v
                                             for k, v in namespace.items() if not k.startswith("__")})
@@ -99,8 +103,9 @@ def _resolve(x, config, head_dim, rotary_dim, base, denominator, pairing, freqs,
     return x, spec
 
 
-def rope_apply(x, positions, *, config: RopeConfig | None = None, head_dim=None, rotary_dim=None,
-               base=10000.0, denominator=None, pairing="adjacent", freqs=None, dtype=None) -> np.ndarray:
+def rope_apply(x: Any, positions: Any, *, config: RopeConfig | None = None, head_dim: int | None = None,
+               rotary_dim: int | None = None, base: float = 10000.0, denominator: int | None = None,
+               pairing: str = "adjacent", freqs: Sequence | None = None, dtype: str | None = None) -> np.ndarray:
     """``R_m x`` for every row: x (..., T, d_k), integer ``positions`` broadcastable to x.shape[:-1].
 
     The first ``rotary_dim`` coordinates rotate (pairs per ``pairing``), the rest are copied.
@@ -181,7 +186,8 @@ def _sinusoidal_function():
     return numpy_function((t, omega), entries)
 
 
-def sinusoidal_table(n_positions, d, *, base=10000.0, layout="interleaved", odd_rule=None) -> np.ndarray:
+def sinusoidal_table(n_positions: int, d: int, *, base: float = 10000.0, layout: str = "interleaved",
+                     odd_rule: str | None = None) -> np.ndarray:
     """``p_t`` for ``t = 0 .. n_positions - 1`` as rows of a (n_positions, d) float64 table.
 
     ``interleaved``: ``p_{t,2r} = sin(t omega_r)``, ``p_{t,2r+1} = cos(t omega_r)``;

@@ -116,6 +116,11 @@ class Step:
     after: Any
 
 
+def _shortened(text: str, limit: int = 120) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of :func:`prove_equal`."""
@@ -144,6 +149,16 @@ class Verdict:
 
     def __bool__(self) -> bool:
         return self.proved
+
+    def __repr__(self) -> str:
+        """One line: the status, the method and the witness (or why unknown); the certificate and the
+        steps are attributes, and a notebook shows the formula (``_repr_html_``)."""
+        fields = [f"status={self.status!r}", f"method={self.method!r}"]
+        if self.witness is not None:
+            fields.append(f"witness={_shortened(self.witness_text())!r}")
+        if self.reason and self.status != PROVED:
+            fields.append(f"reason={_shortened(self.reason)!r}")
+        return f"Verdict({', '.join(fields)})"
 
     def witness_text(self) -> str | None:
         return None if self.witness is None else format_witness(self.witness)
@@ -724,7 +739,7 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
 DEFAULT_TIMEOUT = 10.0
 
 
-def prove_equal(lhs, rhs, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
+def prove_equal(lhs: Any, rhs: Any, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
     """Decide whether ``lhs`` and ``rhs`` are equal for every value of their symbols.
 
     Both sides are SymPy expressions, or matrices of the same shape (explicit

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import threading
 from contextlib import contextmanager
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import sympy as sp
 from sympy import Rational, pi
@@ -295,8 +295,8 @@ def complete_witness(witness: Mapping, *exprs) -> dict:
     return {**witness, **extra}
 
 
-def find_witness(lhs, rhs, symbols=None, *, fixed: Mapping | None = None, seed: int = 0,
-                 limit: int | None = None):
+def find_witness(lhs: Any, rhs: Any, symbols: Iterable | None = None, *, fixed: Mapping | None = None,
+                 seed: int = 0, limit: int | None = None) -> Mapping | None:
     """A simplest exact point where ``lhs - rhs`` is certified non-zero, or ``None``.
 
     ``fixed`` pins some symbols to given values (they are not searched); ``limit``

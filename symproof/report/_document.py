@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 import sympy as sp
 
 from .._errors import InvalidInputError
-from ..claims import MEASURED, verdict_label
+from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._printers import CLAIM_ID, _as_printable, _fitting_latex
 from ._views import View, joint_view
@@ -110,7 +110,7 @@ class ClaimView:
 
     @property
     def verdict(self) -> str:
-        """The badge: *measured* for a measured claim that passed, else the status."""
+        """The badge: *measured* / *tested* for a measured / tested claim that passed, else the status."""
         return verdict_label(self.status, self.kind)
 
 
@@ -206,7 +206,7 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
             by_section[figure.section] = Section(figure.section, _section_title(figure.section, None, sections), [])
         by_section[figure.section].figures.append(rendered)
     ordered = sorted(by_section.values(), key=lambda s: _section_key(s.number))
-    counts = {verdict: sum(r.verdict == verdict for r in results) for verdict in (*STATUSES, MEASURED)}
+    counts = {verdict: sum(r.verdict == verdict for r in results) for verdict in (*STATUSES, MEASURED, TESTED)}
     listings = [Listing(*entry) for entry in extra_listings]
     _link_kernels(ordered, listings)
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)

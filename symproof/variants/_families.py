@@ -39,6 +39,11 @@ __all__ = ["Family", "FAMILIES", "ROPE_LIKE", "COMMON_READS", "LAYER_RULES", "TE
 ROPE_LIKE = re.compile(r"rope|rotary|nope|theta|partial|layer_types|sliding_window_pattern|position|base_freq|"
                        r"alibi|attn_every|temperature_tuning|floor_scale|attn_scale|mscale")
 
+#: rope-looking keys that no row reads, with the value that says their feature is off: that value is
+#: the map HF applies anyway, so a config giving it is read (with a note naming the key), any other
+#: value refused.  Qwen2.5's own config.json has "use_mrope": false (HF's Qwen2Config does not read it).
+INERT_UNREAD = {"use_mrope": False}
+
 #: keys every row reads (the rope table, the lengths)
 COMMON_READS = frozenset({"rope_scaling", "rope_parameters", "max_position_embeddings",
                           "original_max_position_embeddings", "partial_rotary_factor"})

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from .._errors import InvalidInputError
-from .._lambdify import numpy_function
+from .._errors import InvalidInputError, PositionOutOfRangeError
+from .._export._printers import NumPyKernelPrinter, guard_table_reads, reads_table, table_reader
+from .._lambdify import numpy_function as _plain_numpy_function
 from ..encodings import pair_indices
 from ..kernels import rope_apply, sinusoidal_table
 from ._spec import Variant, sample_indices
@@ -38,6 +39,19 @@ _x = sp.Symbol("x", real=True)
 
 def _float(value) -> float:
     return float(sp.N(value, 30))
+
+
+def numpy_function(args, expr):
+    """``expr`` as a NumPy function of ``args``; a formula that reads a ``[params]`` table reads it through
+    the exported kernels' checked read (a position outside the table raises
+    :class:`~symproof.PositionOutOfRangeError`, an ``IndexError`` naming the position and the entries;
+    plain lambdify would print the table as an undefined name)."""
+    if not reads_table(expr):
+        return _plain_numpy_function(args, expr)
+    namespace = {"numpy": np}
+    exec(table_reader("numpy"), namespace)  # noqa: S102 - symproof's own source text, no file's
+    namespace["PositionOutOfTableError"] = PositionOutOfRangeError
+    return sp.lambdify(args, guard_table_reads(expr), modules=[namespace, np], printer=NumPyKernelPrinter())
 
 
 @dataclass

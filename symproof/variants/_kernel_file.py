@@ -39,7 +39,7 @@ from ._kernel import exact_rotary, probed_indices, value_digits
 from ._spec import Variant
 
 __all__ = ["check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
-           "prepare_targets"]
+           "prepare_targets", "tested_evidence", "tested_summary"]
 
 #: relative agreement demanded at position 0; it grows as 1 + |position| (see the module docstring)
 TOLERANCE = 1e-12
@@ -216,8 +216,15 @@ class _Written:
             return out
         pos = np.ascontiguousarray(np.array(positions, dtype=np.float64))
         last = ctypes.c_double(seq_len) if self.family == "call-length" else ctypes.c_int(int(side == "query"))
-        f.restype = None
-        f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+        if self.family == "call-length":
+            f.restype = None
+            f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+            return out
+        f.restype = ctypes.c_int  # the variant family's status: 0, or a position read outside a table
+        status = f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+        if status != 0:
+            raise _Broken(f"{self.file}: {self.module_name}_apply returned {status} (a position read outside a table) "
+                          "where the definition is defined")
         return out
 
     def table(self, positions) -> np.ndarray:
@@ -230,9 +237,12 @@ class _Written:
         if self.target != "c":
             return self._to_numpy(self.module.scores(*(self._in(a) for a in (q, k, queries, keys))))
         out = np.zeros((len(queries), len(keys)))
-        self.function.restype = None
-        self.function(_pointer(q), _pointer(k), _pointer(queries), _pointer(keys), _pointer(out),
-                      ctypes.c_long(len(queries)), ctypes.c_long(len(keys)))
+        self.function.restype = ctypes.c_int
+        status = self.function(_pointer(q), _pointer(k), _pointer(queries), _pointer(keys), _pointer(out),
+                               ctypes.c_long(len(queries)), ctypes.c_long(len(keys)))
+        if status != 0:
+            raise _Broken(f"{self.file}: {self.module_name}_scores returned {status} (a position read outside a "
+                          "table) where the definition is defined")
         return out
 
     def bias_at(self, queries, keys) -> np.ndarray:
@@ -365,10 +375,12 @@ class _Tally:
 
     def __init__(self):
         self.worst, self.where, self.compared, self.skipped = 0.0, None, 0, set()
+        self.positions = set()  # every position a compared value was computed at (what *tested* reports)
 
-    def add(self, got, value, position, what):
+    def add(self, got, value, position, what, at=()):
         ratio = _difference(got, value) / _allowed(position)
         self.compared += 1
+        self.positions.update(at)
         if ratio > self.worst or (math.isnan(ratio) and self.where is None):
             overflow = "" if math.isfinite(float(got)) else " (not finite (overflow) where the definition is finite)"
             self.worst, self.where = ratio, f"{what}: file gives {float(got)!r}{overflow}, definition {value!r}"
@@ -393,7 +405,7 @@ def _compare_rotary(variant, written, reference, positions, tally, cache):
         got = written.rotate(vector, [q[1] for q in probes], side, [q[2] for q in probes])
         for row, (p, position, _) in enumerate(probes):
             for index, value in cache[(side, position)].items():
-                tally.add(got[row, index], value, p, f"{side} at position {p}, coordinate {index}")
+                tally.add(got[row, index], value, p, f"{side} at position {p}, coordinate {index}", position)
             if not np.array_equal(got[row, variant.rotated_width:], vector[variant.rotated_width:]):
                 tally.add(math.inf, 0.0, p, f"coordinates past the rotated width {variant.rotated_width} "
                                             f"changed at position {p}")
@@ -411,7 +423,7 @@ def _compare_additive(variant, written, reference, positions, tally, cache):
     got = written.table(rows)
     for row, p in enumerate(rows):
         for index, value in cache[p].items():
-            tally.add(got[row, index], value, p, f"position {p}, column {index}")
+            tally.add(got[row, index], value, p, f"position {p}, column {index}", (p,))
 
 
 def _compare_bias(variant, written, reference, positions, tally, cache):
@@ -428,7 +440,7 @@ def _compare_bias(variant, written, reference, positions, tally, cache):
             if value is None:
                 tally.skipped.add((i, j))
                 continue
-            tally.add(got[h, a, b], value, max(abs(i), abs(j)), f"head {h}, query {i}, key {j}")
+            tally.add(got[h, a, b], value, max(abs(i), abs(j)), f"head {h}, query {i}, key {j}", (i, j))
 
 
 def _offset_pairs(variant, positions) -> list:
@@ -476,7 +488,7 @@ def _compare_offset(variant, written, reference, positions, tally, cache):
             if value is None:
                 tally.skipped.add((a, b))
                 continue
-            tally.add(got[row[a], col[b]], value, span[(a, b)], f"pair {r}, query at {a}, key at {b}")
+            tally.add(got[row[a], col[b]], value, span[(a, b)], f"pair {r}, query at {a}, key at {b}", (a, b))
     if variant.rotated_width < variant.width:
         q, k = np.zeros(variant.width), np.zeros(variant.width)
         q[variant.rotated_width:], k[variant.rotated_width:] = 1.5, -0.5
@@ -527,6 +539,36 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                   (f"no value compared{skipped}" if tally.compared == 0 else
                    f"{tally.where} (difference {tally.worst:.2e} of the allowance){skipped}"))
         proof.check(f"the {target} file {written.file} ({written.family} family) = the exact definition",
-                    passed, one_line(detail), data={"target": target, "max_ratio": tally.worst})
+                    passed, one_line(detail), data={"target": target, "max_ratio": tally.worst,
+                                                    "positions": sorted(tally.positions),
+                                                    "compared": tally.compared, "skipped": len(tally.skipped)})
         if not passed:
             return
+
+
+# -- what a *tested* verdict says it tested -----------------------------------------------------------
+
+
+def tested_evidence(result) -> dict | None:
+    """What the ``kernel`` property of ``result`` tested: the targets, the positions, the values compared,
+    the largest difference (as a fraction of the allowance) and the tolerance; ``None`` when no file was
+    compared."""
+    checks = [p.data for p in result.proof.parts if isinstance(p.data, dict) and "positions" in p.data]
+    if not checks:
+        return None
+    return {"targets": [c["target"] for c in checks], "positions": sorted({p for c in checks for p in c["positions"]}),
+            "values_compared": sum(c["compared"] for c in checks),
+            "largest_difference": max(c["max_ratio"] for c in checks),
+            "tolerance": f"{TOLERANCE:g} x (1 + |position|)"}
+
+
+def tested_summary(result) -> str:
+    """One line: what a *tested* kernel property tested (never a proof: finitely many positions)."""
+    evidence = tested_evidence(result)
+    if evidence is None:
+        return ""
+    positions = evidence["positions"]
+    span = f" ({min(positions)}..{max(positions)})" if positions else ""
+    return (f"{', '.join(evidence['targets'])} files at {len(positions)} positions{span}, "
+            f"{evidence['values_compared']} values: largest difference {evidence['largest_difference']:.2g} of the "
+            f"tolerance {evidence['tolerance']}")

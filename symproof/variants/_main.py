@@ -3,7 +3,9 @@
 Exit codes:
 
 - ``0`` — the check ran and decided every property; a property that does not
-  hold is an answer (``refuted``, with its witness), not a failure;
+  hold is an answer (``refuted``, with its witness), not a failure; the
+  ``kernel`` property passes as ``tested`` (the written files agree with the
+  exact definition at the positions listed: evidence, not a proof);
 - ``1`` — the check ran but some property stayed ``unknown``, or the kernel
   generated from the definition disagrees with it (a bug to report);
 - ``2`` — the description (or an option) is invalid: the error names the
@@ -21,8 +23,10 @@ from .._errors import InvalidInputError, VariantFileError
 from .._examples import resolve_example, shipped_examples
 from .._io import check_owned_files, output_folder
 from .._text import one_line
+from ..claims import TESTED
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES, check_variant
+from ._kernel_file import tested_evidence, tested_summary
 from ._model_config import is_model_config, load_model
 from ._offset import not_applicable
 from ._spec import Variant, load_variant
@@ -63,12 +67,14 @@ def results_as_dict(variant: Variant, results, seconds: float | None = None) -> 
             "title": PROPERTY_TITLES.get(key, key),
             "statement": r.claim.statement,
             "holds": {PROVED: True, REFUTED: False}.get(r.status),
-            "verdict": r.status,
+            "verdict": r.verdict,
             "method": entry["method"],
             "witness": entry["witness"],
             "reason": entry["reason"],
             "seconds": entry["seconds"],
         })
+        if r.verdict == TESTED:  # evidence, not a proof: what was tested goes with it
+            props[-1]["tested"] = tested_evidence(r)
     out = {"variant": variant.describe(), "properties": props, "exit_code": exit_code(results)}
     skipped = not_applicable(variant)
     if skipped:  # stated by the chapter, meaningless for this file: said so, never silently proved
@@ -95,12 +101,14 @@ def format_results(variant: Variant, results, seconds: float) -> str:
         detail = r.method
         if r.witness_text and r.status != PROVED or (r.status == PROVED and r.claim.kind == "not-in-general"):
             detail = f"witness {r.witness_text}" if r.witness_text else detail
-        lines.append(f"{key:<{width}}  {_HOLDS[r.status]:<5}  {r.status:<8}  {r.seconds:7.3f}  {detail}")
+        if r.verdict == TESTED:
+            detail = tested_summary(r) or detail
+        lines.append(f"{key:<{width}}  {_HOLDS[r.status]:<5}  {r.verdict:<8}  {r.seconds:7.3f}  {detail}")
         if r.status != PROVED and r.reason:
             lines.append(f"{'':<{width}}    -> {r.reason}")
     for key, why in not_applicable(variant):
         lines.append(f"{key:<{width}}  {'-':<5}  {'n/a':<8}  {'':>7}  {why}")
-    kept = [_property_key(r) for r in results if r.status == PROVED]
+    kept = [_property_key(r) for r in results if r.status == PROVED]  # a tested kernel is kept, said so above
     lost = [_property_key(r) for r in results if r.status == REFUTED]
     lines.append(f"keeps: {', '.join(kept) or '-'}; loses: {', '.join(lost) or '-'} ({seconds:.2f} s)")
     # the title, the file name and reasons quoting formulas come from the file: no escape sequence

@@ -45,8 +45,9 @@ import sympy as sp
 
 from .._errors import VariantFileError
 from .._io import read_input_file
-from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, LAYER_PATTERN, LAYER_THETA, MROPE, MROPE_DEFAULT,
-                        ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
+from .._text import did_you_mean
+from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, INERT_UNREAD, LAYER_PATTERN,
+                        LAYER_THETA, MROPE, MROPE_DEFAULT, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._formula import parse_formula
 from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
 
@@ -83,6 +84,13 @@ def _read(source: str) -> Mapping:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
+    return loads_config(text, source)
+
+
+def loads_config(text: str, source: str = "<text>") -> Mapping:
+    """The parsed JSON of a model config's text (finite numbers only); ``source`` names it in errors."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise VariantFileError(f"{source}: more than {MAX_CONFIG_BYTES} characters; a model config is smaller")
 
     def refuse_constant(name):
         raise ValueError(f"non-finite number {name}")
@@ -96,7 +104,7 @@ def _read(source: str) -> Mapping:
     return data
 
 
-def load_model_config(path_or_dict, regime: str | None = None) -> Variant:
+def load_model_config(path_or_dict: str | os.PathLike | Mapping, regime: str | None = None) -> Variant:
     """The :class:`Variant` of a model config: a ``config.json`` path or the parsed dict.
 
     A model whose layers use several rotary maps (Gemma 3, ModernBERT, SmolLM3, Llama 4, Cohere2) needs
@@ -217,7 +225,7 @@ class ModelRope:
                 and self.output_order is None and self.mrope_section is None)
 
 
-def load_model(path_or_dict) -> ModelRope:
+def load_model(path_or_dict: str | os.PathLike | Mapping) -> ModelRope:
     """Every rotary regime of a model config (a ``config.json`` path or the parsed dict)."""
     if isinstance(path_or_dict, Mapping):
         return parse_model(path_or_dict, "<config>")
@@ -277,10 +285,11 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
         cfg = _Config(text, source, where)
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         shown = repr(model_type)[:60] if model_type is not None else "missing"
-        raise cfg.fail("model_type", f"{shown} is not a supported family; supported: "
-                                     f"{', '.join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))}")
+        supported = sorted(set(FAMILIES) | set(TEXT_CONFIGS))
+        hint = did_you_mean(model_type, supported) if isinstance(model_type, str) else ""
+        raise cfg.fail("model_type", f"{shown} is not a supported family; supported: {', '.join(supported)}{hint}")
     family = FAMILIES[model_type]
-    _refuse_unread_keys(cfg, family, model_type)
+    unread_notes = _refuse_unread_keys(cfg, family, model_type)
     # a size the config leaves out is the config class's default, as in HF
     aliases = _GPTJ_ALIASES if family.head == "gptj" else {}
     absent = {k: v for k, v in zip(CLASS_DEFAULT_KEYS, CLASS_DEFAULTS[model_type])
@@ -291,7 +300,19 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
         note = (f"absent from the config, HF's {model_type} config class defaults: "
                 + ", ".join(f"{k} {v}" for k, v in absent.items()))
         model = dataclasses.replace(model, notes=(note,) + model.notes)
+    if unread_notes:  # in the model's notes and in each regime's table, which a one-regime model prints
+        regimes = tuple(r if r.variant is None else dataclasses.replace(r, variant=_noted(r.variant, unread_notes))
+                        for r in model.regimes)
+        model = dataclasses.replace(model, regimes=regimes, notes=tuple(unread_notes) + model.notes)
     return model
+
+
+def _noted(variant: Variant, notes) -> Variant:
+    """``variant`` with ``notes`` after its own; the notes change no value: the tables computed while
+    validating are kept."""
+    noted = dataclasses.replace(variant, notes=tuple(variant.notes) + tuple(notes))
+    noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
+    return noted
 
 
 #: GPT-J's config names for the sizes (its attribute_map)
@@ -304,13 +325,24 @@ def _reads(family: Family) -> frozenset:
     return keys | ({family.partial} if family.partial else set())
 
 
-def _refuse_unread_keys(cfg: _Config, family: Family, model_type: str) -> None:
-    """A key that looks like it changes the rotary map and that this family's row does not read: exit 2."""
+def _refuse_unread_keys(cfg: _Config, family: Family, model_type: str) -> list:
+    """A key that looks like it changes the rotary map and that this family's row does not read: exit 2,
+    unless its value is the one that cannot change the map (:data:`INERT_UNREAD`); the notes saying so."""
     known = _reads(family)
+    notes = []
     for key in cfg.data:
         if isinstance(key, str) and ROPE_LIKE.search(key) and key not in known:
+            value = cfg.data[key]
+            if key in INERT_UNREAD and value is INERT_UNREAD[key]:
+                notes.append(f"{cfg.prefix}{key} = {json.dumps(value)}: not read by HF's {model_type}; this value "
+                             "leaves the rotary map as HF applies it")
+                continue
+            inert = (f"; {key} is accepted as {json.dumps(INERT_UNREAD[key])} only, the value that cannot change "
+                     "the map" if key in INERT_UNREAD else "")
             raise cfg.fail(key, f"is a rope/position key HF's {model_type} reading here does not follow; refused "
-                                f"rather than ignored (this family reads: {', '.join(sorted(known))})")
+                                f"rather than ignored (this family reads: {', '.join(sorted(known))}){inert}"
+                                f"{did_you_mean(key, known)}")
+    return notes
 
 
 class _Reader:
@@ -571,7 +603,7 @@ class _Reader:
             rope_type = "default"  # HF's Qwen2-VL text config: mrope is the default frequencies, by band
         if rope_type not in ROPE_TYPES:
             raise cfg.fail(type_key, f"rope type {str(rope_type)[:40]!r} is not supported; supported: "
-                                     f"{', '.join(ROPE_TYPES)}")
+                                     f"{', '.join(ROPE_TYPES)}{did_you_mean(rope_type, ROPE_TYPES)}")
         if not family.scaling and rope_type != "default":
             raise cfg.fail(type_key, f"HF's {model_type} reads no rope scaling; expected no {where} "
                                      f"(got rope type {rope_type!r})")
@@ -585,7 +617,7 @@ class _Reader:
             if key not in allowed:
                 raise cfg.fail(prefix + str(key)[:60], f"is not a parameter HF reads for rope_type {rope_type!r}; "
                                                        f"refused rather than ignored (expected some of "
-                                                       f"{', '.join(sorted(allowed))})")
+                                                       f"{', '.join(sorted(allowed))}){did_you_mean(key, allowed)}")
         notes = []
         rotary_dim, width_note = self.rotary_dim(rope, prefix, head)
         if rotary_dim < 2 or rotary_dim % 2:

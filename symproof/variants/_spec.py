@@ -106,7 +106,9 @@ import sympy as sp
 
 from .._errors import VariantFileError
 from .._io import read_input_file
+from .._text import did_you_mean
 from ..encodings import rotation
+from ._domain import check_defined
 from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, LookupBase, lookup_table, parse_formula
 
 if sys.version_info >= (3, 11):
@@ -621,14 +623,21 @@ def _rows_text(rows):
 # -- loading ------------------------------------------------------------------------------------
 
 
-def load_variant(path) -> Variant:
+def load_variant(path: str | os.PathLike) -> Variant:
     """Read and validate a variant description file (TOML): a regular file of at most 1 MB."""
     raw = read_input_file(path, error=VariantFileError)
     source = os.fspath(path)
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise VariantFileError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    return loads_variant(text, source)
+
+
+def loads_variant(text: str, source: str = "<text>") -> Variant:
+    """Validate the text of a variant description (TOML) into a :class:`Variant`; ``source`` names it in errors."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise VariantFileError(f"{source}: not valid TOML ({err})") from None
     except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
@@ -652,7 +661,8 @@ class _Reader:
         for key, value in table.items():
             full = f"{prefix}{key}"
             if key not in schema:
-                raise VariantFileError(f"{self.source}: unknown key '{full}'; expected one of {sorted(schema)}")
+                raise VariantFileError(f"{self.source}: unknown key '{full}'{did_you_mean(key, schema)}; "
+                                       f"expected one of {sorted(schema)}")
             wanted = schema[key]
             types = wanted if isinstance(wanted, tuple) else (wanted,)
             if isinstance(value, bool) != (wanted is bool) or not isinstance(value, types):
@@ -694,7 +704,7 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         raise reader.fail("name", f"expected lower-case letters, digits, '-' or '_' (it becomes part of "
                                   f"the property IDs), got {name!r}")
     if kind not in KINDS:
-        raise reader.fail("kind", f"expected one of {list(KINDS)}, got {kind!r}")
+        raise reader.fail("kind", f"expected one of {list(KINDS)}, got {kind!r}{did_you_mean(kind, KINDS)}")
 
     fields: dict = {"name": name, "kind": kind, "title": data.get("title", name),
                     "description": data.get("description", ""), "source": source}
@@ -702,7 +712,8 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         if data["positions"] in CONTENT_POSITIONS:
             raise reader.fail("positions", CONTENT_REFUSAL)
         if data["positions"] not in POSITION_DOMAINS:
-            raise reader.fail("positions", f"expected one of {list(POSITION_DOMAINS)}, got {data['positions']!r}")
+            raise reader.fail("positions", f"expected one of {list(POSITION_DOMAINS)}, got {data['positions']!r}"
+                                           f"{did_you_mean(data['positions'], POSITION_DOMAINS)}")
         fields["positions"] = data["positions"]
     for table in _TABLES:
         if table in data and table not in _KIND_TABLES[kind]:
@@ -734,7 +745,8 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
             f"'{name}' = {meaning}" for name, meaning in PAIRING_MEANINGS.items()))
     pairing = data.get("pairing", "adjacent")
     if pairing not in PAIRINGS[kind]:
-        raise reader.fail("pairing", f"expected one of {list(PAIRINGS[kind])} for kind = {kind!r}, got {pairing!r}")
+        raise reader.fail("pairing", f"expected one of {list(PAIRINGS[kind])} for kind = {kind!r}, got {pairing!r}"
+                                     f"{did_you_mean(pairing, PAIRINGS[kind])}")
     fields.update(width=width, rotated_width=rotated, pairing=pairing)
 
     if "length" in data:
@@ -861,7 +873,7 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
     table = data["frequencies"]
     rule = table.get("rule", "per_axis" if "per_axis" in table else "geometric")
     if rule not in RULES:
-        raise reader.fail("frequencies.rule", f"expected one of {list(RULES)}, got {rule!r}")
+        raise reader.fail("frequencies.rule", f"expected one of {list(RULES)}, got {rule!r}{did_you_mean(rule, RULES)}")
     fields["rule"] = rule
     names = _width_names(fields["params"])
     if fields.get("length_threshold") is not None:
@@ -1117,10 +1129,14 @@ def _parse_bias(reader: _Reader, data: Mapping, fields: dict) -> None:
     # build the bias once symbolically and once at a concrete point: a formula refused there (a table
     # indexed outside its values, a value too large) fails at load time, with its key
     i, j = sp.symbols("i j", integer=True)
-    for point in ((i, j), (sp.Integer(1), sp.Integer(0))):
-        variant.bias_at(*point, variant.exact_value(0), 0)
-        if variant.equivalent_bias is not None:
-            variant.equivalent_bias_at(*point, variant.exact_value(0), 0)
+    variant.bias_at(i, j, variant.exact_value(0), 0)
+    if variant.equivalent_bias is not None:
+        variant.equivalent_bias_at(i, j, variant.exact_value(0), 0)
+    # a table read outside its entries, a log of 0...: refused with the positions and the fix, as for
+    # every kind (one rule, not a bias-only build at one point)
+    check_defined(variant)
+    if variant.equivalent_bias is not None:
+        variant.equivalent_bias_at(sp.Integer(1), sp.Integer(0), variant.exact_value(0), 0)
 
 
 def sample_indices(count: int) -> list:
@@ -1182,6 +1198,7 @@ def _validate_values(reader: _Reader, variant: Variant) -> None:
         factor = variant.factor.build(variant.width_env())
         if factor.is_extended_real is not True:
             raise reader.fail("attention.factor", f"gives {factor}; expected a real number")
+    check_defined(variant)
 
 
 def _validate_relative(reader: _Reader, variant: Variant) -> None:

@@ -46,13 +46,22 @@ class _Gate:
 sys.meta_path.insert(0, _Gate())
 '''
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+#: the console script's entry point as pyproject.toml declares it ("module:function")
+ENTRY = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]["symproof"]
+
+# what pip writes for that entry point
 SCRIPT = '''import re
 import sys
-from symproof._cli import main
+from {module} import {function}
 if __name__ == "__main__":
     sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
-    sys.exit(main())
-'''
+    sys.exit({function}())
+'''.format(module=ENTRY.partition(":")[0], function=ENTRY.partition(":")[2])
 
 
 def _launchers(tmp_path) -> dict:

@@ -144,11 +144,14 @@ def test_autograd_gives_the_transposed_rotation(modules, torch, name):
     assert torch.allclose(leaf.grad, module.backward(weight, positions), rtol=0, atol=1e-12)
 
 
-def test_a_cpu_tensor_outside_the_interpreter_is_refused(torch, tmp_path, monkeypatch, load_module):
+@pytest.mark.parametrize("off", ["0", "off", "false", "no"])
+def test_a_cpu_tensor_outside_the_interpreter_is_refused(torch, tmp_path, monkeypatch, load_module, off):
+    """Outside the interpreter as Triton reads TRITON_INTERPRET (``off`` is off, not a non-empty "on")."""
     _triton_or_skip()
-    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    monkeypatch.setenv("TRITON_INTERPRET", off)
     (path,) = export_kernel("rope", "triton", tmp_path, verify=False, **CONFIGS["half"])
-    module = load_module(path, "exported_triton_no_interpreter")
+    module = load_module(path, f"exported_triton_no_interpreter_{off}")
+    assert not module.INTERPRETED
     x, positions = _data(torch, "half", "Td")
     with pytest.raises(ValueError, match="runs on a GPU tensor, or on the CPU in Triton's interpreter"):
         module.apply(x, positions)

@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from symproof import claim
-from symproof._cli import main
+from symproof._cli import COMMANDS, main
 from symproof.claims import _claim as claim_module
 from symproof.claims import _verify as verify_module
 
@@ -90,11 +90,16 @@ def test_verify_unknown_pattern_is_an_error(claims, capsys):
     assert err.startswith("symproof verify: error: no claim matches 'no.such.claim'; known IDs start with")
 
 
-def test_no_command_is_a_usage_error(capsys):
+def test_no_command_prints_the_help_as_a_usage_error(capsys):
+    """argparse's convention for a missing required argument: exit 2, on stderr; the help is all of it."""
     with pytest.raises(SystemExit) as caught:
         main([])
     assert caught.value.code == ERROR
-    assert "the following arguments are required: COMMAND" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: symproof")
+    assert err.rstrip().endswith("error: the following arguments are required: COMMAND")
+    for name in COMMANDS:  # every subcommand listed with its help line
+        assert f"    {name}" in err
 
 
 def _run(*args):

@@ -1,0 +1,85 @@
+"""The command line's help says what the code does: every "(default: X)" is the default the code uses,
+and ``check --budget`` is, as its help says, the budget of each property."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from symproof._cli import build_parser
+
+DEFAULT = re.compile(r"\(default:? ([^;)]*)")
+
+
+def _code_default_of_none():
+    """(command, option) -> the value the code uses when the option is not given (argparse's default None)."""
+    from symproof._audit._probe import PROBE_SECONDS
+    from symproof.kernels import RopeConfig
+
+    return {
+        ("export", "dtype"): RopeConfig.__dataclass_fields__["dtype"].default,
+        ("audit", "timeout"): PROBE_SECONDS,
+    }
+
+
+#: options whose help states the default in words rather than as a value
+IN_WORDS = {("verify", "ids"): "all", ("report", "only"): "all", ("export", "rotary_dim"): "all of --head-dim"}
+
+
+def _stated_defaults():
+    parser = build_parser()
+    for command, child in parser.subcommands.items():
+        for action in child._actions:
+            found = DEFAULT.search(action.help or "")
+            if found:
+                yield command, action.dest, found.group(1).strip(), action.default
+
+
+STATED = list(_stated_defaults())
+
+
+def _same(stated: str, value) -> bool:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(stated) == float(value)
+    return stated.rstrip("/") == str(value).rstrip("/")
+
+
+def test_the_help_states_defaults():
+    assert len(STATED) >= 10  # the table below is not empty by accident
+
+
+@pytest.mark.parametrize("command, dest, stated, default", STATED, ids=[f"{c} {d}" for c, d, _, _ in STATED])
+def test_every_stated_default_is_the_codes(command, dest, stated, default):
+    if (command, dest) in IN_WORDS:
+        assert default is None and stated == IN_WORDS[command, dest]
+        return
+    if default is None:
+        default = _code_default_of_none()[command, dest]
+    assert _same(stated, default), (command, dest, stated, default)
+
+
+def test_check_budget_default_is_the_checks_constant():
+    from symproof.variants._main import CHECK_BUDGET
+
+    budget = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "budget")
+    assert budget.default == CHECK_BUDGET
+
+
+def test_check_budget_is_per_property_as_the_help_says(monkeypatch):
+    """Each property gets the whole --budget (not one budget shared by all): what the help promises."""
+    from symproof.variants import _check, load_variant, shipped_variants
+
+    budget = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "budget")
+    assert "each property" in budget.help and "all the properties" not in budget.help
+    granted = []
+    real = _check.cpu_budget
+
+    def recording(seconds, what):
+        granted.append((seconds, what))
+        return real(seconds, what)
+
+    monkeypatch.setattr(_check, "cpu_budget", recording)
+    results = _check.check_variant(load_variant(shipped_variants()["xpos"]), budget=7.0, kernel_targets={"numpy"})
+    assert [seconds for seconds, _ in granted] == [7.0] * len(results)
+    assert len({what for _, what in granted}) == len(results)  # one per property
