@@ -30,6 +30,7 @@ _LAZY = {
     **dict.fromkeys(("Step", "Verdict", "find_witness", "prove_equal"), "prover"),
     **dict.fromkeys(("Variant", "check_variant", "load_model", "load_model_config", "load_variant"), "variants"),
     **dict.fromkeys(("AuditResult", "audit"), "_audit"),
+    "checklist": "checklist",
     **dict.fromkeys(("verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult"), "_api"),
 }
 

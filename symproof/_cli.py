@@ -61,6 +61,15 @@ def _cmd_audit(args) -> int:
     return main_audit(args)
 
 
+def _cmd_checklist(args) -> int:
+    try:
+        from .checklist import main_checklist
+    except ImportError as err:  # torch and transformers are optional: say which is missing, in one line
+        raise SymproofError(f"symproof checklist needs torch and transformers installed ({err})") from None
+
+    return main_checklist(args)
+
+
 _FORCE_HELP = ("replace a file with an output's name that symproof did not write (by default such a file "
                "is refused, exit 2; symlinks, folders and special files are refused even so)")
 _UNPROVED_HELP = ("write the kernel even when a property it rests on is not proved (refuted or unknown); its "
@@ -207,6 +216,20 @@ COMMANDS = {
        "forward_native(positions, query, key). WARNING: FILE.py is imported, which runs the code in it (in a "
        "child process, with a time limit). Exit 0: equivalent (or equivalent after re-laying Wq/Wk), 1: differs, "
        "2: invalid input."),
+    "checklist": Command(_cmd_checklist, "run the chapter's checklist (left padding, packing, KV cache, shift, "
+                                         "reload) on a transformers model built from its config", (
+        (("path",), dict(metavar="PATH", help="a config.json, a local checkpoint folder holding one, or the name of a "
+                                              "shipped model config (`symproof examples` lists them)")),
+        (("--only",), dict(nargs="*", default=None, metavar="ITEM",
+                           help="items to run: left_padding, packing, kv_cache, shift, reload, configured_map "
+                                "(default: all)")),
+        (("--attn",), dict(choices=("eager", "sdpa"), default=None,
+                           help="attention implementation of the model: {choices} (default: sdpa in float64, "
+                                "else eager in float32: eager in float64 turns fully masked pad rows into NaN)")),
+        (("--json",), dict(action="store_true", help="print one JSON object instead of a table")),
+    ), "The model is built with seeded small random weights (sizes that do not enter positions shrunk; layers, "
+       "head width, rope parameters and layer pattern kept), float64 where it builds; no network. Exit 0 when "
+       "every item holds or does not apply, 1 when one fails (with its witness), 2 for invalid input."),
     "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
                         "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
                         "--like NAME`.", loads=()),

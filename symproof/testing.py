@@ -7,6 +7,9 @@
     def test_our_rope_is_llama_3():
         assert_rope_matches("our_model/rope.py:precompute_freqs_cis", "config.json")
 
+    def test_our_model_keeps_positions():
+        assert_checklist(our_model)  # left padding, packing, KV cache, shift, reload
+
 ``target`` and ``like`` are those of :func:`symproof.audit`, and so are the
 keyword arguments naming the convention (``apply=``, ``table=``, ``call=``,
 ``layout=``, ``dtype=``, ``seq_len=``, ``head_dim=``, ``probe_seconds=``).
@@ -14,7 +17,14 @@ keyword arguments naming the convention (``apply=``, ``table=``, ``call=``,
 
 from __future__ import annotations
 
-__all__ = ["assert_rope_matches"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+    from .checklist import ChecklistResult
+
+__all__ = ["assert_rope_matches", "assert_checklist"]
 
 
 def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention):
@@ -35,3 +45,18 @@ def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention)
     if result.verdict == "equivalent" or (relayout_ok and result.verdict == "equivalent_after_relayout"):
         return result
     raise AssertionError("the rotary code is not the declared model\n" + result.summary())
+
+
+def assert_checklist(model: "torch.nn.Module", **options: Any) -> "ChecklistResult":
+    """Run the chapter's checklist on ``model``; raise ``AssertionError`` with every failing item's witness.
+
+    ``model`` is a ``torch.nn.Module`` following the transformers calling convention; ``options`` are those
+    of :func:`symproof.checklist` (``only=``, ``cache_factory=``).  Returns the result when no item fails.
+    """
+    __tracebackhide__ = True
+    from .checklist import checklist
+
+    result = checklist(model, **options)
+    if result.passed:
+        return result
+    raise AssertionError("the model fails the checklist\n" + result.summary())
