@@ -63,7 +63,9 @@ _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_
            "ffn_hidden_size": 32, "vocab_size": 512, "num_experts": 4, "n_routed_experts": 4,
            "num_local_experts": 4, "moe_num_experts": 4, "num_experts_per_tok": 2, "moe_k": 2, "moe_topk": 2,
            "top_k": 2, "n_group": 1, "topk_group": 1, "kv_lora_rank": 16, "q_lora_rank": 16, "n_shared_experts": 1,
-           "num_shared_experts": 1}
+           "num_shared_experts": 1, "linear_num_key_heads": 2, "linear_num_value_heads": 2,
+           "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
+           "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1}
 
 
 def transformers_available() -> bool:
@@ -95,6 +97,7 @@ class Identified:
     head: int
     data: dict  # the text config as HF resolved it (to_dict)
     layers: tuple  # LayerMap per decoder layer
+    recorded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)  # layer: (T, d, d) maps
 
 
 def _hf_config(data: Mapping, source: str, model_type: str):
@@ -382,7 +385,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     class_name, count, recorder = _run(text, head, source, model_type)
     layer_types = getattr(text, "layer_types", None)
     pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
-    maps = []
+    maps, recorded_maps = [], {}
     for layer in range(count):
         calls = recorder.calls.get(layer, [])
         if layer in recorder.inline:
@@ -421,6 +424,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                 raise fail(f"layer {layer}: pair {r} at position {PROBE_POSITIONS[t]}: {what} {float(got[t, r])!r} "
                            f"is not HF's reference {float(want[t, r])!r} for rope table {str(table)[:80]}")
         maps.append(LayerMap(width, pairing, tuple(sorted(table.items(), key=lambda kv: kv[0])), partial))
+        recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
     if any(m.width == 0 for m in maps) and not pattern:
@@ -428,7 +432,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
                    "refused rather than read as NoPE")
     return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
-                      tuple(maps))
+                      tuple(maps), recorded_maps)
 
 
 def read_through_transformers(data: Mapping, source: str, model_type: str):

@@ -353,6 +353,10 @@ def _refuse_unread_keys(cfg: _Config, family: Family, model_type: str) -> list:
     for key in cfg.data:
         if isinstance(key, str) and ROPE_LIKE.search(key) and key not in known:
             value = cfg.data[key]
+            written = dict(family.written).get(key)
+            if written is not None:
+                notes.append(f"{cfg.prefix}{key} = {json.dumps(value)[:40]}: {written}; it cannot change the map")
+                continue
             if key in INERT_UNREAD and value is INERT_UNREAD[key]:
                 notes.append(f"{cfg.prefix}{key} = {json.dumps(value)}: not read by HF's {model_type}; this value "
                              "leaves the rotary map as HF applies it")
