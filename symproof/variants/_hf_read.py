@@ -75,7 +75,8 @@ def transformers_available() -> bool:
 
 
 def _fail(source: str, model_type: str, what: str) -> VariantFileError:
-    return VariantFileError(f"{source}: model_type {model_type!r}: read through transformers: {what}"[:400])
+    """What did not fit; the caller says which config and model type (see :func:`read_through_transformers`)."""
+    return VariantFileError(what[:300])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -437,9 +438,20 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
 
 def read_through_transformers(data: Mapping, source: str, model_type: str):
     """The :class:`ModelRope` of a config whose model type has no row, identified through transformers."""
+    import transformers
+
+    from ._families import FAMILIES, TEXT_CONFIGS
     from ._model_config import model_from_identified
 
-    return model_from_identified(identify(data, source, model_type), source)
+    try:
+        return model_from_identified(identify(data, source, model_type), source)
+    except VariantFileError as err:
+        reason = str(err)
+        reason = reason[len(source) + 2:] if reason.startswith(f"{source}: ") else reason
+        supported = ", ".join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))
+        raise VariantFileError(f"{source}: key 'model_type': {str(model_type)[:60]!r} has no row in the family "
+                               f"table (supported: {supported}), and reading it through transformers "
+                               f"{transformers.__version__} did not identify its rotary map: {reason}") from None
 
 
 def identified_row(identified: Identified) -> str:

@@ -911,8 +911,7 @@ def model_from_identified(identified, source: str) -> ModelRope:
         variant = reader.variant(identified.head, m.pairing, family.how, "head_dim as HF resolved it", None,
                                  len(distinct) > 1 and names[m])
         if variant.rotated_width != m.width or variant.pairing != m.pairing:
-            raise VariantFileError(f"{source}: model_type {identified.model_type!r}: read through transformers: "
-                                   f"HF rotates {m.width} coordinates ({m.pairing} pairs), the reader of the rope "
+            raise VariantFileError(f"HF rotates {m.width} coordinates ({m.pairing} pairs), the reader of the rope "
                                    f"table gives {variant.rotated_width} ({variant.pairing}); refused")
         noted = dataclasses.replace(variant, notes=(origin,) + variant.notes)
         # the note changes no value: keep the tables computed while validating
