@@ -98,6 +98,7 @@ def main():
 
     transformers.logging.set_verbosity_error()
     from symproof.variants._families import FAMILIES, TEXT_CONFIGS
+    from symproof import VariantFileError
     from symproof.variants._hf_read import identify
     from symproof.variants._model_config import load_model, model_from_identified
 
@@ -117,8 +118,11 @@ def main():
                     model = load_model({"model_type": model_type})
                     entry.update(verdict="accepted", via="row", regimes=list(model.names))
                 else:
-                    identified = identify({"model_type": model_type}, "<config>", model_type)
-                    model = model_from_identified(identified, "<config>")
+                    try:
+                        identified = identify({"model_type": model_type}, "<config>", model_type)
+                        model = model_from_identified(identified, "<config>")
+                    except Exception as err:  # noqa: BLE001 -- as read_through_transformers refuses it
+                        raise VariantFileError(f"{type(err).__name__}: {str(err)[:280]}") from None
                     excess = compare(identified, model, os.path.join(tmp, str(k)))
                     entry.update(verdict="accepted" if excess <= 0 else "WRONG", via="transformers",
                                  regimes=list(model.names), excess=excess, text_type=identified.text_type)

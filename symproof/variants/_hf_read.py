@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import re
 from typing import Mapping
 
@@ -85,7 +86,7 @@ class LayerMap:
 
     width: int
     pairing: str | None = None
-    table: tuple = ()  # the rope table (sorted items) of the candidate
+    table: str = "{}"  # the rope table of the candidate, as sorted JSON
     partial: float = 1.0
 
 
@@ -256,13 +257,18 @@ def _run(text, head: int, source: str, model_type: str):
     count = getattr(small, "num_hidden_layers", None)
     if not isinstance(count, int) or count < 1:
         raise _fail(source, model_type, "the text config has no num_hidden_layers")
-    try:
-        with torch.random.fork_rng():
-            torch.manual_seed(0)
-            model = transformers.AutoModel.from_config(small, dtype=torch.float64)
-    except Exception as err:  # noqa: BLE001
-        raise _fail(source, model_type, f"HF could not build the text model ({type(err).__name__}: "
-                                        f"{str(err).splitlines()[0][:160] if str(err) else ''})") from None
+    model, errors = None, []
+    # the text model (AutoModel); a text config only a causal-LM head is registered for: that model
+    for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
+        try:
+            with torch.random.fork_rng():
+                torch.manual_seed(0)
+                model = auto.from_config(small, dtype=torch.float64)
+            break
+        except Exception as err:  # noqa: BLE001 -- any failure of HF's own build is this config's refusal
+            errors.append(f"{type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}")
+    if model is None:
+        raise _fail(source, model_type, f"HF could not build the text model ({errors[0]})")
     model.eval()
     module = importlib.import_module(type(model).__module__)
     layers = _decoder_layers(model, count)
@@ -424,7 +430,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                 t, r = [int(v) for v in (got != want).nonzero()[0]]
                 raise fail(f"layer {layer}: pair {r} at position {PROBE_POSITIONS[t]}: {what} {float(got[t, r])!r} "
                            f"is not HF's reference {float(want[t, r])!r} for rope table {str(table)[:80]}")
-        maps.append(LayerMap(width, pairing, tuple(sorted(table.items(), key=lambda kv: kv[0])), partial))
+        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial))
         recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
@@ -443,15 +449,21 @@ def read_through_transformers(data: Mapping, source: str, model_type: str):
     from ._families import FAMILIES, TEXT_CONFIGS
     from ._model_config import model_from_identified
 
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # HF's warnings about its own class defaults are not the user's
     try:
         return model_from_identified(identify(data, source, model_type), source)
-    except VariantFileError as err:
-        reason = str(err)
+    except Exception as err:  # noqa: BLE001 -- whatever HF's code raises on this config is its one-line refusal
+        reason = str(err).splitlines()[0][:300] if str(err) else ""
+        if not isinstance(err, VariantFileError):
+            reason = f"transformers raised {type(err).__name__}: {reason}"
         reason = reason[len(source) + 2:] if reason.startswith(f"{source}: ") else reason
         supported = ", ".join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))
         raise VariantFileError(f"{source}: key 'model_type': {str(model_type)[:60]!r} has no row in the family "
                                f"table (supported: {supported}), and reading it through transformers "
                                f"{transformers.__version__} did not identify its rotary map: {reason}") from None
+    finally:
+        transformers.logging.set_verbosity(verbosity)
 
 
 def identified_row(identified: Identified) -> str:
@@ -462,3 +474,29 @@ def identified_row(identified: Identified) -> str:
                     f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
                     f"# rotated width {m.width} of {identified.head}")
     return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    """``python -m symproof.variants._hf_read CONFIG.json``: the family-table row a config's type is read as."""
+    import sys
+
+    from ._model_config import _read
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m symproof.variants._hf_read CONFIG.json", file=sys.stderr)
+        return 2
+    try:
+        data = _read(args[0])
+        model_type = data.get("model_type") if isinstance(data, Mapping) else None
+        if not isinstance(model_type, str):
+            raise VariantFileError(f"{args[0]}: key 'model_type': expected a model type name")
+        print(identified_row(identify(data, args[0], model_type)))
+    except Exception as err:  # noqa: BLE001 -- one line, whatever HF raised
+        print(f"{args[0]}: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

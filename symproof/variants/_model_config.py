@@ -904,7 +904,7 @@ def model_from_identified(identified, source: str) -> ModelRope:
         family = Family(identified.class_name, pairing=m.pairing,
                         how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded",
                         partial="partial_rotary_factor", default_partial=1.0)
-        data = {"head_dim": identified.head, "rope_parameters": dict(m.table), "partial_rotary_factor": m.partial,
+        data = {"head_dim": identified.head, "rope_parameters": json.loads(m.table), "partial_rotary_factor": m.partial,
                 "max_position_embeddings": text.get("max_position_embeddings") or 2048}
         reader = _Reader(_Config(data, source), family, identified.text_type)
         reader.layer_names = layer_names
