@@ -59,6 +59,8 @@ _INLINE = re.compile(r"^(rotate_half|rotate_every_two|_rotate_half)$")
 #: config keys that state a per-layer pattern, under which a layer without rotation is NoPE by design
 _LAYER_PATTERN_KEY = re.compile(r"no_?rope|nope|use_rope|rope_layers|layer_types|sliding_window_pattern|"
                                 r"attn_every|interval")
+#: the most parameters a shrunk model may have (float64: 8 bytes each)
+MAX_PARAMETERS = 40_000_000
 #: shrunk sizes (they never enter the position map); keys absent from a config class are not added
 _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
            "ffn_hidden_size": 32, "vocab_size": 512, "num_experts": 4, "n_routed_experts": 4,
@@ -66,7 +68,8 @@ _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_
            "top_k": 2, "n_group": 1, "topk_group": 1, "kv_lora_rank": 16, "q_lora_rank": 16, "n_shared_experts": 1,
            "num_shared_experts": 1, "linear_num_key_heads": 2, "linear_num_value_heads": 2,
            "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
-           "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1}
+           "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1,
+           "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16}
 
 
 def transformers_available() -> bool:
@@ -258,6 +261,19 @@ def _run(text, head: int, source: str, model_type: str):
     if not isinstance(count, int) or count < 1:
         raise _fail(source, model_type, "the text config has no num_hidden_layers")
     model, errors = None, []
+    # count the parameters on the meta device first: a size the shrinking does not know must not fill memory
+    for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
+        try:
+            with torch.device("meta"):
+                sized = auto.from_config(small, dtype=torch.float64)
+            params = sum(p.numel() for p in sized.parameters())
+            del sized
+            break
+        except Exception:  # noqa: BLE001 -- the real build below says why
+            params = 0
+    if params > MAX_PARAMETERS:
+        raise _fail(source, model_type, f"the shrunk text model still has {params} parameters (more than "
+                                        f"{MAX_PARAMETERS}): a size it keeps is not one the reading knows to shrink")
     # the text model (AutoModel); a text config only a causal-LM head is registered for: that model
     for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
         try:

@@ -68,15 +68,21 @@ TYPES = {
 }
 
 
-def _hf_rotate(text_config, x, positions):
-    """HF's rotation of ``x`` (B, T, D) by the type's own rotary class and apply_rotary_pos_emb."""
+def _hf_rotate(text_config, x, positions, layer):
+    """HF's rotation of ``x`` (B, T, D) in decoder layer ``layer`` by the type's own rotary class and
+    apply_rotary_pos_emb (a rotary class with one table per layer type is given the layer's type)."""
+    import inspect
+
     import torch
 
     modeling = importlib.import_module(type(text_config).__module__.replace(".configuration_", ".modeling_"))
     prefix = type(text_config).__name__[: -len("Config")]
     rotary = getattr(modeling, f"{prefix}RotaryEmbedding")(text_config)
     q = torch.tensor(x, dtype=torch.float32)[:, None]
-    cos, sin = rotary(q, torch.tensor(positions))
+    kwargs = {}
+    if "layer_type" in inspect.signature(rotary.forward).parameters:
+        kwargs["layer_type"] = text_config.layer_types[layer]
+    cos, sin = rotary(q, torch.tensor(positions), **kwargs)
     rotated, _ = modeling.apply_rotary_pos_emb(q, q, cos, sin)
     return rotated[:, 0].double().numpy()
 
@@ -107,10 +113,10 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
     module = _module(model, tmp_path, model_type)
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, POSITIONS.shape[1], model.head_width)).astype(np.float32)
-    theirs = _hf_rotate(text, x, POSITIONS)
     for regime in model.regimes:
         if regime.variant is None:
             continue
+        theirs = _hf_rotate(text, x, POSITIONS, regime.layers[0])
         ours = module.apply(x.astype(np.float64), POSITIONS, **({"regime": regime.name} if not model.plain else {}))
         w = np.array([float(v) for v in regime.variant.frequencies_digits()])
         scale = float(attention_scaling(regime.variant))
