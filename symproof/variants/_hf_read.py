@@ -250,6 +250,22 @@ def _decoder_layers(model, count):
     return None
 
 
+def _multi_axis_rotary(model) -> str:
+    """The name of a rotary class of ``model`` whose code handles M-RoPE sections, else ``""``."""
+    import inspect
+
+    for sub in model.modules():
+        name = type(sub).__name__
+        if name.endswith("RotaryEmbedding"):
+            try:
+                code = inspect.getsource(type(sub))
+            except (OSError, TypeError):
+                return name  # code not readable: not known to be single-axis
+            if "mrope" in code.lower():
+                return name
+    return ""
+
+
 def _run(text, head: int, source: str, model_type: str):
     import importlib
 
@@ -287,6 +303,10 @@ def _run(text, head: int, source: str, model_type: str):
         raise _fail(source, model_type, f"HF could not build the text model ({errors[0]})")
     model.eval()
     module = importlib.import_module(type(model).__module__)
+    multi_axis = _multi_axis_rotary(model)
+    if multi_axis:
+        raise _fail(source, model_type, f"HF's {multi_axis} takes multi-axis (M-RoPE) positions; a forward on text "
+                                        "positions cannot tell the axes apart")
     layers = _decoder_layers(model, count)
     if layers is None:
         raise _fail(source, model_type, f"no list of {count} decoder layers in {type(model).__name__}")
