@@ -84,6 +84,9 @@ class Family:
     rope_interleave: bool | None = None  # reads rope_interleave (this default): adjacent in, [even | odd] out
     reads: frozenset = field(default_factory=frozenset)
     notes: tuple = ()  # facts about the family a reader should see with the verdicts
+    #: ``(key, why)``: keys HF's own config class writes (save_pretrained) but never reads back, so no value of
+    #: theirs can change the map: a note, not a refusal
+    written: tuple = ()
 
     @property
     def place(self) -> str:
@@ -112,7 +115,11 @@ FAMILIES: dict = {
     "gemma2": _row("Gemma2RotaryEmbedding", default_head_dim=256, layers="shared", reads=_WINDOWS,
                    notes=("gemma2: sliding and full layers alternate but share one rotary map",)),
     "gemma3_text": _row("Gemma3RotaryEmbedding", module="gemma3", default_theta=1e6, default_head_dim=256,
-                        layers="gemma3", reads=_WINDOWS | {"rope_local_base_freq", "sliding_window_pattern"}),
+                        layers="gemma3", reads=_WINDOWS | {"rope_local_base_freq", "sliding_window_pattern"},
+                        written=(("_sliding_window_pattern",
+                                  "written by HF's Gemma3TextConfig (save_pretrained) as its copy of the pattern and "
+                                  "overwritten when the config is read back (layer_types, else "
+                                  "sliding_window_pattern, decides the layers)"),)),
     "cohere": _row("CohereRotaryEmbedding", pairing="adjacent",
                    how="repeat_interleave cos/sin with an every-other rotate_half, " + _ADJ, default_theta=5e5),
     "cohere2": _row("Cohere2RotaryEmbedding", pairing="adjacent",

@@ -37,6 +37,8 @@ _HOLDS = {PROVED: "yes", REFUTED: "no", UNKNOWN: "?"}
 #: seconds of CPU time for loading a description (every bound the file format sets keeps a valid
 #: description far below it; a load that needs more is refused)
 LOAD_BUDGET = 3.0
+#: a model type read through transformers: importing it, building and running the shrunk model
+IDENTIFY_BUDGET = 300.0
 #: default seconds of CPU time for deciding all the properties (``--budget``)
 CHECK_BUDGET = 5.0
 #: the largest ``--budget`` accepted (a day)
@@ -186,11 +188,14 @@ def _main_model(args, start, budget) -> int:
     from ._model_check import check_model, check_model_target, format_model, model_as_dict, model_exit_code, \
         model_kernel
 
+    from ._model_config import reads_through_transformers
+
+    load_budget = IDENTIFY_BUDGET if reads_through_transformers(args.file) else LOAD_BUDGET
     try:
-        with cpu_budget(LOAD_BUDGET, "loading"):
+        with cpu_budget(load_budget, "loading"):
             model = load_model(args.file)
     except BudgetExhausted:
-        raise VariantFileError(f"{args.file}: loading the config takes more than {LOAD_BUDGET:g} s of CPU time "
+        raise VariantFileError(f"{args.file}: loading the config takes more than {load_budget:g} s of CPU time "
                                "(the load budget)") from None
     export_dir = getattr(args, "export", None)
     target = getattr(args, "target", "numpy")

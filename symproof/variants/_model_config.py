@@ -51,7 +51,7 @@ from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILI
 from ._formula import parse_formula
 from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
 
-__all__ = ["load_model_config", "load_model", "parse_model_config", "parse_model", "is_model_config", "FAMILIES",
+__all__ = ["model_from_identified", "reads_through_transformers", "load_model_config", "load_model", "parse_model_config", "parse_model", "is_model_config", "FAMILIES",
            "ROPE_TYPES", "MAX_CONFIG_BYTES", "attention_scaling", "scaling_note", "ModelRope", "Regime"]
 
 #: largest config file read (published configs are a few kB; LongRoPE's factor lists add ~2 kB)
@@ -233,6 +233,21 @@ def load_model(path_or_dict: str | os.PathLike | Mapping) -> ModelRope:
     return parse_model(_read(source), source)
 
 
+def reads_through_transformers(path_or_dict) -> bool:
+    """Whether the config's model type has no row and would be read through transformers (which takes
+    seconds: importing it and running the shrunk model), so a caller can give the load a larger budget."""
+    try:
+        data = path_or_dict if isinstance(path_or_dict, Mapping) else _read(os.fspath(path_or_dict))
+    except VariantFileError:
+        return False
+    model_type = data.get("model_type") if isinstance(data, Mapping) else None
+    if not isinstance(model_type, str) or model_type in FAMILIES or model_type in TEXT_CONFIGS:
+        return False
+    from ._hf_read import transformers_available
+
+    return transformers_available()
+
+
 def parse_model_config(data: Mapping, source: str = "<config>", regime: str | None = None) -> Variant:
     """The :class:`Variant` of one regime of a parsed config (see :func:`load_model_config`)."""
     chosen = parse_model(data, source).regime(regime)
@@ -283,6 +298,11 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
     if isinstance(model_type, str) and model_type in TEXT_CONFIGS:
         text, model_type, where = _text_config(cfg, model_type)
         cfg = _Config(text, source, where)
+    if isinstance(model_type, str) and model_type not in FAMILIES and where == "":
+        from ._hf_read import read_through_transformers, transformers_available
+
+        if transformers_available():
+            return read_through_transformers(data, source, model_type)
     if not isinstance(model_type, str) or model_type not in FAMILIES:
         shown = repr(model_type)[:60] if model_type is not None else "missing"
         supported = sorted(set(FAMILIES) | set(TEXT_CONFIGS))
@@ -333,6 +353,10 @@ def _refuse_unread_keys(cfg: _Config, family: Family, model_type: str) -> list:
     for key in cfg.data:
         if isinstance(key, str) and ROPE_LIKE.search(key) and key not in known:
             value = cfg.data[key]
+            written = dict(family.written).get(key)
+            if written is not None:
+                notes.append(f"{cfg.prefix}{key} = {json.dumps(value)[:40]}: {written}; it cannot change the map")
+                continue
             if key in INERT_UNREAD and value is INERT_UNREAD[key]:
                 notes.append(f"{cfg.prefix}{key} = {json.dumps(value)}: not read by HF's {model_type}; this value "
                              "leaves the rotary map as HF applies it")
@@ -863,3 +887,41 @@ def _yarn(cfg, doc, rope, prefix, notes, rotary_dim, factor, attention):
         params.update(mscale=mscale, mscale_all_dim=mscale_all_dim)
         return "(0.1 * mscale * log(factor) + 1) / (0.1 * mscale_all_dim * log(factor) + 1)"
     return "0.1 * log(factor) + 1"
+
+
+def model_from_identified(identified, source: str) -> ModelRope:
+    """The :class:`ModelRope` of a model type identified through transformers (:mod:`._hf_read`): each
+    distinct layer map is read by the same reader as a row's, from the rope table HF resolved."""
+    text = identified.data
+    origin = (f"read through transformers {identified.version}'s `{identified.class_name}` ({identified.model_type} "
+              "has no row in the family table): each layer's rotation recorded from HF's forward and identified "
+              "exactly")
+    distinct = list(dict.fromkeys(m for m in identified.layers if m.width))
+    names = {m: "rope" if len(distinct) == 1 else f"rope-{k + 1}" for k, m in enumerate(distinct)}
+    layer_names = [names[m] if m.width else "nope" for m in identified.layers]
+    regimes = []
+    for m in distinct:
+        family = Family(identified.class_name, pairing=m.pairing,
+                        how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded",
+                        partial="partial_rotary_factor", default_partial=1.0)
+        data = {"head_dim": identified.head, "rope_parameters": json.loads(m.table), "partial_rotary_factor": m.partial,
+                "max_position_embeddings": text.get("max_position_embeddings") or 2048}
+        reader = _Reader(_Config(data, source), family, identified.text_type)
+        reader.layer_names = layer_names
+        variant = reader.variant(identified.head, m.pairing, family.how, "head_dim as HF resolved it", None,
+                                 len(distinct) > 1 and names[m])
+        if variant.rotated_width != m.width or variant.pairing != m.pairing:
+            raise VariantFileError(f"HF rotates {m.width} coordinates ({m.pairing} pairs), the reader of the rope "
+                                   f"table gives {variant.rotated_width} ({variant.pairing}); refused")
+        noted = dataclasses.replace(variant, notes=(origin,) + variant.notes)
+        # the note changes no value: keep the tables computed while validating
+        noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
+        variant = noted
+        layers = tuple(i for i, n in enumerate(layer_names) if n == names[m])
+        regimes.append(Regime(names[m], layers, variant))
+    if "nope" in layer_names:
+        regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
+    notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
+    stem = _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else identified.model_type)
+    return ModelRope(identified.text_type, source, stem, identified.head, 0, None, None, tuple(regimes),
+                     tuple(layer_names), notes)

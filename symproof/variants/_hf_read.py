@@ -1,0 +1,538 @@
+"""A model type with no row in the family table, read through transformers' own code.
+
+When transformers is installed, a config whose ``model_type`` has no row of
+:data:`._families.FAMILIES` is not refused outright: its text model is built
+from the config with the sizes that do not enter the position map shrunk (two
+attention heads of the config's own head width, a small MLP, vocabulary and
+expert count; layer count, head width, rope parameters and layer pattern kept),
+run once in float64, and every call of the modeling module's
+``apply_rotary*`` function is recorded per decoder layer.  For each call the
+recorder feeds HF's own function the basis vectors of the head, so what is
+recorded is the linear map HF applies at each position, bit for bit.
+
+Each layer's map is then identified, exactly:
+
+- structure: which coordinates mix (pairs), whether pairs are ``(r, r + w/2)``
+  (half) or ``(2r, 2r+1)`` (adjacent), every pair block ``[[c, -s], [s, c]]``
+  bit for bit, the rotated width ``w`` at the start of the head and the other
+  coordinates copied (exactly 1 on the diagonal, 0 elsewhere);
+- frequencies and scaling: the recorded ``c, s`` of every pair at every probed
+  position equal, to the last bit of float64, the cos and sin HF's reference
+  rotary path (``StableLmRotaryEmbedding``, which reads every rope type and the
+  partial factor, and which the family table's ``stablelm`` row is tested
+  against) gives for the candidate row: the config's rope table, width ``w``;
+- NoPE: a layer with no call, only where the config states a per-layer
+  pattern and some other layer rotates.
+
+HF computes its angles in float32, so the engine's exact frequencies rounded
+to float64 cannot be compared bit for bit with HF's (about one pair in three
+differs in the last float32 bit); the comparison is therefore with HF's own
+reference path for the candidate, whose row the engine has proved and tested.
+Anything that does not fit (a block that is not a rotation, a rotated block
+not at the start of the head, a length-dependent rope type, M-RoPE sections,
+an inline rotation the recorder cannot see) is a refusal naming the layer and
+what did not fit.  The identified regimes are read by the same reader as a
+row's (:class:`._model_config._Reader`), so they go through the same proofs
+and exports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import re
+from typing import Mapping
+
+from .._errors import VariantFileError
+
+__all__ = ["read_through_transformers", "transformers_available", "identified_row"]
+
+#: positions probed: distinct, beyond common trained lengths, and a count no head width shares
+PROBE_POSITIONS = (0, 1, 2, 3, 7, 100, 4097, 40000, 65537)
+#: rope types whose map does not depend on the call length: one call identifies them
+LENGTH_FREE = ("default", "linear", "yarn", "llama3")
+#: the modeling module functions recorded: HF's rotary application helpers
+_APPLY = re.compile(r"^_?apply_(rotary|rope)")
+#: functions that rotate inline, outside an apply helper: seen in a layer, it cannot be read
+_INLINE = re.compile(r"^(rotate_half|rotate_every_two|_rotate_half)$")
+#: config keys that state a per-layer pattern, under which a layer without rotation is NoPE by design
+_LAYER_PATTERN_KEY = re.compile(r"no_?rope|nope|use_rope|rope_layers|layer_types|sliding_window_pattern|"
+                                r"attn_every|interval")
+#: the most parameters a shrunk model may have (float64: 8 bytes each)
+MAX_PARAMETERS = 40_000_000
+#: shrunk sizes (they never enter the position map); keys absent from a config class are not added
+_SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
+           "ffn_hidden_size": 32, "vocab_size": 512, "num_experts": 4, "n_routed_experts": 4,
+           "num_local_experts": 4, "moe_num_experts": 4, "num_experts_per_tok": 2, "moe_k": 2, "moe_topk": 2,
+           "top_k": 2, "n_group": 1, "topk_group": 1, "kv_lora_rank": 16, "q_lora_rank": 16, "n_shared_experts": 1,
+           "num_shared_experts": 1, "linear_num_key_heads": 2, "linear_num_value_heads": 2,
+           "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
+           "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1,
+           "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16}
+
+
+def transformers_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("transformers") is not None and importlib.util.find_spec("torch") is not None
+
+
+def _fail(source: str, model_type: str, what: str) -> VariantFileError:
+    """What did not fit; the caller says which config and model type (see :func:`read_through_transformers`)."""
+    return VariantFileError(what[:300])
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerMap:
+    """The identified rotary map of one decoder layer (``width`` 0: NoPE)."""
+
+    width: int
+    pairing: str | None = None
+    table: str = "{}"  # the rope table of the candidate, as sorted JSON
+    partial: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Identified:
+    model_type: str
+    text_type: str
+    class_name: str
+    version: str
+    head: int
+    data: dict  # the text config as HF resolved it (to_dict)
+    layers: tuple  # LayerMap per decoder layer
+    recorded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)  # layer: (T, d, d) maps
+
+
+def _hf_config(data: Mapping, source: str, model_type: str):
+    import transformers
+
+    kwargs = {k: v for k, v in data.items() if k not in ("model_type", "architectures", "transformers_version")}
+    try:
+        config = transformers.AutoConfig.for_model(model_type, **kwargs)
+    except Exception as err:  # noqa: BLE001 -- any failure of HF's config class is this config's refusal
+        raise _fail(source, model_type, f"HF's config class refused it ({type(err).__name__}: "
+                                        f"{str(err).splitlines()[0][:160] if str(err) else ''})") from None
+    text = config.get_text_config(decoder=True)
+    return config, text
+
+
+def _head_width(text) -> int | None:
+    head = getattr(text, "head_dim", None)
+    if isinstance(head, int) and head > 0:
+        return head
+    hidden, heads = getattr(text, "hidden_size", None), getattr(text, "num_attention_heads", None)
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        return hidden // heads
+    return None
+
+
+def _shrunk(text, head: int):
+    small = text.__class__.from_dict(text.to_dict())
+    heads = 2
+    small.num_attention_heads = heads
+    if getattr(small, "num_key_value_heads", None) is not None:
+        small.num_key_value_heads = 1 if text.num_key_value_heads != text.num_attention_heads else heads
+    if hasattr(small, "hidden_size"):
+        small.hidden_size = heads * head
+    if getattr(small, "head_dim", None) is not None:
+        small.head_dim = head
+    for key, value in _SHRINK.items():
+        current = getattr(small, key, None)
+        if isinstance(current, int) and not isinstance(current, bool) and current > value:
+            setattr(small, key, value)
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        if isinstance(getattr(small, key, None), int) and getattr(small, key) >= small.vocab_size:
+            setattr(small, key, 0)
+    small.use_cache = False
+    # the grouped-matmul experts take no float64; the eager loop computes the same thing
+    with contextlib.suppress(Exception):
+        small._experts_implementation = "eager"
+    return small
+
+
+class _Recorder:
+    """Patches a modeling module's apply helpers; records each call's per-position linear map."""
+
+    def __init__(self, module, torch):
+        self.module, self.torch = module, torch
+        self.layer = None
+        self.calls: dict = {}
+        self.inline: set = set()
+        self.depth = 0
+
+    def _probe(self, original, args, kwargs):
+        torch = self.torch
+        tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+        if not tensors:
+            return None
+        q = args[tensors[0]]
+        width = q.shape[-1]
+        axis = [i for i, n in enumerate(q.shape[:-1]) if n == len(PROBE_POSITIONS)]
+        if len(axis) != 1:
+            return None
+        if q.shape[0] != 1 or axis[0] == 0:
+            return None
+        # basis vector e_j in batch row j: HF's cos and sin (batch 1) broadcast over the rows
+        probe = torch.zeros((width,) + tuple(q.shape[1:]), dtype=q.dtype)
+        for j in range(width):
+            probe[j, ..., j] = 1
+        call = list(args)
+        call[tensors[0]] = probe
+        if len(tensors) > 1 and args[tensors[1]].shape == q.shape:
+            call[tensors[1]] = probe
+        try:
+            out = original(*call, **kwargs)
+        except Exception:  # noqa: BLE001 -- the helper does not broadcast a batch: not probed
+            return None
+        out_q = out[0] if isinstance(out, tuple) else out
+        if not isinstance(out_q, torch.Tensor) or out_q.shape != probe.shape:
+            return None
+        if isinstance(out, tuple) and len(out) > 1 and isinstance(out[1], torch.Tensor) \
+                and out[1].shape == out_q.shape and not torch.equal(out[1], out_q):
+            return "the query and the key are rotated differently"
+        # (j, positions, heads, i): output coordinate i of e_j at each position and head
+        moved = out_q.movedim(axis[0], 1).reshape(width, len(PROBE_POSITIONS), -1, width)
+        if not bool((moved == moved[:, :, :1]).all()):
+            return "the heads of one layer are rotated differently"
+        return moved[:, :, 0].permute(1, 2, 0).to(torch.float64)  # (positions, i, j)
+
+    @contextlib.contextmanager
+    def patched(self):
+        saved = {}
+        for name, value in list(vars(self.module).items()):
+            if callable(value) and not isinstance(value, type) and _APPLY.match(name):
+                saved[name] = value
+                setattr(self.module, name, self._wrap(name, value))
+            elif callable(value) and not isinstance(value, type) and _INLINE.match(name):
+                saved[name] = value
+                setattr(self.module, name, self._watch(value))
+        try:
+            yield bool([n for n in saved if _APPLY.match(n)])
+        finally:
+            for name, value in saved.items():
+                setattr(self.module, name, value)
+
+    def _wrap(self, name, original):
+        def recorded(*args, **kwargs):
+            self.depth += 1
+            try:
+                out = original(*args, **kwargs)
+            finally:
+                self.depth -= 1
+            if self.depth == 0 and self.layer is not None:
+                self.depth += 1
+                try:
+                    with self.torch.no_grad():
+                        self.calls.setdefault(self.layer, []).append((name, self._probe(original, args, kwargs)))
+                finally:
+                    self.depth -= 1
+            return out
+
+        return recorded
+
+    def _watch(self, original):
+        def watched(*args, **kwargs):
+            if self.depth == 0 and self.layer is not None:
+                self.inline.add(self.layer)
+            return original(*args, **kwargs)
+
+        return watched
+
+
+def _decoder_layers(model, count):
+    import torch
+
+    for module in model.modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == count:
+            return list(module)
+    return None
+
+
+def _multi_axis_rotary(model) -> str:
+    """The name of a rotary class of ``model`` whose code handles M-RoPE sections, else ``""``."""
+    import inspect
+
+    for sub in model.modules():
+        name = type(sub).__name__
+        if name.endswith("RotaryEmbedding"):
+            try:
+                code = inspect.getsource(type(sub))
+            except (OSError, TypeError):
+                return name  # code not readable: not known to be single-axis
+            if "mrope" in code.lower():
+                return name
+    return ""
+
+
+def _run(text, head: int, source: str, model_type: str):
+    import importlib
+
+    import torch
+    import transformers
+
+    small = _shrunk(text, head)
+    count = getattr(small, "num_hidden_layers", None)
+    if not isinstance(count, int) or count < 1:
+        raise _fail(source, model_type, "the text config has no num_hidden_layers")
+    model, errors = None, []
+    # count the parameters on the meta device first: a size the shrinking does not know must not fill memory
+    for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
+        try:
+            with torch.device("meta"):
+                sized = auto.from_config(small, dtype=torch.float64)
+            params = sum(p.numel() for p in sized.parameters())
+            del sized
+            break
+        except Exception:  # noqa: BLE001 -- the real build below says why
+            params = 0
+    if params > MAX_PARAMETERS:
+        raise _fail(source, model_type, f"the shrunk text model still has {params} parameters (more than "
+                                        f"{MAX_PARAMETERS}): a size it keeps is not one the reading knows to shrink")
+    # the text model (AutoModel); a text config only a causal-LM head is registered for: that model
+    for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
+        try:
+            with torch.random.fork_rng():
+                torch.manual_seed(0)
+                model = auto.from_config(small, dtype=torch.float64)
+            break
+        except Exception as err:  # noqa: BLE001 -- any failure of HF's own build is this config's refusal
+            errors.append(f"{type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}")
+    if model is None:
+        raise _fail(source, model_type, f"HF could not build the text model ({errors[0]})")
+    model.eval()
+    module = importlib.import_module(type(model).__module__)
+    multi_axis = _multi_axis_rotary(model)
+    if multi_axis:
+        raise _fail(source, model_type, f"HF's {multi_axis} takes multi-axis (M-RoPE) positions; a forward on text "
+                                        "positions cannot tell the axes apart")
+    layers = _decoder_layers(model, count)
+    if layers is None:
+        raise _fail(source, model_type, f"no list of {count} decoder layers in {type(model).__name__}")
+    recorder = _Recorder(module, torch)
+    for index, layer in enumerate(layers):
+        def enter(_module, _args, index=index):
+            recorder.layer = index
+
+        def leave(_module, _args, _out):
+            recorder.layer = None
+
+        layer.register_forward_pre_hook(enter)
+        layer.register_forward_hook(leave)
+    T = len(PROBE_POSITIONS)
+    ids = torch.arange(1, T + 1).reshape(1, T) % small.vocab_size
+    positions = torch.tensor([PROBE_POSITIONS])
+    with recorder.patched() as found, torch.no_grad():
+        if not found:
+            raise _fail(source, model_type, f"{module.__name__} has no apply_rotary* function to record")
+        try:
+            model(input_ids=ids, position_ids=positions, use_cache=False)
+        except Exception as err:  # noqa: BLE001
+            raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(err).__name__}: "
+                                            f"{str(err).splitlines()[0][:160] if str(err) else ''})") from None
+    return type(model).__name__, count, recorder
+
+
+def _structure(maps, layer: int, fail):
+    """``(rotated width, pairing)`` of a recorded map, each pair block checked to be a rotation, bit for bit."""
+    import torch
+
+    T, width, _ = maps.shape
+    eye = torch.eye(width, dtype=torch.float64)
+    moving = [i for i in range(width) if not (torch.equal(maps[:, i, :], eye[i].expand(T, width))
+                                              and torch.equal(maps[:, :, i], eye[:, i].expand(T, width)))]
+    w = len(moving)
+    if w == 0:
+        return 0, None
+    if moving != list(range(w)) or w % 2:
+        raise fail(f"layer {layer}: the coordinates that move ({_short(moving)}) are not an even block at the "
+                   "start of the head")
+    for pairing, partner in (("half", lambda a: a + w // 2 if a < w // 2 else a - w // 2),
+                             ("adjacent", lambda a: a ^ 1)):
+        mask = torch.zeros((width, width), dtype=torch.bool)
+        for a in range(w):
+            mask[a, a] = mask[a, partner(a)] = True
+        mask[w:, w:] = torch.eye(width - w, dtype=torch.bool)
+        if bool((maps[:, ~mask] == 0).all()):
+            firsts = range(w // 2) if pairing == "half" else range(0, w, 2)
+            for a in firsts:
+                b = partner(a)
+                if not (torch.equal(maps[:, a, a], maps[:, b, b]) and torch.equal(maps[:, b, a], -maps[:, a, b])):
+                    raise fail(f"layer {layer}: the block of coordinates {a}, {b} is not a rotation "
+                               "[[c, -s], [s, c]]")
+            return w, pairing
+    raise fail(f"layer {layer}: the rotated coordinates 0..{w - 1} are paired neither (r, r + w/2) nor (2r, 2r+1)")
+
+
+def _short(items) -> str:
+    shown = ", ".join(str(i) for i in items[:8])
+    return shown + (", ..." if len(items) > 8 else "")
+
+
+def _tables(text):
+    """``{layer type or None: rope table}`` as HF resolved the config (flat, or nested by layer type)."""
+    rope = getattr(text, "rope_parameters", None)
+    if not isinstance(rope, Mapping) or not rope:
+        return None
+    if all(isinstance(v, Mapping) for v in rope.values()):
+        return {k: dict(v) for k, v in rope.items()}
+    return {None: dict(rope)}
+
+
+def _reference(table: dict, head: int, text, layer: int, fail):
+    """HF's reference cos and sin, ``(T, w/2)`` each, for the candidate row (rope table, head width)."""
+    import torch
+    from transformers.models.stablelm import configuration_stablelm, modeling_stablelm
+
+    rope_type = table.get("rope_type", table.get("type", "default"))
+    if rope_type not in LENGTH_FREE:
+        raise fail(f"layer {layer}: rope_type {rope_type!r} depends on the call length (or has no reference "
+                   f"row); one recorded call cannot identify it (identified: {', '.join(LENGTH_FREE)})")
+    if table.get("mrope_section") is not None or table.get("mrope_interleaved"):
+        raise fail(f"layer {layer}: the rope table has M-RoPE sections (multi-axis positions); a recorded call "
+                   "on text positions cannot tell the axes apart")
+    partial = table.get("partial_rotary_factor", getattr(text, "partial_rotary_factor", None))
+    partial = 1.0 if partial is None else partial
+    params = {**table, "rope_type": rope_type, "partial_rotary_factor": partial}
+    params.pop("type", None)
+    try:
+        config = configuration_stablelm.StableLmConfig(
+            hidden_size=head, num_attention_heads=1, num_key_value_heads=1,
+            max_position_embeddings=getattr(text, "max_position_embeddings", 2048) or 2048, rope_parameters=params)
+        rotary = modeling_stablelm.StableLmRotaryEmbedding(config)
+    except Exception as err:  # noqa: BLE001
+        raise fail(f"layer {layer}: the rope table {str(table)[:80]} is not one HF's reference path "
+                   f"reads ({type(err).__name__})") from None
+    x = torch.zeros((1, 1), dtype=torch.float64)
+    cos, sin = rotary(x, torch.tensor([PROBE_POSITIONS]))
+    half = cos.shape[-1] // 2
+    return cos[0, :, :half], sin[0, :, :half], partial
+
+
+def identify(data: Mapping, source: str, model_type: str) -> Identified:
+    import transformers
+
+    _config, text = _hf_config(data, source, model_type)
+    text_type = getattr(text, "model_type", model_type) or model_type
+
+    def fail(what):
+        return _fail(source, model_type, what)
+
+    head = _head_width(text)
+    if head is None or head < 2:
+        raise fail("the text config gives no head width (head_dim, or hidden_size and num_attention_heads)")
+    tables = _tables(text)
+    if tables is None:
+        raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
+    class_name, count, recorder = _run(text, head, source, model_type)
+    layer_types = getattr(text, "layer_types", None)
+    pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
+    maps, recorded_maps = [], {}
+    for layer in range(count):
+        calls = recorder.calls.get(layer, [])
+        if layer in recorder.inline:
+            raise fail(f"layer {layer}: rotates inline (rotate_half outside an apply function); not recorded")
+        if not calls:
+            maps.append(LayerMap(0))
+            continue
+        if len(calls) != 1:
+            raise fail(f"layer {layer}: {len(calls)} rotary applications in one layer ({calls[0][0]}); expected one")
+        name, recorded = calls[0]
+        if recorded is None:
+            raise fail(f"layer {layer}: {name} was called without a (..., positions, head) tensor to probe")
+        if isinstance(recorded, str):
+            raise fail(f"layer {layer}: {recorded}")
+        if recorded.shape[-1] != head:
+            raise fail(f"layer {layer}: {name} receives {recorded.shape[-1]} of the head's {head} coordinates; "
+                       "where that block sits in the head is not identified")
+        width, pairing = _structure(recorded, layer, fail)
+        if width == 0:
+            raise fail(f"layer {layer}: {name} leaves every coordinate unchanged")
+        layer_type = layer_types[layer] if isinstance(layer_types, list) and len(layer_types) == count else None
+        table = tables.get(layer_type) if layer_type in tables else tables.get(None)
+        if table is None:
+            raise fail(f"layer {layer}: no rope table for layer type {layer_type!r}")
+        cos, sin, partial = _reference(table, head, text, layer, fail)
+        if cos.shape[-1] != width // 2:
+            raise fail(f"layer {layer}: {width} coordinates rotate, the rope table and partial factor {partial} "
+                       f"give {2 * cos.shape[-1]}")
+        firsts = list(range(width // 2)) if pairing == "half" else list(range(0, width, 2))
+        seconds = [a + width // 2 for a in firsts] if pairing == "half" else [a + 1 for a in firsts]
+        c = recorded[:, firsts, firsts]
+        s = recorded[:, seconds, firsts]
+        for got, want, what in ((c, cos, "cos"), (s, sin, "sin")):
+            if not bool((got == want).all()):
+                t, r = [int(v) for v in (got != want).nonzero()[0]]
+                raise fail(f"layer {layer}: pair {r} at position {PROBE_POSITIONS[t]}: {what} {float(got[t, r])!r} "
+                           f"is not HF's reference {float(want[t, r])!r} for rope table {str(table)[:80]}")
+        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial))
+        recorded_maps[layer] = recorded.numpy()
+    if all(m.width == 0 for m in maps):
+        raise fail("no decoder layer called a rotary apply function on the probed forward")
+    if any(m.width == 0 for m in maps) and not pattern:
+        nope = [i for i, m in enumerate(maps) if m.width == 0]
+        raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
+                   "refused rather than read as NoPE")
+    return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
+                      tuple(maps), recorded_maps)
+
+
+def read_through_transformers(data: Mapping, source: str, model_type: str):
+    """The :class:`ModelRope` of a config whose model type has no row, identified through transformers."""
+    import transformers
+
+    from ._families import FAMILIES, TEXT_CONFIGS
+    from ._model_config import model_from_identified
+
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # HF's warnings about its own class defaults are not the user's
+    try:
+        return model_from_identified(identify(data, source, model_type), source)
+    except Exception as err:  # noqa: BLE001 -- whatever HF's code raises on this config is its one-line refusal
+        reason = str(err).splitlines()[0][:300] if str(err) else ""
+        if not isinstance(err, VariantFileError):
+            reason = f"transformers raised {type(err).__name__}: {reason}"
+        reason = reason[len(source) + 2:] if reason.startswith(f"{source}: ") else reason
+        supported = ", ".join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))
+        raise VariantFileError(f"{source}: key 'model_type': {str(model_type)[:60]!r} has no row in the family "
+                               f"table (supported: {supported}), and reading it through transformers "
+                               f"{transformers.__version__} did not identify its rotary map: {reason}") from None
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+
+
+def identified_row(identified: Identified) -> str:
+    """The family-table row(s) the identification amounts to, as Python source."""
+    rows = []
+    for m in dict.fromkeys(m for m in identified.layers if m.width):
+        rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}", '
+                    f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
+                    f"# rotated width {m.width} of {identified.head}")
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    """``python -m symproof.variants._hf_read CONFIG.json``: the family-table row a config's type is read as."""
+    import sys
+
+    from ._model_config import _read
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m symproof.variants._hf_read CONFIG.json", file=sys.stderr)
+        return 2
+    try:
+        data = _read(args[0])
+        model_type = data.get("model_type") if isinstance(data, Mapping) else None
+        if not isinstance(model_type, str):
+            raise VariantFileError(f"{args[0]}: key 'model_type': expected a model type name")
+        print(identified_row(identify(data, args[0], model_type)))
+    except Exception as err:  # noqa: BLE001 -- one line, whatever HF raised
+        print(f"{args[0]}: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

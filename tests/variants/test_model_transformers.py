@@ -1,0 +1,203 @@
+"""Model types with no row in the family table, read through transformers' own code.
+
+Each model type of the table below is read from its transformers 5.24 config
+class's defaults (``{"model_type": T}``): either it is accepted and the module
+``symproof check --export`` writes rotates as HF's own rotary class and
+``apply_rotary_pos_emb`` do (taken from the type's modeling module, not from
+the recorder that identified it), with the NoPE layers HF's attention skips;
+or it is refused in one line naming the model type.  Exactness is tested on
+its own: a recorded map one ulp away from HF's reference is refused, naming the
+layer.  A Gemma 3 config re-saved by transformers 5.24 is read with a note.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from symproof import VariantFileError
+from symproof.variants import _hf_read
+from symproof.variants._model_check import export_model
+from symproof.variants._model_config import attention_scaling, load_model
+
+pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+ULP = 2.0**-24
+POSITIONS = np.array([[0, 1, 2, 3, 7, 100, 2000, 4097, 40000]])
+
+
+def _every_layer_rotates(config):
+    return []
+
+
+def _exaone4_nope(config):
+    # Exaone4Attention: rotates when sliding_window is None or the layer is sliding
+    if config.sliding_window is None:
+        return []
+    return [i for i, t in enumerate(config.layer_types) if t != "sliding_attention"]
+
+
+def _qwen3_next_nope(config):
+    # Qwen3NextDecoderLayer: linear_attention layers are a gated delta net, no rotary embedding
+    return [i for i, t in enumerate(config.layer_types) if t == "linear_attention"]
+
+
+#: model type: the layers HF's attention applies no rotation to, derived from HF's config as its modeling
+#: code does; None: the type is expected to be refused (its class defaults are not a model symproof can state)
+TYPES = {
+    "apertus": _every_layer_rotates,
+    "bitnet": _every_layer_rotates,
+    "dbrx": None,  # DbrxConfig's defaults: HF's own model fails to build (no rope_theta on its attn_config)
+    "ernie4_5": _every_layer_rotates,
+    "exaone4": _exaone4_nope,
+    "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
+    "helium": _every_layer_rotates,
+    "hunyuan_v1_dense": None,  # HunYuanDenseV1Config's defaults: rope_theta None, HF's own model fails
+    "olmoe": _every_layer_rotates,
+    "seed_oss": _every_layer_rotates,
+    "olmo3": _every_layer_rotates,
+    "mistral3": _every_layer_rotates,
+    "qwen3_next": _qwen3_next_nope,
+}
+
+
+def _hf_rotate(text_config, x, positions, layer):
+    """HF's rotation of ``x`` (B, T, D) in decoder layer ``layer`` by the type's own rotary class and
+    apply_rotary_pos_emb (a rotary class with one table per layer type is given the layer's type)."""
+    import inspect
+
+    import torch
+
+    modeling = importlib.import_module(type(text_config).__module__.replace(".configuration_", ".modeling_"))
+    prefix = type(text_config).__name__[: -len("Config")]
+    rotary = getattr(modeling, f"{prefix}RotaryEmbedding")(text_config)
+    q = torch.tensor(x, dtype=torch.float32)[:, None]
+    kwargs = {}
+    if "layer_type" in inspect.signature(rotary.forward).parameters:
+        kwargs["layer_type"] = text_config.layer_types[layer]
+    cos, sin = rotary(q, torch.tensor(positions), **kwargs)
+    rotated, _ = modeling.apply_rotary_pos_emb(q, q, cos, sin)
+    return rotated[:, 0].double().numpy()
+
+
+def _module(model, folder, name):
+    (path,) = export_model(model, folder, "numpy")
+    spec = importlib.util.spec_from_file_location(f"through_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("model_type", sorted(TYPES))
+def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type, tmp_path):
+    expected_nope = TYPES[model_type]
+    if expected_nope is None:
+        with pytest.raises(VariantFileError) as info:
+            load_model({"model_type": model_type})
+        message = str(info.value)
+        assert "\n" not in message and f"{model_type!r} has no row" in message and "transformers" in message
+        return
+    model = load_model({"model_type": model_type})
+    text = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True)
+    assert any(f"read through transformers {transformers.__version__}'s `" in note for note in model.notes)
+    nope = [i for r in model.regimes if r.variant is None for i in r.layers]
+    assert nope == expected_nope(text)
+    assert len(model.layer_regimes) == text.num_hidden_layers
+    module = _module(model, tmp_path, model_type)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, POSITIONS.shape[1], model.head_width)).astype(np.float32)
+    for regime in model.regimes:
+        if regime.variant is None:
+            continue
+        theirs = _hf_rotate(text, x, POSITIONS, regime.layers[0])
+        ours = module.apply(x.astype(np.float64), POSITIONS, **({"regime": regime.name} if not model.plain else {}))
+        w = np.array([float(v) for v in regime.variant.frequencies_digits()])
+        scale = float(attention_scaling(regime.variant))
+        # 8 ulps of the largest float32 angle of each position, and 8 ulps of the values
+        bound = scale * np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * w.max() + 16) * ULP
+        assert np.all(np.abs(ours - theirs) <= bound), f"{model_type} {regime.name}"
+
+
+def test_an_identification_one_ulp_off_is_refused_naming_the_layer(monkeypatch):
+    original = _hf_read._reference
+
+    def nudged(*args, **kwargs):
+        cos, sin, partial = original(*args, **kwargs)
+        cos = cos.clone()
+        cos[4, 3] = np.nextafter(float(cos[4, 3]), 2.0)
+        return cos, sin, partial
+
+    monkeypatch.setattr(_hf_read, "_reference", nudged)
+    with pytest.raises(VariantFileError, match=r"layer 0: pair 3 at position 7: cos .* is not HF's reference") as info:
+        load_model({"model_type": "helium", "num_hidden_layers": 2})
+    assert "\n" not in str(info.value)
+
+
+def test_a_block_that_is_not_a_rotation_is_refused():
+    import torch
+
+    def fail(what):
+        return VariantFileError(what)
+
+    maps = torch.zeros((3, 4, 4), dtype=torch.float64)
+    for a, b in ((0, 2), (1, 3)):  # half pairs of a width-4 head, each rotated by 45 degrees (scaled)
+        maps[:, a, a] = maps[:, b, b] = maps[:, b, a] = 0.5
+        maps[:, a, b] = -0.5
+    assert _hf_read._structure(maps, 5, fail) == (4, "half")
+    maps[:, 2, 0] = 0.25  # c equal, but s and -s differ
+    with pytest.raises(VariantFileError, match="layer 5: the block of coordinates 0, 2 is not a rotation"):
+        _hf_read._structure(maps, 5, fail)
+    maps[:, 2, 0] = 0.5
+    maps[:, 1, 1] = maps[:, 3, 3] = 1.0
+    maps[:, 3, 1] = maps[:, 1, 3] = 0.0  # 1 and 3 copied: the moving coordinates 0, 2 are not a block at the start
+    with pytest.raises(VariantFileError, match=r"layer 5: the coordinates that move \(0, 2\) are not an even block"):
+        _hf_read._structure(maps, 5, fail)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0}},
+     "layer 0: rope_type 'dynamic' depends on the call length"),
+])
+def test_what_one_call_cannot_identify_is_refused(change, words):
+    with pytest.raises(VariantFileError, match=words):
+        load_model({"model_type": "helium", "num_hidden_layers": 2, **change})
+
+
+def test_a_type_that_is_not_rotary_is_still_refused_as_no_family():
+    with pytest.raises(VariantFileError, match=r"key 'model_type': 't5' has no row.*supported: .*no rope_parameters"):
+        load_model({"model_type": "t5"})
+
+
+def test_the_identified_row_names_the_class_and_pairing():
+    identified = _hf_read.identify({"model_type": "helium", "num_hidden_layers": 2}, "<config>", "helium")
+    row = _hf_read.identified_row(identified)
+    assert row.startswith('    "helium": _row("HeliumModel", pairing="adjacent"') and "rotated width 128" in row
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_gemma3_config_resaved_by_transformers_checks(tmp_path, wrapped):
+    text = transformers.Gemma3TextConfig(num_hidden_layers=8)
+    config = transformers.Gemma3Config(text_config=text.to_dict()) if wrapped else text
+    config.save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    inner = saved["text_config"] if wrapped else saved
+    assert "_sliding_window_pattern" in inner  # what transformers writes
+    model = load_model(tmp_path / "config.json")
+    assert [model.layer_regimes[i] for i in range(8)] == text.layer_types
+    assert any("_sliding_window_pattern = 6: written by HF's Gemma3TextConfig" in n for n in model.notes)
+
+
+def test_the_cli_says_where_the_map_came_from(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "olmo3", "num_hidden_layers": 2}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "symproof", "check", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"read through transformers {transformers.__version__}'s `Olmo3Model`" in done.stdout
+    assert "relative       yes    proved" in done.stdout
