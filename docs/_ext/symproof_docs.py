@@ -174,6 +174,8 @@ VERDICT_MEANINGS = {
                "budget ran out; the reason says which",
     "measured": "a table of measurements that all passed (a claim about floating-point behaviour): never shown "
                 "as proved, counts as passing",
+    "tested": "the `kernel` property of `symproof check`: the exported files agreed with the exact definition at "
+              "the finitely many positions listed (never shown as proved); counts as passing",
     "equivalent": "audit: the code computes the declared model, within float32 angle error",
     "equivalent_after_relayout": "audit: the same scores once the query and key projections are re-laid by the "
                                  "named `relayout_pairing` call",
@@ -184,14 +186,14 @@ VERDICT_MEANINGS = {
 
 def verdicts_table() -> list:
     from symproof._audit._audit import VERDICTS
-    from symproof.claims._runner import MEASURED
+    from symproof.claims._runner import MEASURED, TESTED
     from symproof.prover._prove import PROVED, REFUTED, UNKNOWN
 
-    words = (PROVED, REFUTED, UNKNOWN, MEASURED) + tuple(VERDICTS)
+    words = (PROVED, REFUTED, UNKNOWN, MEASURED, TESTED) + tuple(VERDICTS)
     if set(words) != set(VERDICT_MEANINGS):
         raise TableError(f"verdict words in the code {sorted(words)}, described {sorted(VERDICT_MEANINGS)}")
     return _rows(("verdict", "where", "meaning"),
-                 [(f"`{w}`", "audit" if w in VERDICTS else "verify, check, `prove_equal`",
+                 [(f"`{w}`", "audit" if w in VERDICTS else "check" if w == TESTED else "verify, check, `prove_equal`",
                    VERDICT_MEANINGS[w].removeprefix("audit: ")) for w in words])
 
 
@@ -210,6 +212,10 @@ def exit_codes_table() -> list:
         sentence = re.search(r"Exit .*", command.description or "")
         rows.append((f"`symproof {name}`", sentence.group(0) if sentence else "0 on success, 2 for invalid input"))
     rows.append(("every command", "130 when interrupted (Ctrl-C): one line, `symproof COMMAND: interrupted`"))
+    rows.append(("every command", "143 when ended by SIGTERM (`kill`, a CI step's timeout): one line, "
+                                  "`symproof COMMAND: terminated`"))
+    rows.append(("every command", "2 when the output cannot be written (`> /dev/full`, a full disk): one line, "
+                                  "`symproof COMMAND: error: cannot write the output (...)`"))
     return _rows(("command", "exit codes (from its `--help`)"), rows)
 
 
