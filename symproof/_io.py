@@ -8,7 +8,11 @@
   for nothing: no symlink inside it is followed, no file the writer did not write is replaced
   (unless forced) or removed, and its manifest (``.symproof-manifest.json``) is evidence, not
   authority: a file is removed only when the manifest lists it for the same command and it is
-  still, by size, modification time and sha256, the regular file the writer wrote.
+  still, by size, modification time and sha256, the regular file the writer wrote.  A writer may
+  also publish the list of its files by sha256 (``SHA256SUMS``, committed with them: a checkout has
+  no manifest); a later run replaces a file whose bytes are still exactly the listed ones.  That list
+  vouches only for those very bytes, never removes anything, and a file edited since, or not listed,
+  stays protected; whoever forges it must know the victim's bytes exactly.
 - :func:`check_owned_files`: the same refusals, before the work that produces the files.
 """
 
