@@ -92,6 +92,9 @@ class ChildSession:
         # and the current folder, as `python -m` puts it first: package.module:NAME importable from here
         env["PYTHONPATH"] = os.pathsep.join(p for p in [env.get("PYTHONPATH", ""), os.getcwd()] if p)
         env.pop("PYTHONSTARTUP", None)
+        # the child's stdout is a pipe, block-buffered, and the child is killed, never exits: what the
+        # user's code prints would be lost unless the caller's shell happened to set PYTHONUNBUFFERED
+        env["PYTHONUNBUFFERED"] = "1"
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-B", _runner.__file__, str(to_child_r), str(from_child_w)],
