@@ -243,3 +243,33 @@ COMPACTED = [
 @pytest.mark.parametrize("what, mathml, compacted", COMPACTED, ids=[c[0] for c in COMPACTED])
 def test_compacted_mathml_keeps_every_row_that_shapes_layout(what, mathml, compacted):
     assert compact_html(mathml) == compacted
+
+
+def test_a_fresh_checkouts_reports_are_regenerated_and_named_not_refused(tmp_path):
+    """A clone has reports/ and SHA256SUMS but no manifest; its files came from other printer versions:
+    `symproof report` replaces them and names each that changed; a file the user edited stays refused."""
+    import hashlib
+
+    out = tmp_path / "reports"
+    command = [sys.executable, "-m", "symproof", "report", "--only", "rope.relative", "--no-pdf", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    assert subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600).returncode == 0
+    (out / MANIFEST_NAME).unlink()  # as a clone has it
+    # the committed chapter.tex came from another SymPy: other bytes, listed as such
+    tex = out / "chapter.tex"
+    tex.write_bytes(tex.read_bytes() + b"% written by another printer\n")
+    listed = (out / "SHA256SUMS").read_text("ascii").splitlines()
+    listed = [f"{hashlib.sha256(tex.read_bytes()).hexdigest()}  chapter.tex" if line.endswith("  chapter.tex")
+              else line for line in listed]
+    (out / "SHA256SUMS").write_text("\n".join(listed) + "\n", encoding="ascii")
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert f"{out / 'chapter.tex'}: regenerated, differs from the committed version" in run.stdout
+    assert "index.html: regenerated" not in run.stdout  # unchanged files are not named
+    assert b"another printer" not in tex.read_bytes()
+    # the user's own edit of an output is still theirs
+    (out / MANIFEST_NAME).unlink()
+    tex.write_bytes(tex.read_bytes() + b"% my note\n")
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 2 and "chapter.tex" in run.stderr and "--force" in run.stderr
+    assert tex.read_bytes().endswith(b"% my note\n")
