@@ -421,8 +421,9 @@ def sinusoidal_in_dtype(position: int, freqs64: np.ndarray, dtype: str, round_to
 
 
 def _certified_error(error: float) -> str:
-    """A phase error as the least power of two bounding it, decided exactly (the error is an exact
-    binary angle minus a 40-digit reference): a few units in the last place either way do not move it."""
+    """A phase error (the float64 the table holds: an exact binary angle minus a 40-digit reference) as
+    the least power of two bounding it, decided exactly: a few units in the last place either way do not
+    move it."""
     from symproof.kernels import ceil_log2, power_of_two
 
     if error == 0:

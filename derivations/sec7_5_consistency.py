@@ -100,7 +100,7 @@ def _agree(proof, rule, a, b, allowance=LAYER_ALLOWANCE):
     if passed:
         detail = f"|difference| <= {allowance.text()} everywhere ({allowance.why()})"
     elif not fits:
-        detail = (f"values not all finite and <= {power_of_two(allowance.magnitude)}: the allowance "
+        detail = (f"a value is not finite or exceeds {power_of_two(allowance.magnitude)}: the allowance "
                   f"{allowance.text()} does not apply")
     else:
         detail = f"|difference| exceeds the allowance {allowance.text()} ({allowance.why()})"

@@ -97,9 +97,12 @@ def exact_max_gap(a, b) -> tuple:
 
 
 def first_index_above(a, b, threshold: Fraction):
-    """The first index (C order) where ``|a - b| > threshold`` exactly, or ``None``."""
+    """The first index (C order) where ``|a - b| > threshold`` exactly, or ``None``.  An entry that is
+    not finite proves no difference (a broken kernel's NaN is no witness)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return None
     for flat, (x, y) in enumerate(zip(a.ravel().tolist(), b.ravel().tolist())):
-        if not (math.isfinite(x) and math.isfinite(y)) or abs(Fraction(x) - Fraction(y)) > threshold:
+        if math.isfinite(x) and math.isfinite(y) and abs(Fraction(x) - Fraction(y)) > threshold:
             return tuple(int(n) for n in np.unravel_index(flat, a.shape))
     return None
