@@ -430,7 +430,7 @@ def _certified_error(error: float) -> str:
         return "0"
     if not np.isfinite(error):
         return "overflow"
-    return f"<= {power_of_two(ceil_log2(error))}"
+    return f"\u2264 {power_of_two(ceil_log2(error))}"
 
 
 @claim("sin.finite_precision", section="7.2", kind="measured", title="Positions are not resolved everywhere",

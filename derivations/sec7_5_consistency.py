@@ -55,7 +55,9 @@ from symproof.kernels import (
     padding_mask, positions_from_mask, rope_attention, rope_position_table, save_config,
     rope_apply, save_position_table, sinusoidal_table, token_ids,
 )
-from symproof.kernels import exact_max_gap, first_index_above, power_of_two, rounding_allowance
+from fractions import Fraction
+
+from symproof.kernels import exact_max_gap, first_index_above, power_of_two, rounding_allowance, stable_digits
 
 #: the longest sequence of this section's layers (keys per softmax)
 LONGEST = 8
@@ -98,7 +100,7 @@ def _agree(proof, rule, a, b, allowance=LAYER_ALLOWANCE):
     fits = size is not None and size <= 2 ** allowance.magnitude
     passed = fits and gap <= allowance.bound
     if passed:
-        detail = f"|difference| <= {allowance.text()} everywhere ({allowance.why()})"
+        detail = f"|difference| \u2264 {allowance.text()} everywhere ({allowance.why()})"
     elif not fits:
         detail = (f"a value is not finite or exceeds {power_of_two(allowance.magnitude)}: the allowance "
                   f"{allowance.text()} does not apply")
@@ -108,14 +110,19 @@ def _agree(proof, rule, a, b, allowance=LAYER_ALLOWANCE):
 
 
 def _disagree(proof, rule, a, b, what: str, allowance=LAYER_ALLOWANCE):
-    """``|a - b| > 2^FAR_ABOVE * allowance`` at some entry: the first such ``what`` is the witness."""
+    """``|a - b| > 2^FAR_ABOVE * allowance`` at some entry: the first such ``what`` is the witness, with
+    the digits of its difference that no residue within the allowance can move."""
     threshold = allowance.bound * 2 ** FAR_ABOVE
     where = first_index_above(a, b, threshold)
-    far = f"|difference| > {power_of_two(allowance.exponent + FAR_ABOVE)} (2^{FAR_ABOVE} x the allowance)"
+    far = f"|difference| > {power_of_two(allowance.exponent + FAR_ABOVE)} ({power_of_two(FAR_ABOVE)} allowances)"
+    witness = None
+    if where is not None:
+        difference = abs(Fraction(float(np.asarray(a)[where])) - Fraction(float(np.asarray(b)[where])))
+        digits = stable_digits(difference, allowance.bound)
+        witness = {what: where[0]} | ({} if digits is None else {"difference": float(digits)})
     proof.check(rule, where is not None,
                 f"{far} first at {what} {where[0]}, far above rounding" if where is not None else
-                f"no entry with {far}",
-                witness=None if where is None else {what: where[0]})
+                f"no entry with {far}", witness=witness)
 
 
 # -- 7.5.1 where position enters -----------------------------------------------------------------

@@ -10,7 +10,7 @@ loss), against an allowance fixed before the run from the float format and the o
 
 with ``u = 2^-bits`` the unit roundoff of the format (``2^-53`` for float64), ``2^magnitude`` a
 bound on the values compared (checked too), and the last factor for the two computations.  What
-the output then says, ``|difference| <= 2^-43``, is the same on every machine, and the check
+the output then says, ``|difference| ≤ 2⁻⁴³``, is the same on every machine, and the check
 still fails when the residue exceeds it.
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from .._errors import InvalidInputError
 
-__all__ = ["UNIT_ROUNDOFF_BITS", "Allowance", "rounding_allowance", "power_of_two", "exact_max_gap",
+__all__ = ["stable_digits", "UNIT_ROUNDOFF_BITS", "Allowance", "rounding_allowance", "power_of_two", "exact_max_gap",
            "ceil_log2", "first_index_above"]
 
 #: bits of significand with the implicit bit: the unit roundoff of round-to-nearest is 2^-bits
@@ -44,9 +44,31 @@ def ceil_log2(value) -> int:
     return k
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
 def power_of_two(exponent: int) -> str:
-    """``2^-43``: how an allowance is printed (plain text; the reports typeset it)."""
-    return f"2^{exponent}"
+    """``2⁻⁴³``: how an allowance is printed (Unicode superscripts: plain text that reads as math in the
+    terminal, the page and, mapped, the TeX)."""
+    return "2" + str(exponent).translate(_SUPERSCRIPT)
+
+
+def stable_digits(value: Fraction, spread: Fraction, most: int = 3):
+    """``value`` to at most ``most`` significant digits, only as many as every number within ``spread`` of
+    it rounds to alike (``None`` when not even one digit is): the digits a residue of that size cannot
+    move, on any machine."""
+    from decimal import Decimal, localcontext
+
+    low, high = value - spread, value + spread
+    if low <= 0 <= high or value == 0:
+        return None
+    for digits in range(most, 0, -1):
+        with localcontext() as context:
+            context.prec = digits
+            ends = {+(Decimal(end.numerator) / Decimal(end.denominator)) for end in (low, high)}
+        if len(ends) == 1:
+            return ends.pop()
+    return None
 
 
 @dataclass(frozen=True)
@@ -67,9 +89,9 @@ class Allowance:
 
     def why(self) -> str:
         """How the allowance was derived, in one clause (every number an exact power of two)."""
-        return (f"{self.dtype} rounding allowance: {power_of_two(ceil_log2(self.operations))} operations x "
-                f"{power_of_two(-UNIT_ROUNDOFF_BITS[self.dtype])} x values <= {power_of_two(self.magnitude)}, "
-                "two computations")
+        return (f"{self.dtype} rounding allowance: {power_of_two(ceil_log2(self.operations))} operations \u00d7 "
+                f"{power_of_two(-UNIT_ROUNDOFF_BITS[self.dtype])} \u00d7 values \u2264 "
+                f"{power_of_two(self.magnitude)}, two computations")
 
 
 def rounding_allowance(dtype: str, operations: int, magnitude: int) -> Allowance:

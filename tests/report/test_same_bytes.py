@@ -124,8 +124,9 @@ def test_a_residue_past_its_allowance_still_fails_the_claim(monkeypatch):
 FLOAT_TOKEN = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?![\w.])")
 #: a float literal in a source file (``1.41335252...`` included: a statement may trail off)
 SOURCE_TOKEN = re.compile(r"\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+")
-#: a certified decimal of an exact value, as the reports print it (``≈ 0.7311``)
-CERTIFIED = re.compile(r"(?:(?:&asymp;|≈|\\approx)\s*\$?\s*[-−]?|\|exact - -?[\d.]+\| = )$")
+#: a certified decimal of an exact value, as the reports print it (``≈ 0.7311``), or a witness's difference to the
+#: digits no residue within the allowance can move (``difference = 3.05``)
+CERTIFIED = re.compile(r"(?:(?:&asymp;|≈|\\approx)\s*\$?\s*[-−]?|\|exact - -?[\d.]+\| = |difference = (?:\\texttt\{)?)$")
 
 
 def _source_tokens() -> set:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from symproof import InvalidInputError
-from symproof.kernels import ceil_log2, exact_max_gap, first_index_above, rounding_allowance
+from symproof.kernels import ceil_log2, exact_max_gap, first_index_above, rounding_allowance, stable_digits
 
 
 @pytest.mark.parametrize("value, exponent", [
@@ -27,7 +27,8 @@ def test_ceil_log2_is_exact(value, exponent):
 def test_the_allowance_is_a_power_of_two_from_format_and_count(dtype, operations, magnitude, exponent):
     allowance = rounding_allowance(dtype, operations, magnitude)
     assert allowance.exponent == exponent and allowance.bound == Fraction(2) ** exponent
-    assert allowance.text() == f"2^{exponent}"
+    superscript = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    assert allowance.text() == "2" + str(exponent).translate(superscript)
 
 
 @pytest.mark.parametrize("dtype, operations", [("float128", 4), ("float64", 0), ("float64", True), ("float64", 2.5)])
@@ -51,3 +52,14 @@ def test_the_first_entry_far_above_a_threshold():
     assert first_index_above(a, b, Fraction(1)) == (1, 0)
     assert first_index_above(a, b, Fraction(10)) is None
     assert first_index_above(np.array([np.inf]), np.array([0.0]), Fraction(1)) is None
+
+
+@pytest.mark.parametrize("value, spread, shown", [
+    (Fraction(2285687, 10 ** 6), Fraction(1, 2 ** 41), "2.29"),  # far from a rounding edge: three digits
+    (Fraction(2285, 1000), Fraction(1, 2 ** 41), "2.3"),         # on the edge 2.285: the third digit is not certain
+    (Fraction(22850001, 10 ** 7), Fraction(1, 10 ** 6), "2.3"),  # the edge 2.285 is within the spread
+    (Fraction(1, 10 ** 9), Fraction(1, 10 ** 6), None),          # not even the sign is certain
+])
+def test_only_digits_the_spread_cannot_move_are_shown(value, spread, shown):
+    digits = stable_digits(value, spread)
+    assert (None if digits is None else str(digits)) == shown
