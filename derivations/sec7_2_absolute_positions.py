@@ -420,6 +420,19 @@ def sinusoidal_in_dtype(position: int, freqs64: np.ndarray, dtype: str, round_to
     return np.concatenate([np.sin(angle), np.cos(angle)])
 
 
+def _certified_error(error: float) -> str:
+    """A phase error (the float64 the table holds: an exact binary angle minus a 40-digit reference) as
+    the least power of two bounding it, decided exactly: a few units in the last place either way do not
+    move it."""
+    from symproof.kernels import ceil_log2, power_of_two
+
+    if error == 0:
+        return "0"
+    if not np.isfinite(error):
+        return "overflow"
+    return f"\u2264 {power_of_two(ceil_log2(error))}"
+
+
 @claim("sin.finite_precision", section="7.2", kind="measured", title="Positions are not resolved everywhere",
        statement=r"\text{in float32/16 and bfloat16, } p_t = p_{t+1} \text{ from some } t",
        uses=("sin.definition",))
@@ -433,7 +446,8 @@ def sin_finite_precision(proof):
     proof.table(rf"phase error $|\mathrm{{fl}}(t\,\omega_r) - t\,\omega_r|$ (max over $r$, radians), $d = {d}$, "
                 r"$\beta = 10000$",
                 ["dtype", *[f"t = {p}" for p in positions], "first t with p_t = p_(t+1)"],
-                [[row["dtype"], *[f"{e:.3g}" for e in row["phase_error"]], row["first_equal_t"]] for row in table])
+                [[row["dtype"], *[_certified_error(e) for e in row["phase_error"]], row["first_equal_t"]]
+                 for row in table])
     freqs64 = np.array([float(q) for q in frequencies(d)], dtype=np.float64)
     for row in table:
         first = row["first_equal_t"]
@@ -449,5 +463,6 @@ def sin_finite_precision(proof):
     errors = {row["dtype"]: row["phase_error"] for row in table}
     grows = all(errors[k][-2] > errors[k][0] for k in ("float32", "float16", "bfloat16"))
     proof.check("the phase error grows with t in float32, float16 and bfloat16", grows,
-                "; ".join(f"{k}: {errors[k][0]:.2g} at t = {positions[0]} -> {errors[k][-2]:.2g} at "
-                          f"t = {positions[-2]}" for k in ("float32", "float16", "bfloat16")))
+                "; ".join(f"{k}: {_certified_error(errors[k][0])} at t = {positions[0]} -> "
+                          f"{_certified_error(errors[k][-2])} at t = {positions[-2]}"
+                          for k in ("float32", "float16", "bfloat16")))

@@ -8,7 +8,11 @@
   for nothing: no symlink inside it is followed, no file the writer did not write is replaced
   (unless forced) or removed, and its manifest (``.symproof-manifest.json``) is evidence, not
   authority: a file is removed only when the manifest lists it for the same command and it is
-  still, by size, modification time and sha256, the regular file the writer wrote.
+  still, by size, modification time and sha256, the regular file the writer wrote.  A writer may
+  also publish the list of its files by sha256 (``SHA256SUMS``, committed with them: a checkout has
+  no manifest); a later run replaces a file whose bytes are still exactly the listed ones.  That list
+  vouches only for those very bytes, never removes anything, and a file edited since, or not listed,
+  stays protected; whoever forges it must know the victim's bytes exactly.
 - :func:`check_owned_files`: the same refusals, before the work that produces the files.
 
 The owned-files writer recovers from a run cut off anywhere (Ctrl-C, SIGTERM, SIGKILL, a full
@@ -38,7 +42,7 @@ except ImportError:  # no flock on this platform: runs into one folder are not s
     fcntl = None
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "output_folder", "write_owned_files", "check_owned_files",
-           "MANIFEST_NAME", "MAX_OUTPUT_BYTES"]
+           "MANIFEST_NAME", "MAX_OUTPUT_BYTES", "published_list"]
 
 
 def _umask() -> int:
@@ -433,6 +437,45 @@ def _read_manifest(root: _Folder) -> dict:
     return manifest
 
 
+_PUBLISHED_LINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
+
+
+def published_list(files: Mapping[str, bytes]) -> bytes:
+    """``files`` by sha256, one ``<sha256>  <name>`` line each, sorted: what ``sha256sum`` writes (and
+    ``sha256sum -c`` checks); no time, size or path of this machine, so a checkout can commit it."""
+    return "".join(f"{_digest(files[name])}  {name}\n" for name in sorted(files)).encode("ascii")
+
+
+def _read_published(root: _Folder, name: str) -> dict | None:
+    """The published list ``name`` of ``root`` as ``{relative name: sha256}``; ``None`` when it is missing,
+    not a regular file, oversized or not entirely in that format (then it vouches for nothing, and a
+    file of that name is the user's, protected as any other)."""
+    try:
+        fd = root.open(name, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MANIFEST_MAX_BYTES:
+            return None
+        raw = os.read(fd, _MANIFEST_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        lines = raw.decode("ascii").splitlines()
+    except UnicodeDecodeError:
+        return None
+    listed = {}
+    for line in lines:
+        match = _PUBLISHED_LINE.match(line)
+        if not match or not _OWNED_NAME.match(match.group(2)) or match.group(2) == name:
+            return None
+        listed[match.group(2)] = match.group(1)
+    return listed or None
+
+
 def _split(relative: str) -> tuple:
     sub, _, base = relative.rpartition("/")
     return sub, base
@@ -452,7 +495,8 @@ def _evidenced(folder: _Folder, base: str, info, entries) -> bool:
 class _Writer:
     """One run of :func:`write_owned_files`: the folder, its manifest, and the plan checked before writing."""
 
-    def __init__(self, folder: str, option: str, force: bool, *, exclusive: bool = False):
+    def __init__(self, folder: str, option: str, force: bool, published: str | None = None, *,
+                 exclusive: bool = False):
         self.root = _Folder.open_root(folder, option)
         try:
             self.root.lock(exclusive=exclusive)
@@ -464,6 +508,10 @@ class _Writer:
         self.manifest_expected = None  # the manifest's identity as this run last saw or wrote it
         self.pending = _PENDING  # the group a file is recorded in before it is placed (``pending:<group>``)
         self.subs = {"": self.root}
+        #: the committed list of the folder's outputs (name -> sha256), or None when there is none
+        self.published = _read_published(self.root, published) if published else None
+        #: outputs replaced because the published list vouched for them, whose bytes change
+        self.regenerated: list = []
 
     def close(self) -> None:
         for sub in self.subs.values():
@@ -506,6 +554,11 @@ class _Writer:
                                       "(move it away)")
         if any_file or self.force or _evidenced(folder, base, info, self.entries(relative)):
             return _identity(info)
+        if self.published and relative in self.published and folder.sha256(base, info) == self.published[relative]:
+            # the very bytes an earlier run published here (a checkout's committed outputs): symproof's own
+            if data is not None and _digest(data) != self.published[relative]:
+                self.regenerated.append(relative)
+            return _identity(info)
         if data is not None and info.st_size == len(data) and folder.sha256(base, info) == _digest(data):
             return _identity(info)  # the very bytes about to be written: replacing it changes nothing
         raise folder.refuse(base, f"a file of this name is already there and symproof did not write it (not listed "
@@ -544,7 +597,8 @@ class _Writer:
 
 
 def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option: str,
-                      order: Sequence[str] | None = None, force: bool = False) -> list:
+                      order: Sequence[str] | None = None, force: bool = False, published: str | None = None,
+                      unpublished: Sequence[str] = (), regenerated: list | None = None) -> list:
     """Write ``files`` (``{relative name: bytes}``) into ``folder``; return their paths.
 
     Every destination is checked before anything is written, and again at the moment it is
@@ -555,21 +609,32 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
     (``"report:chapter"``, ``"export:..."``) with its size, modification time and sha256; the
     files ``group`` recorded on an earlier run and does not write now are removed if no other
     group lists them and they are still, by that evidence, the files it wrote.
+
+    ``published``: also write the list of ``files`` by sha256 under that name (``SHA256SUMS``, the
+    format of ``sha256sum``), last: it is committed with them, and a later run in a checkout, which
+    has no manifest, replaces a file whose bytes are still the ones listed there (a file not listed,
+    or edited since, stays protected); such a file whose new bytes differ is appended to
+    ``regenerated``.  ``unpublished``: files left out of that list (one whose bytes depend on the
+    machine's tools, a PDF).
     """
     folder = output_folder(folder, option)
     names = list(order or sorted(files))
     if sorted(names) != sorted(files):
         raise InvalidInputError("internal: the write order must name every file once")
+    if published:
+        files = {**files, published: published_list({k: v for k, v in files.items() if k not in unpublished})}
+        names.append(published)
     for relative in names:
         if not _OWNED_NAME.match(relative):
             raise InvalidInputError(f"internal: refusing to write the file name {relative!r}")
         if len(files[relative]) > MAX_OUTPUT_BYTES:
             raise InvalidInputError(f"internal: {relative} has {len(files[relative])} bytes, more than an output "
                                     f"may have ({MAX_OUTPUT_BYTES})")
-    writer = _Writer(folder, option, force, exclusive=True)
+    writer = _Writer(folder, option, force, published, exclusive=True)
     try:
         writer.sweep(_split(relative)[0] for relative in names)
-        plan = {relative: writer.check(relative, files[relative]) for relative in names}
+        plan = {relative: writer.check(relative, files[relative], any_file=relative == published
+                                       and writer.published is not None) for relative in names}
         writer.manifest_expected = writer.check(MANIFEST_NAME, None, any_file=True)
         manifest = writer.manifest
         pending = writer.pending = _PENDING + group
@@ -605,6 +670,8 @@ def write_owned_files(folder, files: Mapping[str, bytes], *, group: str, option:
         for relative, entries in sorted(previous.items()):
             if relative not in files and relative not in kept_elsewhere:
                 writer.remove_if_ours(relative, entries)
+        if regenerated is not None:
+            regenerated.extend(writer.regenerated)
     finally:
         writer.close()
     return [os.path.join(folder, relative) for relative in names]

@@ -151,6 +151,9 @@ class ChildSession:
         # them, first, as `python -m` puts it (a FILE.py target adds its own folder)
         env["PYTHONPATH"] = _child_path(cwd)
         env.pop("PYTHONSTARTUP", None)
+        # the child's stdout is a pipe, block-buffered, and the child is killed, never exits: what the
+        # user's code prints would be lost unless the caller's shell happened to set PYTHONUNBUFFERED
+        env["PYTHONUNBUFFERED"] = "1"
         try:
             target_folder = "" if _runner.split_target(self.target)[0].endswith(".py") else cwd
         except _runner.RunnerError:

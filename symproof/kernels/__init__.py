@@ -8,6 +8,9 @@ from ._consistency import (
 )
 from ._lookup import embedding_lookup, learned_position_lookup, token_ids
 from ._precision import finite_precision_table, round_to_bfloat16
+from ._allowance import (
+    Allowance, ceil_log2, exact_max_gap, first_index_above, power_of_two, rounding_allowance, stable_digits,
+)
 
 __all__ = ["RopeConfig", "atomic_write_text", "load_config", "save_config"]
 __all__ += [
@@ -16,6 +19,8 @@ __all__ += [
     "save_position_table", "load_position_table",
     "learned_position_lookup", "embedding_lookup", "token_ids",
     "finite_precision_table", "round_to_bfloat16",
+    "Allowance", "rounding_allowance", "exact_max_gap", "first_index_above", "power_of_two", "ceil_log2",
+    "stable_digits",
 ]
 
 # Generated kernels and their hand-written references (kernels engineer).

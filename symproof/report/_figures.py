@@ -132,6 +132,15 @@ def _sinusoidal_table(positions, width, base=10000):
     return np.array([np.broadcast_to(np.asarray(v, dtype=float), np.shape(positions)) for v in evaluate(positions)]).T
 
 
+def _six_decimals(value) -> str:
+    """The exact ``value`` rounded to six decimals from 30 significant digits (one rounding of an exact
+    value, not numpy's sin/cos, whose last bits depend on the CPU): the same text on every machine."""
+    from decimal import ROUND_HALF_EVEN, Decimal
+
+    shown = Decimal(str(sp.N(value, 30))).quantize(Decimal("0.000001"), rounding=ROUND_HALF_EVEN)
+    return f"{shown + 0:f}"  # + 0: no "-0.000000"
+
+
 def _rope_score(q, k, offsets, w):
     """``q^T R(D w) k`` at each offset ``D`` for one pair."""
     D, omega = sp.symbols("D omega")
@@ -173,10 +182,13 @@ def _draw_sinusoidal_d4(fig, results):
     table = _sinusoidal_table(positions, 4)
     ax = fig.subplots()
     image = ax.imshow(table, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    t_symbol = sp.Symbol("t")
+    exact = sinusoidal_vector(t_symbol, frequencies(4, base=10000))
     for t in positions:
         for dim in range(4):
             value = table[t, dim]
-            ax.text(dim, t, f"{value:.6f}", ha="center", va="center", color="white" if abs(value) > 0.6 else "black")
+            ax.text(dim, t, _six_decimals(exact[dim].subs(t_symbol, int(t))), ha="center", va="center",
+                    color="white" if abs(value) > 0.6 else "black")
     ax.set_xticks(range(4), [r"$\sin t$", r"$\cos t$", r"$\sin(t/100)$", r"$\cos(t/100)$"])
     ax.set_yticks(positions, [f"$p_{t}$" for t in positions])
     ax.set_xlabel("coordinate")

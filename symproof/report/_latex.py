@@ -48,6 +48,9 @@ _UNICODE.update({
     "\u00b1": r"\ensuremath{\pm}", "\u2026": r"\ldots{}", "\u22ef": r"\ensuremath{\cdots}",
     "\u2013": "--", "\u2014": "---", "\u2018": "`", "\u2019": "'", "\u201c": "``", "\u201d": "''",
     "\u00a0": "~", "\u2713": r"\ensuremath{\checkmark}", "\u2717": r"\ensuremath{\times}",
+    # powers of two as symproof prints allowances (2⁻⁴¹)
+    "\u207b": r"\textsuperscript{\ensuremath{-}}",
+    **{chr(c): rf"\textsuperscript{{{d}}}" for d, c in zip("0123456789", (0x2070, 0xB9, 0xB2, 0xB3, *range(0x2074, 0x207A)))},
     "\u00e9": r"\'e", "\u00e8": r"\`e", "\u00fc": r"\"u", "\u00f6": r"\"o", "\u00e4": r"\"a",
 })
 

@@ -29,13 +29,15 @@ from ._figures import FIGURES, FigureSpec, figures_for, render_figure
 from ._html import render_html
 from ._latex import compile_pdf, find_pdflatex, render_latex
 
-__all__ = ["render_report", "main_report", "pdf_note", "NO_PDFLATEX", "DEFAULT_TITLE", "HTML_NAME"]
+__all__ = ["render_report", "main_report", "pdf_note", "NO_PDFLATEX", "DEFAULT_TITLE", "HTML_NAME", "PUBLISHED_NAME"]
 
 #: the one line every command that skips the PDF for want of pdflatex prints (report, check --report)
 NO_PDFLATEX = "no PDF: pdflatex not found"
 
 DEFAULT_TITLE = "Position in transformers: the chapter, claim by claim"
 HTML_NAME = "index.html"
+#: the list of ``symproof report``'s files by sha256, committed with them (see :func:`render_report`)
+PUBLISHED_NAME = "SHA256SUMS"
 FIGURE_FOLDER = "figures"
 LISTING_FOLDER = "listings"
 
@@ -44,7 +46,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
                   sections: Mapping[str, str] | None = None,
                   extra_listings: Iterable = (), figures="related", include_times: bool = False,
                   total_seconds: float | None = None, pdf="auto", tex_name: str = "chapter",
-                  option: str = "--out", force: bool = False) -> dict:
+                  option: str = "--out", force: bool = False, published: str | None = None) -> dict:
     """Write ``index.html``, ``<tex_name>.tex``, its figures and (optionally) the PDF to ``out_dir``.
 
     ``results``: :class:`~symproof.claims.ClaimResult` objects, in the order to show them.
@@ -58,8 +60,11 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     ``pdf``: ``"auto"`` (compile where pdflatex exists), ``True`` (required) or ``False``.
     ``option``: how errors name ``out_dir`` (the command-line option that gave it).
     ``force``: replace files with an output's name that symproof did not write (else refused).
+    ``published``: also write, under that name, the list of the files by sha256 (``symproof report`` writes
+    ``SHA256SUMS``, committed with ``reports/``): a later run replaces a file still as listed there, and
+    names it under ``"regenerated"`` when its bytes change.
     Returns ``{"html": path, "tex": path, "pdf": path or None, "figures": [paths], "listings": [paths],
-    "pdf_error": str or None}``;
+    "pdf_error": str or None, "regenerated": [paths]}``;
     with ``pdf=True`` a failed build raises after the other files are written.
     """
     results = list(results)
@@ -79,7 +84,8 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
             files[f"{tex_name}.pdf"] = compile_pdf(tex, figure_files, name=tex_name)
         except SymproofError as err:
             pdf_error = err
-    _write_files(out_dir, files, tex_name, option, force)
+    regenerated: list = []
+    _write_files(out_dir, files, tex_name, option, force, published, regenerated)
     if pdf_error is not None and pdf is True:
         raise pdf_error
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
@@ -87,6 +93,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
         "html": paths[HTML_NAME], "tex": paths[f"{tex_name}.tex"], "pdf": paths.get(f"{tex_name}.pdf"),
         "figures": [paths[p] for p in {**figure_files, **svg_files}], "listings": [paths[p] for p in listing_files],
         "pdf_error": None if pdf_error is None else str(pdf_error),
+        "regenerated": [paths[p] for p in regenerated],
     }
 
 
@@ -104,19 +111,21 @@ def _figure_specs(figures, results) -> list:
     return specs
 
 
-def _write_files(out_dir, files: Mapping[str, bytes], tex_name: str, option: str, force: bool) -> None:
+def _write_files(out_dir, files: Mapping[str, bytes], tex_name: str, option: str, force: bool,
+                 published: str | None = None, regenerated: list | None = None) -> None:
     """Each file to a temporary sibling, then ``os.replace``; the page goes last, after what it shows.
 
     The folder's manifest records them; figures an earlier report of the same kind wrote and this
     one does not are removed, and nothing else (a user's own files in ``figures/`` stay)."""
     order = sorted(files, key=lambda relative: (relative == HTML_NAME, relative))
-    write_owned_files(out_dir, files, group=f"report:{tex_name}", option=option, order=order, force=force)
+    write_owned_files(out_dir, files, group=f"report:{tex_name}", option=option, order=order, force=force,
+                      published=published, unpublished=(f"{tex_name}.pdf",), regenerated=regenerated)
 
 
 def check_report_folder(out_dir, tex_name: str, option: str) -> None:
     """Refuse, before the claims run, a report folder whose outputs or sub-folders are symlinks,
     folders or special files (what :func:`render_report` would refuse after the work)."""
-    names = [HTML_NAME, f"{tex_name}.tex", f"{tex_name}.pdf"] + [f"{FIGURE_FOLDER}/{f.name}.{ext}" for f in FIGURES for ext in ("pdf", "svg")]
+    names = [HTML_NAME, f"{tex_name}.tex", f"{tex_name}.pdf", PUBLISHED_NAME] + [f"{FIGURE_FOLDER}/{f.name}.{ext}" for f in FIGURES for ext in ("pdf", "svg")]
     check_owned_files(out_dir, names, option=option, folders=(FIGURE_FOLDER, LISTING_FOLDER))
 
 
@@ -148,9 +157,12 @@ def main_report(args) -> int:
                             extra_listings=kernel_listings(results),
                             include_times=bool(getattr(args, "times", False)), total_seconds=seconds,
                             pdf=False if getattr(args, "no_pdf", False) else "auto",
-                            force=bool(getattr(args, "force", False)))
+                            force=bool(getattr(args, "force", False)), published=PUBLISHED_NAME)
     outputs = [written["html"], written["tex"]] + ([written["pdf"]] if written["pdf"] else [])
     print("wrote " + ", ".join(outputs))
+    for path in written["regenerated"]:
+        # the committed file, replaced: `git diff` shows the change (another SymPy or matplotlib, say)
+        print(f"{path}: regenerated, differs from the committed version")
     if written["pdf_error"]:
         print(f"symproof report: error: no PDF written: {written['pdf_error']}", file=sys.stderr)
         return 2

@@ -64,6 +64,13 @@ if __name__ == "__main__":
 '''.format(module=ENTRY.partition(":")[0], function=ENTRY.partition(":")[2])
 
 
+def _default_sigint():
+    """The child starts as a command typed at a terminal does: SIGINT at its default.  A test runner
+    started in the background of a script (``pytest &``, a CI harness) has SIGINT ignored, and an
+    ignored SIGINT is inherited: the command would rightly keep ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _launchers(tmp_path) -> dict:
     """How symproof is started: ``python -m symproof``, and the console script pip writes for it."""
     script = tmp_path / "bin" / "symproof"
@@ -82,7 +89,7 @@ def _interrupt_at(tmp_path, launcher, args, where):
     env = {**os.environ, "GATE_AT": where, "GATE_READY_FD": str(ready_w), "GATE_HOLD_FD": str(hold_r),
            "PYTHONPATH": os.pathsep.join([str(gate), str(REPO)])}
     process = subprocess.Popen(_launchers(tmp_path)[launcher] + args, cwd=tmp_path, env=env,
-                               pass_fds=(ready_w, hold_r), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               pass_fds=(ready_w, hold_r), preexec_fn=_default_sigint, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     os.close(ready_w)
     os.close(hold_r)
@@ -130,6 +137,7 @@ def test_ctrl_c_while_the_command_runs(tmp_path, args, where, line):
 
 
 def _block_sigint():
+    _default_sigint()
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 

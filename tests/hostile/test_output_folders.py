@@ -35,14 +35,18 @@ GROUP = "export:kernel:numpy"
 # --------------------------------------------------------------------------- helpers
 
 def snapshot(root) -> dict:
-    """Every entry under ``root``, not following links: its kind and its bytes' sha256 (files),
-    its target (links) or its mode (anything else)."""
+    """Every entry under ``root``, not following links: its kind and its bytes' sha256 (files; a file
+    the tests made unreadable, which only a non-root user cannot read: its identity), its target
+    (links) or its mode (anything else)."""
     seen = {}
     for folder, dirs, names in os.walk(root):
         for name in dirs + names:
             path = os.path.join(folder, name)
             info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode):
+            if stat.S_ISREG(info.st_mode) and not os.access(path, os.R_OK):
+                seen[os.path.relpath(path, root)] = ("unreadable file", info.st_ino, info.st_size, info.st_mtime_ns,
+                                                     stat.S_IMODE(info.st_mode))
+            elif stat.S_ISREG(info.st_mode):
                 with open(path, "rb") as handle:
                     seen[os.path.relpath(path, root)] = ("file", hashlib.sha256(handle.read()).hexdigest())
             elif stat.S_ISLNK(info.st_mode):

@@ -144,10 +144,37 @@ def test_latex_of_prose_escapes_specials(false_results):
     assert r"100\% of \#1 \& \{more\} under\_score \textasciitilde{} \textasciicircum{}" in text
 
 
+def _unpinned_printers() -> list:
+    """The packages whose installed version is not the one ``.ci/constraints.txt`` pins (the printers
+    the committed reports/ were written with): another SymPy or matplotlib writes other bytes."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    differ = []
+    for line in (REPO / ".ci" / "constraints.txt").read_text("utf-8").splitlines():
+        if line.startswith("# test-only"):
+            break  # the rest pins what the tests compare against, not what writes reports/
+        name, _, pinned = line.split("#")[0].strip().partition("==")
+        if not pinned:
+            continue
+        try:
+            installed = version(name)
+        except PackageNotFoundError:
+            installed = None
+        if installed != pinned:
+            differ.append(f"{name} {installed} (pinned {pinned})")
+    return differ
+
+
 def test_committed_reports_are_what_the_command_writes(tmp_path):
-    """``reports/`` must be regenerated (``symproof report``) whenever claims or the report code change."""
+    """``reports/`` must be regenerated (``symproof report``) whenever claims or the report code change.
+
+    A CI test: byte for byte only under the versions CI pins; elsewhere ``symproof report`` replaces the
+    committed files and says which changed (SHA256SUMS)."""
     if not (COMMITTED / "index.html").exists():
         pytest.skip("reports/ has not been generated in this checkout")
+    unpinned = _unpinned_printers()
+    if unpinned:
+        pytest.skip("not the versions reports/ was written with: " + ", ".join(unpinned))
     env = {**os.environ, "PYTHONHASHSEED": "random"}
     run = subprocess.run([sys.executable, "-m", "symproof", "report", "--out", str(tmp_path)],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
@@ -216,3 +243,33 @@ COMPACTED = [
 @pytest.mark.parametrize("what, mathml, compacted", COMPACTED, ids=[c[0] for c in COMPACTED])
 def test_compacted_mathml_keeps_every_row_that_shapes_layout(what, mathml, compacted):
     assert compact_html(mathml) == compacted
+
+
+def test_a_fresh_checkouts_reports_are_regenerated_and_named_not_refused(tmp_path):
+    """A clone has reports/ and SHA256SUMS but no manifest; its files came from other printer versions:
+    `symproof report` replaces them and names each that changed; a file the user edited stays refused."""
+    import hashlib
+
+    out = tmp_path / "reports"
+    command = [sys.executable, "-m", "symproof", "report", "--only", "rope.relative", "--no-pdf", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    assert subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600).returncode == 0
+    (out / MANIFEST_NAME).unlink()  # as a clone has it
+    # the committed chapter.tex came from another SymPy: other bytes, listed as such
+    tex = out / "chapter.tex"
+    tex.write_bytes(tex.read_bytes() + b"% written by another printer\n")
+    listed = (out / "SHA256SUMS").read_text("ascii").splitlines()
+    listed = [f"{hashlib.sha256(tex.read_bytes()).hexdigest()}  chapter.tex" if line.endswith("  chapter.tex")
+              else line for line in listed]
+    (out / "SHA256SUMS").write_text("\n".join(listed) + "\n", encoding="ascii")
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert f"{out / 'chapter.tex'}: regenerated, differs from the committed version" in run.stdout
+    assert "index.html: regenerated" not in run.stdout  # unchanged files are not named
+    assert b"another printer" not in tex.read_bytes()
+    # the user's own edit of an output is still theirs
+    (out / MANIFEST_NAME).unlink()
+    tex.write_bytes(tex.read_bytes() + b"% my note\n")
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 2 and "chapter.tex" in run.stderr and "--force" in run.stderr
+    assert tex.read_bytes().endswith(b"% my note\n")
