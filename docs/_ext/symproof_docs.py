@@ -219,7 +219,18 @@ def exit_codes_table() -> list:
     return _rows(("command", "exit codes (from its `--help`)"), rows)
 
 
+def trusted_base_table() -> list:
+    """Every SymPy/mpmath name and every method the checker calls: the lists its source scan keeps true."""
+    from symproof import checker
+
+    return _rows(("trusted", "names"),
+                 [("SymPy and mpmath names", ", ".join(f"`{n}`" for n in sorted(checker.TRUSTED_SYMPY))),
+                  ("methods called on terms, matrices and polynomials",
+                   ", ".join(f"`{n}`" for n in sorted(checker.TRUSTED_METHODS)))])
+
+
 TABLES = {
+    "trusted-base": trusted_base_table,
     "families": families_table, "formula-names": formula_names_table, "formula-functions": formula_functions_table,
     "fragment-grammar": fragment_grammar_table, "fragment-matrix": fragment_matrix_table,
     "variant-keys": variant_keys_table, "variant-tables": variant_tables_table, "properties": properties_table,

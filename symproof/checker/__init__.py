@@ -35,7 +35,7 @@ TRUSTED_SYMPY = (
     'sympy.core.numbers.Zero', 'sympy.core.relational.Relational', 'sympy.cos', 'sympy.cosh', 'sympy.cot',
     'sympy.csc', 'sympy.diag', 'sympy.exp', 'sympy.expand', 'sympy.expand_mul', 'sympy.eye', 'sympy.factorial',
     'sympy.factorint', 'sympy.false', 'sympy.floor', 'sympy.fraction', 'sympy.gamma', 'sympy.im', 'sympy.log',
-    'sympy.logic.boolalg.Boolean', 'sympy.logic.boolalg.BooleanFalse', 'sympy.logic.boolalg.BooleanTrue',
+    'sympy.logic.boolalg.BooleanFalse', 'sympy.logic.boolalg.BooleanTrue',
     'sympy.matrices.MatrixBase', 'sympy.matrices.expressions.Adjoint',
     'sympy.matrices.expressions.BlockDiagMatrix', 'sympy.matrices.expressions.BlockMatrix',
     'sympy.matrices.expressions.HadamardProduct', 'sympy.matrices.expressions.Identity',

@@ -237,7 +237,10 @@ class _Admit:
             _refuse(f"the condition {_short(node)} is not a relation or connective")
         if not node.args:
             return node
-        new = [self.condition(a) if isinstance(a, sp.logic.boolalg.Boolean) else self.term(a) for a in node.args]
+        # a relation's sides are terms; only a connective's arguments are conditions (a Symbol is a
+        # Boolean to SymPy too, so the type of the argument cannot tell them apart)
+        inner = self.term if isinstance(node, sp.core.relational.Relational) else self.condition
+        new = [inner(a) for a in node.args]
         return node if all(a is b for a, b in zip(new, node.args)) else self.rebuilt(node.func, new)
 
     def matrix(self, node):

@@ -269,3 +269,15 @@ def test_floats_become_exact_in_statements_and_are_refused_in_data():
     assert admit(sp.Float(0.1) * x, statement=True) == Rational(sp.Float(0.1)) * x
     with pytest.raises(CertificateError):
         admit(sp.Float(0.1) * x, statement=False)
+
+
+_t = sp.Symbol("t", integer=True, nonnegative=True)
+
+
+@pytest.mark.parametrize("term", [
+    sp.Piecewise((_t, _t < 512), (_t // 8 + 448, True)),              # Self-Extend's window: a symbol in a relation
+    sp.Piecewise((1, sp.And(_t >= 1, sp.Not(sp.Eq(_t, 3)))), (0, True)),
+], ids=str)
+def test_the_language_admits_relations_over_symbols(term):
+    # a Symbol is a Boolean to SymPy as well as a term: a relation's sides must be read as terms
+    assert admit(term, statement=True) == term
