@@ -483,6 +483,7 @@ def read_through_transformers(data: Mapping, source: str, model_type: str):
     import transformers
 
     from ._families import FAMILIES, TEXT_CONFIGS
+    from .._text import did_you_mean
     from ._model_config import model_from_identified
 
     verbosity = transformers.logging.get_verbosity()
@@ -497,7 +498,8 @@ def read_through_transformers(data: Mapping, source: str, model_type: str):
         supported = ", ".join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))
         raise VariantFileError(f"{source}: key 'model_type': {str(model_type)[:60]!r} has no row in the family "
                                f"table (supported: {supported}), and reading it through transformers "
-                               f"{transformers.__version__} did not identify its rotary map: {reason}") from None
+                               f"{transformers.__version__} did not identify its rotary map: {reason}"
+                               f"{did_you_mean(model_type, set(FAMILIES) | set(TEXT_CONFIGS))}") from None
     finally:
         transformers.logging.set_verbosity(verbosity)
 

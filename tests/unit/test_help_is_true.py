@@ -24,7 +24,9 @@ def _code_default_of_none():
 
 
 #: options whose help states the default in words rather than as a value
-IN_WORDS = {("verify", "ids"): "all", ("report", "only"): "all", ("export", "rotary_dim"): "all of --head-dim"}
+IN_WORDS = {("verify", "ids"): "all", ("report", "only"): "all", ("export", "rotary_dim"): "all of --head-dim",
+            ("checklist", "only"): "all", ("checklist", "attn"): "sdpa in float64, else eager in float32: eager in "
+                                                                   "float64 turns fully masked pad rows into NaN"}
 
 
 def _stated_defaults():
