@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {  /* C linkage: the kernel links from C++ as it is */
+#endif
+
 #define SYMPROOF_ROPE_HEAD_DIM 64
 #define SYMPROOF_ROPE_ROTARY_DIM 64
 #define SYMPROOF_ROPE_N_PAIRS 32
@@ -33,5 +37,9 @@ int symproof_rope_apply(const double *x, double *out, const int64_t *positions, 
 int symproof_rope_backward_with_table(const double *x, double *out, const int64_t *positions, size_t n_rows,
                      const double *table, int64_t first_position, size_t n_positions);
 int symproof_rope_backward(const double *x, double *out, const int64_t *positions, size_t n_rows);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* SYMPROOF_ROPE_H */

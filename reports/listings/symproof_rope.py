@@ -17,7 +17,7 @@ PROVENANCE = (
 import ctypes
 import hashlib
 import os
-import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -54,12 +54,17 @@ TABLE_SPAN_LIMIT = max(1, (1 << 22) // len(FREQUENCIES))
 
 # The exported C kernel of the same definitions (``symproof export rope --target c``, float32 and
 # float64), behind contiguous CPU arrays: one pass over x where the library's own operations take
-# three (half pairing: two products and the add of the swapped halves).  Compiled
-# on first use with the system C compiler into a cache folder (SYMPROOF_CACHE, else
-# $XDG_CACHE_HOME/symproof or ~/.cache/symproof), keyed by the hash of source, compiler and flags.
-# NATIVE = False or SYMPROOF_NATIVE=0 keeps every call in numpy; so does a failed compile
-# (native_status() says why).
-NATIVE = os.environ.get("SYMPROOF_NATIVE", "1") != "0"
+# three (half pairing: two products and the add of the swapped halves).  Compiled on first use
+# with the system C compiler into a private cache folder (SYMPROOF_CACHE, else
+# $XDG_CACHE_HOME/symproof or $HOME/.cache/symproof; absolute paths only), keyed by the hash of
+# source, compiler and flags.  Loading a library runs its code, so only what this module built or
+# checked is loaded: the folder and every folder above it yours or root's and not writable by
+# others, no link followed, the library's bytes matching the sha256 recorded at build time.
+# NATIVE = False or SYMPROOF_NATIVE=0 (false, no, off) keeps every call in numpy; so does a
+# failed check or compile (native_status() says why).
+TRUE_WORDS = ('1', 'true', 'yes', 'on')
+FALSE_WORDS = ('0', 'false', 'no', 'off')
+PURE = "pure numpy"
 C_SOURCES = {
     'rope_f32.c': (
         '#include "rope_f32.h"\n'
@@ -212,6 +217,10 @@ C_SOURCES = {
         '#include <stddef.h>\n'
         '#include <stdint.h>\n'
         '\n'
+        '#ifdef __cplusplus\n'
+        'extern "C" {  /* C linkage: the kernel links from C++ as it is */\n'
+        '#endif\n'
+        '\n'
         '#define ROPE_F32_HEAD_DIM 64\n'
         '#define ROPE_F32_ROTARY_DIM 64\n'
         '#define ROPE_F32_N_PAIRS 32\n'
@@ -234,6 +243,10 @@ C_SOURCES = {
         'int rope_f32_backward_with_table(const float *x, float *out, const int64_t *positions, size_t n_rows,\n'
         '                     const float *table, int64_t first_position, size_t n_positions);\n'
         'int rope_f32_backward(const float *x, float *out, const int64_t *positions, size_t n_rows);\n'
+        '\n'
+        '#ifdef __cplusplus\n'
+        '}\n'
+        '#endif\n'
         '\n'
         '#endif /* ROPE_F32_H */\n'
     ),
@@ -388,6 +401,10 @@ C_SOURCES = {
         '#include <stddef.h>\n'
         '#include <stdint.h>\n'
         '\n'
+        '#ifdef __cplusplus\n'
+        'extern "C" {  /* C linkage: the kernel links from C++ as it is */\n'
+        '#endif\n'
+        '\n'
         '#define ROPE_F64_HEAD_DIM 64\n'
         '#define ROPE_F64_ROTARY_DIM 64\n'
         '#define ROPE_F64_N_PAIRS 32\n'
@@ -411,53 +428,280 @@ C_SOURCES = {
         '                     const double *table, int64_t first_position, size_t n_positions);\n'
         'int rope_f64_backward(const double *x, double *out, const int64_t *positions, size_t n_rows);\n'
         '\n'
+        '#ifdef __cplusplus\n'
+        '}\n'
+        '#endif\n'
+        '\n'
         '#endif /* ROPE_F64_H */\n'
     ),
 }
 # no -march=native: a cached library may be loaded on another CPU sharing the folder
 C_FLAGS = ("-std=c99", "-O3", "-ffp-contract=off", "-shared", "-fPIC")
+
+def _flag(name, default):
+    """A boolean environment value: TRUE_WORDS or FALSE_WORDS in any case; unset or empty: ``default``."""
+    text = os.environ.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text in TRUE_WORDS or text in FALSE_WORDS:
+        return text in TRUE_WORDS
+    raise ValueError(f"{name}={os.environ[name]!r}: expected one of {', '.join(TRUE_WORDS + FALSE_WORDS)}")
+
+
+NATIVE = _flag("SYMPROOF_NATIVE", True)
 _native = {}
 _native_lock = threading.Lock()
+# a cached library larger than this is not read (the kernel is a few tens of kilobytes)
+LIBRARY_LIMIT = 1 << 26
+
+
+class _Untrusted(Exception):
+    """A path the loader will not use; the message says why (it ends up in native_status())."""
 
 
 def _cache_folder():
-    found = os.environ.get("SYMPROOF_CACHE")
-    if found:
-        return found
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(root, "symproof")
+    """``(folder or None, notes)``: the first absolute root among SYMPROOF_CACHE, XDG_CACHE_HOME and
+    HOME, and a note for each one ignored (a relative root would put the cache under the current folder)."""
+    notes = []
+    for name, below in (("SYMPROOF_CACHE", ()), ("XDG_CACHE_HOME", ("symproof",)), ("HOME", (".cache", "symproof"))):
+        value = os.environ.get(name)
+        if value and os.path.isabs(value):
+            return os.path.join(value, *below), notes
+        if value or name == "HOME":
+            notes.append(f"{name}={value!r} ignored (not an absolute path)" if value
+                         else f"HOME is {'empty' if value == '' else 'unset'}")
+    return None, notes
+
+
+def _private_group(gid):
+    """Whether only you can be in group ``gid``: a user private group (named like you, no other
+    member, nobody else's primary group), as umask 002 systems give each user."""
+    try:
+        import grp
+        import pwd
+
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        group = grp.getgrgid(gid)
+        if group.gr_name != me or any(member != me for member in group.gr_mem):
+            return False
+        return all(user.pw_gid != gid or user.pw_name == me for user in pwd.getpwall())
+    except (ImportError, KeyError, OSError):
+        return False
+
+
+def _check(info, where, mine):
+    """Refuse a folder or file others could change: owned by another user (root too, where ``mine``), or
+    writable by others or by a group others can be in (above the cache, a sticky folder of root's or
+    yours is fine, like /tmp)."""
+    uid = os.geteuid()
+    if info.st_uid != uid and (mine or info.st_uid != 0):
+        raise _Untrusted(f"{where} belongs to another user (uid {info.st_uid})")
+    if not mine and info.st_mode & stat.S_ISVTX and stat.S_ISDIR(info.st_mode):
+        return
+    if info.st_mode & 0o002 or (info.st_mode & 0o020 and not _private_group(info.st_gid)):
+        raise _Untrusted(f"{where} is writable by others (mode {stat.S_IMODE(info.st_mode):o})")
+
+
+def _refusal(name, folder_fd, where, err, kind):
+    """Why ``name`` could not be opened: a link (never followed), another kind of entry, or the error."""
+    try:
+        found = os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return f"{where}: {err.strerror or err}"
+    if stat.S_ISLNK(found):
+        return f"{where} is a symbolic link (not followed)"
+    if kind == "folder" and not stat.S_ISDIR(found):
+        return f"{where} is not a folder"
+    return f"{where}: {err.strerror or err}"
+
+
+def _open_folder(folder):
+    """``(descriptor, path)`` of the cache folder, made (0700, with every missing parent) if need be;
+    every folder from / down is checked, and none is entered through a link (links above the cache
+    folder's name are resolved once, before the walk)."""
+    if not hasattr(os, "O_NOFOLLOW") or os.open not in os.supports_dir_fd:
+        raise _Untrusted("this system cannot open files without following links")
+    parent, name = os.path.split(os.path.normpath(folder))
+    path = os.path.join(os.path.realpath(parent), name)
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW
+    parts = [part for part in path.split("/") if part]
+    fd, where = os.open("/", flags), "/"
+    try:
+        _check(os.fstat(fd), where, mine=not parts)
+        for depth, part in enumerate(parts):
+            where, made = os.path.join(where, part), False
+            try:
+                try:
+                    child = os.open(part, flags, dir_fd=fd)
+                except FileNotFoundError:
+                    try:
+                        os.mkdir(part, 0o700, dir_fd=fd)
+                        made = True
+                    except FileExistsError:  # made meanwhile by another process: checked like any other
+                        pass
+                    child = os.open(part, flags, dir_fd=fd)
+            except OSError as err:
+                raise _Untrusted(_refusal(part, fd, where, err, "folder")) from None
+            os.close(fd)
+            fd = child
+            if made:
+                os.fchmod(fd, 0o700)  # mkdir's mode passes through the umask: 0700 whatever it is
+            _check(os.fstat(fd), where, mine=depth == len(parts) - 1)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, path
+
+
+def _read_checked(folder_fd, name, limit):
+    """The bytes of ``name`` in the cache folder: a regular file of yours that others cannot write,
+    opened without following a link."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=folder_fd)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise _Untrusted(_refusal(name, folder_fd, name, err, "file")) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Untrusted(f"{name} is not a regular file")
+        _check(info, name, mine=True)
+        if info.st_size > limit:
+            raise _Untrusted(f"{name} is larger than {limit} bytes")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+        raise _Untrusted(f"{name} is larger than {limit} bytes")
+    finally:
+        os.close(fd)
+
+
+def _cached(folder_fd, name):
+    """``(bytes or None, note)``: the cached library if it and its recorded sha256 pass the checks and agree."""
+    try:
+        library = _read_checked(folder_fd, name, LIBRARY_LIMIT)
+    except FileNotFoundError:
+        return None, None
+    except (_Untrusted, OSError) as err:
+        return None, f"rebuilt: the cached {name} was not used ({err})"
+    try:
+        recorded = _read_checked(folder_fd, name + ".sha256", 128).decode("ascii", "replace").strip()
+    except FileNotFoundError:
+        return None, f"rebuilt: the cached {name} has no recorded sha256"
+    except (_Untrusted, OSError) as err:
+        return None, f"rebuilt: the cached {name} was not used ({err})"
+    if hashlib.sha256(library).hexdigest() != recorded:
+        return None, f"rebuilt: the cached {name} does not match the sha256 recorded when it was built"
+    return library, None
+
+
+def _write_new(folder_fd, name, data, mode):
+    """Write ``data`` to a new file ``name`` (never an existing one, never through a link)."""
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=folder_fd)
+    try:
+        os.fchmod(fd, mode)  # the umask must not take the owner's own bits away (or hand others any)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _store(folder_fd, name, library):
+    """Put the library and its sha256 in the cache, each by an atomic rename of a fresh file."""
+    digest = (hashlib.sha256(library).hexdigest() + "\n").encode("ascii")
+    for target, data in ((name, library), (name + ".sha256", digest)):
+        fresh = f".{target}.{os.urandom(8).hex()}.tmp"
+        _write_new(folder_fd, fresh, data, 0o600)
+        os.replace(fresh, target, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+
+
+def _build(folder, compiler):
+    """The compiled library's bytes (built in a fresh private folder), or a string saying why not."""
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as build:
+        os.chmod(build, 0o700)
+        for name, text in C_SOURCES.items():
+            with open(os.path.join(build, name), "x", encoding="utf-8") as handle:
+                handle.write(text)
+        sources = [name for name in sorted(C_SOURCES) if name.endswith(".c")]
+        # relative names, run inside the folder: the library does not carry a temporary path
+        done = subprocess.run([compiler, *C_FLAGS, *sources, "-o", "rope.so", "-lm"], cwd=build,
+                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            return f"{compiler} failed: {(done.stderr or done.stdout).strip()[:300]}"
+        with open(os.path.join(build, "rope.so"), "rb") as handle:
+            return handle.read()
+
+
+def _load(folder, library):
+    """dlopen exactly these bytes: written to a fresh private folder first, so nothing else can be loaded."""
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".load-") as private:
+        os.chmod(private, 0o700)
+        fd = os.open(private, os.O_RDONLY)
+        try:
+            _write_new(fd, "rope.so", library, 0o700)
+        finally:
+            os.close(fd)
+        return ctypes.CDLL(os.path.join(private, "rope.so"))
+
+
+def _compiler():
+    """``(compiler or None, note)``: CC if absolute, else cc or gcc from the absolute folders of PATH only
+    (a relative or empty entry would run a compiler shipped in the current folder)."""
+    named = os.environ.get("CC", "").strip()
+    if os.sep in named:
+        return (named, None) if os.path.isabs(named) else (None, f"CC={named!r} ignored (not an absolute path)")
+    for candidate in [named] if named else ["cc", "gcc"]:
+        for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+            path = os.path.join(entry, candidate)
+            if os.path.isabs(entry) and os.path.isfile(path) and os.access(path, os.X_OK):
+                return path, None
+    return None, f"no C compiler ({named or 'cc or gcc'}) in the absolute folders of PATH"
 
 
 def _compile():
-    """``(functions, status)``: the C kernel's entry points by (dtype, direction), compiled if not cached."""
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    """``(functions, status)``: the C kernel's entry points by (dtype, direction), or None and why not."""
+    compiler, why = _compiler()
     if compiler is None:
-        return None, "pure numpy: no C compiler (cc or gcc) on PATH"
+        return None, f"{PURE}: {why}"
+    folder, notes = _cache_folder()
+    if folder is None:
+        return None, f"{PURE}: no cache folder to build in ({'; '.join(notes)})"
     key = repr((sorted(C_SOURCES.items()), compiler, C_FLAGS)).encode("utf-8")
-    folder = _cache_folder()
-    library = os.path.join(folder, f"rope-{hashlib.sha256(key).hexdigest()[:24]}.so")
-    if not os.path.exists(library):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as build:
-            for name, text in C_SOURCES.items():
-                with open(os.path.join(build, name), "w", encoding="utf-8") as handle:
-                    handle.write(text)
-            sources = [os.path.join(build, name) for name in sorted(C_SOURCES) if name.endswith(".c")]
-            built = os.path.join(build, "rope.so")
-            done = subprocess.run([compiler, *C_FLAGS, *sources, "-o", built, "-lm"], capture_output=True,
-                                  text=True, timeout=300)
-            if done.returncode != 0:
-                return None, f"pure numpy: {compiler} failed: {(done.stderr or done.stdout).strip()[:300]}"
-            os.replace(built, library)  # atomic: a process loading the library never sees half of it
-    lib = ctypes.CDLL(library)
+    name = f"rope-{hashlib.sha256(key).hexdigest()[:24]}.so"
+    try:
+        folder_fd, folder = _open_folder(folder)
+    except (_Untrusted, OSError) as err:
+        return None, f"{PURE}: the cache folder {folder} is not used: {err}"
+    try:
+        library, note = _cached(folder_fd, name)
+        notes += [note] if note else []
+        how = f"checked against its recorded sha256; compiled with {compiler}"
+        if library is None:
+            library = _build(folder, compiler)
+            if isinstance(library, str):
+                return None, f"{PURE}: {library}"
+            how = f"built with {compiler}"
+            try:
+                _store(folder_fd, name, library)
+            except OSError as err:
+                notes.append(f"not cached: {err}")
+        lib = _load(folder, library)
+    finally:
+        os.close(folder_fd)
     pointer, functions = ctypes.c_void_p, {}
-    for dtype, name in (("float32", "rope_f32"), ("float64", "rope_f64")):
+    for dtype, prefix in (("float32", "rope_f32"), ("float64", "rope_f64")):
         for direction, verb in zip(DIRECTIONS, ("apply", "backward")):
-            function = getattr(lib, f"{name}_{verb}_with_table")
+            function = getattr(lib, f"{prefix}_{verb}_with_table")
             function.argtypes = [pointer, pointer, pointer, ctypes.c_size_t, pointer, ctypes.c_int64, ctypes.c_size_t]
             function.restype = ctypes.c_int
             functions[dtype, direction] = function
-    return functions, f"C kernel: {library} (built with {compiler})"
+    return functions, f"C kernel: {os.path.join(folder, name)} ({'; '.join([how] + notes)})"
 
 
 def _native_functions():
@@ -468,15 +712,16 @@ def _native_functions():
             if "functions" not in _native:
                 try:
                     _native["functions"], _native["status"] = _compile()
-                except (OSError, subprocess.SubprocessError) as err:
-                    _native["functions"], _native["status"] = None, f"pure numpy: {type(err).__name__}: {err}"
+                except (OSError, subprocess.SubprocessError, AttributeError) as err:
+                    _native["functions"], _native["status"] = None, f"{PURE}: {type(err).__name__}: {err}"
     return _native["functions"]
 
 
 def native_status():
-    """Which kernel the calls the C kernel can serve run: the C library's path, or why not."""
+    """Which kernel the calls the C kernel can serve run: the C library's path and how it was
+    checked, or why not."""
     if not NATIVE:
-        return f"pure numpy: NATIVE is off (SYMPROOF_NATIVE=0)"
+        return f"{PURE}: NATIVE is off (set to False, or SYMPROOF_NATIVE is 0, false, no or off)"
     _native_functions()
     return _native["status"]
 
