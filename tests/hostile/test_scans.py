@@ -97,7 +97,11 @@ def test_a_killed_worker_is_a_refused_line_not_a_hang(tmp_path):
 
 def test_ctrl_c_during_a_parallel_scan_is_one_line(tmp_path):
     """Ctrl-C reaches the whole foreground group: the workers ignore it, the scan ends them and says so."""
-    scan = _start("check", _configs(tmp_path / "zoo"), "--jobs", "2")
+    folder = _configs(tmp_path / "zoo")
+    for copy in range(3):  # enough configs that both workers are still inside one when the signal comes
+        for name in FOUR:
+            shutil.copy(folder / f"{name}.json", folder / f"{name}-{copy}.json")
+    scan = _start("check", folder, "--jobs", "2")
     try:
         workers = _busy_workers(scan.pid, 2)
         os.killpg(scan.pid, signal.SIGINT)
