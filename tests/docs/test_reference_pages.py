@@ -1,6 +1,6 @@
 """The reference pages are generated from the code: each table is the code's own, and each page uses them.
 
-The tables are rendered by ``docs/_ext/symproof_docs.py`` at build time; these tests call the same
+The tables are made by ``docs/_ext/symproof_tables.py`` and rendered at build time; these tests call the same
 functions, so they fail when a table stops saying what the code does (and the build, ``-W``, fails when
 the hand-written part of a table falls out of step with the code).
 """
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import symproof_docs  # noqa: E402
+import symproof_tables as symproof_docs  # noqa: E402  (the tables, without Sphinx)
 
 PAGES = {p.relative_to(DOCS).as_posix(): p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md")
          if "_build" not in p.parts and "incoming" not in p.parts and p.name != "pypi.md"}

@@ -107,7 +107,7 @@ def test_the_documentation_states_the_trusted_base_and_the_size():
     import sys
     sys.path.insert(0, str(DOCS / "_ext"))
     try:
-        import symproof_docs
+        import symproof_tables as symproof_docs
     finally:
         sys.path.remove(str(DOCS / "_ext"))
     page = (DOCS / "reference" / "fragment.md").read_text(encoding="utf-8")
