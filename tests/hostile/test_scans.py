@@ -39,13 +39,16 @@ def _start(*args) -> subprocess.Popen:
                             cwd=REPO)
 
 
-def _busy_workers(parent: int, count: int) -> list:
-    """The pids of ``count`` forked workers of ``parent`` once each has run for a while (bounded wait)."""
-    command = Path(f"/proc/{parent}/cmdline").read_bytes()
+def _busy_workers(scan: subprocess.Popen, count: int):
+    """The pids of ``count`` forked workers of ``scan`` once each has run for a while, or None if the scan
+    ended first (the caller tries again).  Bounded: a scan that neither ends nor forks is a failure."""
+    command = Path(f"/proc/{scan.pid}/cmdline").read_bytes()
     deadline = time.monotonic() + COMMAND_TIMEOUT
     while time.monotonic() < deadline:
+        if scan.poll() is not None:
+            return None
         children = []
-        for task in Path(f"/proc/{parent}/task").iterdir():
+        for task in Path(f"/proc/{scan.pid}/task").iterdir():
             try:
                 children += (task / "children").read_text().split()
             except OSError:
@@ -54,22 +57,26 @@ def _busy_workers(parent: int, count: int) -> list:
         for pid in children:
             try:
                 same = Path(f"/proc/{pid}/cmdline").read_bytes() == command  # forked: not a helper process
-                ticks = sum(map(int, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13]))
+                # utime, stime and the waited-for children's (a config's check may run the C compiler)
+                ticks = sum(map(int, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15]))
             except (OSError, ValueError):
                 continue
-            if same and ticks >= 20:  # 0.2 s of CPU: past its start, inside a config's check
+            if same and ticks >= 5:  # 50 ms of CPU: past its start, inside a config's check
                 workers.append(int(pid))
         if len(workers) >= count:
             return workers
-        time.sleep(0.1)
-    raise AssertionError("the scan's workers never started")
+        time.sleep(0.02)
+    scan.kill()
+    out, err = scan.communicate()
+    raise AssertionError(f"the scan's workers never started; it printed {out!r} {err!r}")
 
 
 def _scan_with_a_worker_killed(folder):
     scan = _start("check", folder, "--jobs", "2")
     try:
-        victim = _busy_workers(scan.pid, 2)[0]
-        os.kill(victim, signal.SIGKILL)
+        workers = _busy_workers(scan, 2)
+        if workers:
+            os.kill(workers[0], signal.SIGKILL)
         out, err = scan.communicate(timeout=COMMAND_TIMEOUT)
     finally:
         if scan.poll() is None:
@@ -79,9 +86,10 @@ def _scan_with_a_worker_killed(folder):
 
 def test_a_killed_worker_is_a_refused_line_not_a_hang(tmp_path):
     """As the out-of-memory killer would: SIGKILL one worker in the middle of a config.  A kill that lands
-    between two configs has nothing to refuse (every config is then checked): tried again, a few times."""
+    between two configs (or a scan that ended first) has nothing to refuse (every config is then checked):
+    tried again, a few times."""
     folder = _configs(tmp_path / "zoo")
-    for _ in range(4):
+    for _ in range(6):
         code, out, err = _scan_with_a_worker_killed(folder)
         lines = out.strip().splitlines()
         assert "Traceback" not in err and err == "", err
@@ -101,14 +109,19 @@ def test_ctrl_c_during_a_parallel_scan_is_one_line(tmp_path):
     for copy in range(3):  # enough configs that both workers are still inside one when the signal comes
         for name in FOUR:
             shutil.copy(folder / f"{name}.json", folder / f"{name}-{copy}.json")
-    scan = _start("check", folder, "--jobs", "2")
-    try:
-        workers = _busy_workers(scan.pid, 2)
-        os.killpg(scan.pid, signal.SIGINT)
-        out, err = scan.communicate(timeout=COMMAND_TIMEOUT)
-    finally:
-        if scan.poll() is None:
-            os.killpg(scan.pid, signal.SIGKILL)
+    for _ in range(3):  # a scan that ended before both workers were seen busy is started again
+        scan = _start("check", folder, "--jobs", "2")
+        try:
+            workers = _busy_workers(scan, 2)
+            if workers:
+                os.killpg(scan.pid, signal.SIGINT)
+            out, err = scan.communicate(timeout=COMMAND_TIMEOUT)
+        finally:
+            if scan.poll() is None:
+                os.killpg(scan.pid, signal.SIGKILL)
+        if workers:
+            break
+    assert workers, f"every scan ended before its workers were seen busy: {out!r} {err!r}"
     assert scan.returncode == 130, (out, err)
     assert err.splitlines() == ["symproof check: interrupted"], err
     deadline = time.monotonic() + 30
