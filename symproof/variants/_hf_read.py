@@ -133,7 +133,7 @@ def _head_width(text) -> int | None:
     return None
 
 
-def _shrunk(text, head: int):
+def _shrunk(text, head: int, stated=frozenset()):
     small = text.__class__.from_dict(text.to_dict())
     heads = 2
     small.num_attention_heads = heads
@@ -141,7 +141,9 @@ def _shrunk(text, head: int):
         small.num_key_value_heads = 1 if text.num_key_value_heads != text.num_attention_heads else heads
     if hasattr(small, "hidden_size"):
         small.hidden_size = heads * head
-    if getattr(small, "head_dim", None) is not None:
+    # a head_dim the config leaves out and its class leaves None is the width the reading takes (hidden_size /
+    # num_attention_heads, as _head_width); a head_dim stated None stays None, as HF would build it
+    if getattr(small, "head_dim", None) is not None or (hasattr(small, "head_dim") and "head_dim" not in stated):
         small.head_dim = head
     # the sizes the table names, then any other size the config class names as an MLP, expert, recurrence or
     # vocabulary size (a name never given to a head, rope or position size)
@@ -311,13 +313,13 @@ def _multi_axis_rotary(model) -> str:
     return ""
 
 
-def _run(text, head: int, source: str, model_type: str):
+def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     import importlib
 
     import torch
     import transformers
 
-    small = _shrunk(text, head)
+    small = _shrunk(text, head, stated)
     count = getattr(small, "num_hidden_layers", None)
     if not isinstance(count, int) or count < 1:
         raise _fail(source, model_type, "the text config has no num_hidden_layers")
@@ -472,7 +474,9 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     tables = _tables(text)
     if tables is None:
         raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
-    class_name, count, recorder = _run(text, head, source, model_type)
+    inner = data.get("text_config")
+    stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
+    class_name, count, recorder = _run(text, head, source, model_type, stated)
     layer_types = getattr(text, "layer_types", None)
     pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
     maps, recorded_maps = [], {}
