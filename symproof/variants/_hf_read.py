@@ -153,6 +153,8 @@ def _shrunk(text, head: int, stated=frozenset()):
         current = getattr(small, key, None)
         if isinstance(current, int) and not isinstance(current, bool) and current > value:
             setattr(small, key, value)
+        elif isinstance(current, list) and current and all(type(v) is int for v in current):  # one per layer
+            setattr(small, key, [min(v, value) for v in current])
     vocab = getattr(small, "vocab_size", None)
     for key in small.to_dict():
         if key.endswith("token_id") and isinstance(vocab, int) and isinstance(getattr(small, key, None), int) \
@@ -383,6 +385,13 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     return type(model).__name__, count, recorder
 
 
+def _same_map(a, b) -> bool:
+    """Whether two recorded calls are the same linear map, bit for bit (a call not probed is never the same)."""
+    import torch
+
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+
+
 def _structure(maps, layer: int, fail):
     """``(rotated width, pairing)`` of a recorded map, each pair block checked to be a rotation, bit for bit."""
     import torch
@@ -487,8 +496,12 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         if not calls:
             maps.append(LayerMap(0))
             continue
+        # the query and the key rotated by separate calls (Gemma 3n): one map if every call recorded the same
+        if len(calls) > 1 and all(_same_map(calls[0][1], other) for _, other in calls[1:]):
+            calls = calls[:1]
         if len(calls) != 1:
-            raise fail(f"layer {layer}: {len(calls)} rotary applications in one layer ({calls[0][0]}); expected one")
+            raise fail(f"layer {layer}: {len(calls)} rotary applications in one layer ({calls[0][0]}) that do not "
+                       "record the same map; expected one")
         name, recorded = calls[0]
         if recorded is None:
             raise fail(f"layer {layer}: {name} was called without a (..., positions, head) tensor to probe")

@@ -67,6 +67,8 @@ TYPES = {
     "ministral": _every_layer_rotates,  # head_dim left None by the class: hidden_size / num_attention_heads  # DbrxConfig's defaults: HF's own model fails to build (no rope_theta on its attn_config)
     "ernie4_5": _every_layer_rotates,
     "exaone4": _exaone4_nope,
+    "gemma3n_text": _every_layer_rotates,  # the query and the key rotated by two calls recording the same map
+    "deepseek_v32": None,  # two calls in a layer recording different maps (the indexer's own rotation)
     "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
     "helium": _every_layer_rotates,
     "hunyuan_v1_dense": _every_layer_rotates,  # head_dim left None by the class, as ministral
@@ -97,7 +99,10 @@ def _hf_rotate(text_config, x, positions, layer):
     if "layer_type" in inspect.signature(rotary.forward).parameters:
         kwargs["layer_type"] = text_config.layer_types[layer]
     cos, sin = rotary(q, torch.tensor(positions), **kwargs)
-    rotated, _ = modeling.apply_rotary_pos_emb(q, q, cos, sin)
+    if "k" in inspect.signature(modeling.apply_rotary_pos_emb).parameters:
+        rotated, _ = modeling.apply_rotary_pos_emb(q, q, cos, sin)
+    else:  # one tensor per call (Gemma 3n rotates the query and the key by separate calls)
+        rotated = modeling.apply_rotary_pos_emb(q, cos, sin)
     return rotated[:, 0].double().numpy()
 
 
