@@ -139,6 +139,13 @@ def _shrunk(text, head: int, stated=frozenset()):
     small.num_attention_heads = heads
     if getattr(small, "num_key_value_heads", None) is not None:
         small.num_key_value_heads = 1 if text.num_key_value_heads != text.num_attention_heads else heads
+    # head counts given one per layer (Laguna): two query heads and one or two key-value heads, as above
+    queries = getattr(small, "num_attention_heads_per_layer", None)
+    keys = getattr(small, "num_key_value_heads_per_layer", None)
+    if isinstance(queries, list) and all(type(v) is int for v in queries):
+        small.num_attention_heads_per_layer = [heads] * len(queries)
+        if isinstance(keys, list) and len(keys) == len(queries) and all(type(v) is int for v in keys):
+            small.num_key_value_heads_per_layer = [1 if k != q else heads for k, q in zip(keys, queries)]
     if hasattr(small, "hidden_size"):
         small.hidden_size = heads * head
     # a head_dim the config leaves out and its class leaves None is the width the reading takes (hidden_size /

@@ -62,6 +62,7 @@ TYPES = {
     "dbrx": None,
     "emu3": _every_layer_rotates,  # Emu3TextConfig: no auto class; built by Emu3TextModel, its own model class
     "granite4_vision": _every_layer_rotates,  # the same, a composite config's text part
+    "laguna": _every_layer_rotates,  # num_attention_heads_per_layer: head counts one per layer, shrunk
     "mllama": _mllama_nope,  # the same, and cross_attention_layers states the layers with no rotation
     "moshi": _every_layer_rotates,  # ffn_dim and the audio vocabulary: sizes shrunk by their names
     "ministral": _every_layer_rotates,  # head_dim left None by the class: hidden_size / num_attention_heads  # DbrxConfig's defaults: HF's own model fails to build (no rope_theta on its attn_config)
