@@ -57,7 +57,7 @@ _APPLY = re.compile(r"^_?apply_(rotary|rope)")
 #: functions that rotate inline, outside an apply helper: seen in a layer, it cannot be read
 _INLINE = re.compile(r"^(rotate_half|rotate_every_two|_rotate_half)$")
 #: config keys that state a per-layer pattern, under which a layer without rotation is NoPE by design
-_LAYER_PATTERN_KEY = re.compile(r"no_?rope|nope|use_rope|rope_layers|layer_types|sliding_window_pattern|"
+_LAYER_PATTERN_KEY = re.compile(r"no_?rope|nope|use_rope|rope_layers|layer_types|sliding_window_pattern|cross_attention_layers|block_types|"
                                 r"attn_every|interval")
 #: the most parameters a shrunk model may have (float64: 8 bytes each)
 MAX_PARAMETERS = 40_000_000
@@ -70,6 +70,11 @@ _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_
            "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
            "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1,
            "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16}
+
+#: config keys read as sizes that never enter the position map (shrunk when not in _SHRINK), unless _KEEP matches
+_SIZE = re.compile(r"(^|_)(ffn|mlp|expert|intermediate|lru|moe)\w*_(dim|size|width)$|vocab_size$")
+_VOCAB = re.compile(r"vocab_size$")
+_KEEP = re.compile(r"head|rope|rotary|position|window|hidden_size$")
 
 
 def transformers_available() -> bool:
@@ -128,22 +133,39 @@ def _head_width(text) -> int | None:
     return None
 
 
-def _shrunk(text, head: int):
+def _shrunk(text, head: int, stated=frozenset()):
     small = text.__class__.from_dict(text.to_dict())
     heads = 2
     small.num_attention_heads = heads
     if getattr(small, "num_key_value_heads", None) is not None:
         small.num_key_value_heads = 1 if text.num_key_value_heads != text.num_attention_heads else heads
+    # head counts given one per layer (Laguna): two query heads and one or two key-value heads, as above
+    queries = getattr(small, "num_attention_heads_per_layer", None)
+    keys = getattr(small, "num_key_value_heads_per_layer", None)
+    if isinstance(queries, list) and all(type(v) is int for v in queries):
+        small.num_attention_heads_per_layer = [heads] * len(queries)
+        if isinstance(keys, list) and len(keys) == len(queries) and all(type(v) is int for v in keys):
+            small.num_key_value_heads_per_layer = [1 if k != q else heads for k, q in zip(keys, queries)]
     if hasattr(small, "hidden_size"):
         small.hidden_size = heads * head
-    if getattr(small, "head_dim", None) is not None:
+    # a head_dim the config leaves out and its class leaves None is the width the reading takes (hidden_size /
+    # num_attention_heads, as _head_width); a head_dim stated None stays None, as HF would build it
+    if getattr(small, "head_dim", None) is not None or (hasattr(small, "head_dim") and "head_dim" not in stated):
         small.head_dim = head
-    for key, value in _SHRINK.items():
+    # the sizes the table names, then any other size the config class names as an MLP, expert, recurrence or
+    # vocabulary size (a name never given to a head, rope or position size)
+    sizes = {**{k: 32 if _VOCAB.search(k) is None else 512 for k in small.to_dict() if _SIZE.search(k)
+                and not _KEEP.search(k)}, **_SHRINK}
+    for key, value in sizes.items():
         current = getattr(small, key, None)
         if isinstance(current, int) and not isinstance(current, bool) and current > value:
             setattr(small, key, value)
-    for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
-        if isinstance(getattr(small, key, None), int) and getattr(small, key) >= small.vocab_size:
+        elif isinstance(current, list) and current and all(type(v) is int for v in current):  # one per layer
+            setattr(small, key, [min(v, value) for v in current])
+    vocab = getattr(small, "vocab_size", None)
+    for key in small.to_dict():
+        if key.endswith("token_id") and isinstance(vocab, int) and isinstance(getattr(small, key, None), int) \
+                and getattr(small, key) >= vocab:
             setattr(small, key, 0)
     small.use_cache = False
     # the grouped-matmul experts take no float64; the eager loop computes the same thing
@@ -250,6 +272,40 @@ def _decoder_layers(model, count):
     return None
 
 
+#: class-name endings of a modeling module's models, most preferred first: the bare text model, then a head
+_MODEL_ENDINGS = ("TextModel", "Model", "ForCausalLM", "ForConditionalGeneration")
+
+
+def _builders(config, transformers) -> list:
+    """What can build a model of ``config``: the auto classes, then the classes of the config's modeling module
+    whose ``config_class`` is exactly the config's class (a sub-config of a composite model, e.g. a talker or
+    an encoder's text part, is registered with no auto class but has its own model class)."""
+    import importlib
+    import inspect
+
+    found = [transformers.AutoModel, transformers.AutoModelForCausalLM]
+    try:
+        modeling = importlib.import_module(type(config).__module__.replace(".configuration_", ".modeling_"))
+    except ImportError:
+        return found
+    own = [c for _, c in inspect.getmembers(modeling, inspect.isclass)
+           if c.__module__ == modeling.__name__ and getattr(c, "config_class", None) is type(config)
+           and issubclass(c, transformers.PreTrainedModel) and not c.__name__.endswith("PreTrainedModel")]
+    rank = {c: next((k for k, e in enumerate(_MODEL_ENDINGS) if c.__name__.endswith(e)), len(_MODEL_ENDINGS))
+            for c in own}
+    return found + [_Direct(c) for c in sorted(own, key=lambda c: (rank[c], c.__name__))]
+
+
+class _Direct:
+    """A model class built from its config as an auto class builds it (``from_config``)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def from_config(self, config, dtype):
+        return self.cls._from_config(config, dtype=dtype)
+
+
 def _multi_axis_rotary(model) -> str:
     """The name of a rotary class of ``model`` whose code handles M-RoPE sections, else ``""``."""
     import inspect
@@ -266,19 +322,20 @@ def _multi_axis_rotary(model) -> str:
     return ""
 
 
-def _run(text, head: int, source: str, model_type: str):
+def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     import importlib
 
     import torch
     import transformers
 
-    small = _shrunk(text, head)
+    small = _shrunk(text, head, stated)
     count = getattr(small, "num_hidden_layers", None)
     if not isinstance(count, int) or count < 1:
         raise _fail(source, model_type, "the text config has no num_hidden_layers")
     model, errors = None, []
     # count the parameters on the meta device first: a size the shrinking does not know must not fill memory
-    for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
+    builders = _builders(small, transformers)
+    for auto in builders:
         try:
             with torch.device("meta"):
                 sized = auto.from_config(small, dtype=torch.float64)
@@ -290,8 +347,9 @@ def _run(text, head: int, source: str, model_type: str):
     if params > MAX_PARAMETERS:
         raise _fail(source, model_type, f"the shrunk text model still has {params} parameters (more than "
                                         f"{MAX_PARAMETERS}): a size it keeps is not one the reading knows to shrink")
-    # the text model (AutoModel); a text config only a causal-LM head is registered for: that model
-    for auto in (transformers.AutoModel, transformers.AutoModelForCausalLM):
+    # the text model (AutoModel); a text config only a causal-LM head is registered for: that model; a text
+    # config no auto class is registered for: the modeling module's own model class for it
+    for auto in builders:
         try:
             with torch.random.fork_rng():
                 torch.manual_seed(0)
@@ -332,6 +390,13 @@ def _run(text, head: int, source: str, model_type: str):
             raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(err).__name__}: "
                                             f"{str(err).splitlines()[0][:160] if str(err) else ''})") from None
     return type(model).__name__, count, recorder
+
+
+def _same_map(a, b) -> bool:
+    """Whether two recorded calls are the same linear map, bit for bit (a call not probed is never the same)."""
+    import torch
+
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
 
 
 def _structure(maps, layer: int, fail):
@@ -425,7 +490,9 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     tables = _tables(text)
     if tables is None:
         raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
-    class_name, count, recorder = _run(text, head, source, model_type)
+    inner = data.get("text_config")
+    stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
+    class_name, count, recorder = _run(text, head, source, model_type, stated)
     layer_types = getattr(text, "layer_types", None)
     pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
     maps, recorded_maps = [], {}
@@ -436,8 +503,12 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         if not calls:
             maps.append(LayerMap(0))
             continue
+        # the query and the key rotated by separate calls (Gemma 3n): one map if every call recorded the same
+        if len(calls) > 1 and all(_same_map(calls[0][1], other) for _, other in calls[1:]):
+            calls = calls[:1]
         if len(calls) != 1:
-            raise fail(f"layer {layer}: {len(calls)} rotary applications in one layer ({calls[0][0]}); expected one")
+            raise fail(f"layer {layer}: {len(calls)} rotary applications in one layer ({calls[0][0]}) that do not "
+                       "record the same map; expected one")
         name, recorded = calls[0]
         if recorded is None:
             raise fail(f"layer {layer}: {name} was called without a (..., positions, head) tensor to probe")
