@@ -147,8 +147,10 @@ def _splices(row) -> bool:
     operators = [child for child in row if _is_operator(child)]
     if not operators:
         return True
+    # an explicit space (the thin space after U+2061) is the same in every form
     return not (_is_operator(row[0]) or _is_operator(row[-1])) and all(
-        child.tag == "mo" and not child.attrib and child.text in _INFIX for child in operators)
+        child.tag == "mo" and not set(child.attrib) - {"lspace", "rspace"} and child.text in _INFIX
+        for child in operators)
 
 
 def _plain_row(node) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Hashable
+from xml.dom import minidom
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
@@ -38,8 +39,11 @@ __all__ = [
 MATHML_NAMESPACE = "http://www.w3.org/1998/Math/MathML"
 #: the minus sign (U+2212): an ASCII hyphen renders as a short dash in Chromium's MathML
 MINUS = "\u2212"
-#: U+2061 FUNCTION APPLICATION: sets ``sin x`` tight, as the hand-written statements are
+#: U+2061 FUNCTION APPLICATION, between a function's name and its argument
 FUNCTION_APPLICATION = "\u2061"
+#: the space after U+2061 before an argument without parentheses: TeX's thin space between an operator
+#: name and an ordinary atom (``\sin\theta``); Chromium gives U+2061 no width, so ``sin a`` read ``sina``
+FUNCTION_SPACE = "0.1667em"
 
 #: a sum with more terms than this keeps HEAD_TERMS first and TAIL_TERMS last terms
 MAX_TERMS = 8
@@ -296,13 +300,15 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         return self._element("msup", None, self._print_Exp1(None), self._print(expr.args[0]))
 
     def _print_Function(self, expr, exponent=None):
-        """``sin θ`` for an atomic argument, ``sin(a + b)`` otherwise, always with U+2061,
-        which is how the statements (written in LaTeX as ``\\sin\\theta``) print."""
+        """``sin θ`` for an atomic argument, ``sin(a + b)`` otherwise, always with U+2061 after the
+        name (and after its exponent: ``sin²θ``), as the statements (``\\sin\\theta``) print."""
         name = self._element("mi", _xml_text(self.mathml_tag(expr)))
         if exponent is not None:
             name = self._element("msup", None, name, exponent)
-        row = self._element("mrow", None, name, self._element("mo", FUNCTION_APPLICATION))
+        application = self._element("mo", FUNCTION_APPLICATION)
+        row = self._element("mrow", None, name, application)
         if len(expr.args) == 1 and _atomic_argument(expr.args[0]):
+            application.setAttribute("rspace", FUNCTION_SPACE)
             row.appendChild(self._print(expr.args[0]))
         else:
             row.appendChild(self._paren_comma_separated(*expr.args))
@@ -317,12 +323,20 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         return super()._print_Pow(expr)
 
     def _print_KroneckerDelta(self, expr):
-        indices = self._element("mrow")
-        for k, index in enumerate(expr.args):
+        return self._element("msub", None, self._element("mi", "\u03b4"), self._indices(expr.args))
+
+    def _print_Indexed(self, expr):
+        # p[t, i] is p_{t,i}: SymPy prints the tuple of indices, in parentheses, as the subscript
+        return self._element("msub", None, self._print(expr.base), self._indices(expr.indices))
+
+    def _indices(self, indices):
+        """A multi-index as one subscript row, its indices separated by commas."""
+        row = self._element("mrow")
+        for k, index in enumerate(indices):
             if k:
-                indices.appendChild(self._element("mo", ","))
-            indices.appendChild(self._print(index))
-        return self._element("msub", None, self._element("mi", "\u03b4"), indices)
+                row.appendChild(self._element("mo", ","))
+            row.appendChild(self._print(index))
+        return row
 
     def _print_Symbol(self, sym, style="plain"):
         name = sym.name
@@ -334,7 +348,7 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
                                  self._element("mo", "\u2032" * primes))
         if _MARKUP.search(name):  # SymPy writes text nodes unescaped: a name must not become markup
             return super()._print_Symbol(sp.Symbol(_MARKUP.sub(lambda m: _XML_ESCAPES[m.group()], name)), style=style)
-        return super()._print_Symbol(sym, style=style)
+        return _split_index_lists(super()._print_Symbol(sym, style=style), self)
 
     def _print_BlockDiagMatrix(self, expr):
         row = self._element("mrow", None, self._element("mi", "blockdiag"), self._element("mo", "("))
@@ -395,6 +409,23 @@ class ReportMathMLPrinter(MathMLPresentationPrinter):
         size = self._element("mrow", None, self._element("mn", str(rows)), self._element("mo", "\u00d7"),
                              self._element("mn", str(cols)))
         return self._element("msub", None, matrix, size)
+
+
+def _split_index_lists(node, printer):
+    """A script of a symbol's name that is a list of indices (``p_t,i``), which SymPy sets as one
+    ``<mi>t,i</mi>``, as a row of the indices separated by commas: ``p_{t,i}``, as TeX sets it."""
+    if getattr(node, "tagName", None) not in ("msub", "msup", "msubsup"):
+        return node
+    for script in list(node.childNodes)[1:]:
+        text = script.firstChild.data if getattr(script, "tagName", None) == "mi" and script.firstChild else ""
+        if "," in text.strip(",") and " " not in text:
+            row = printer._element("mrow")
+            for k, index in enumerate(text.split(",")):
+                if k:
+                    row.appendChild(printer._element("mo", ","))
+                row.appendChild(printer._element("mn" if index.isdigit() else "mi", index))
+            node.replaceChild(row, script)
+    return node
 
 
 #: functions whose positive integer powers print before the argument (sin^2 x)
@@ -663,12 +694,12 @@ def _wrap_math(inner: str, display: str) -> str:
 def latex_to_mathml(latex: str, *, display: str = "block") -> str:
     """MathML for a LaTeX math string written by hand (a claim's statement).
 
-    latex2mathml sets ``\\sin\\theta`` and ``\\cos(m\\theta)`` without the function application
-    operator; it is added here, so a statement prints as the printer's own formulas do.  A display
-    formula wider than :data:`LINE_EM` is a breakable row of the pieces :func:`split_latex` finds."""
+    latex2mathml's output is finished by :func:`_finish_converted`, so a statement prints as the
+    printer's own formulas do.  A display formula wider than :data:`LINE_EM` is a breakable row of
+    the pieces :func:`split_latex` finds."""
     from latex2mathml.converter import convert
 
-    whole = _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(latex, display=display))
+    whole = _finish_converted(convert(latex, display=display))
     if display != "block":
         return whole
     if _em_of_mathml(_MATH_ELEMENT.sub("", whole)) <= LINE_EM:
@@ -679,7 +710,7 @@ def latex_to_mathml(latex: str, *, display: str = "block") -> str:
     rows = []
     for chunk in chunks:
         try:
-            converted = _FUNCTION_NAME.sub(r"\1<mo>&#x2061;</mo>", convert(chunk, display="inline"))
+            converted = _finish_converted(convert(chunk, display="inline"))
         except Exception:  # a piece the converter cannot read alone: the formula stays one line
             return whole
         inner = _MATH_ELEMENT.sub("", converted)
@@ -760,9 +791,90 @@ def split_latex(latex: str, *, inside: int = 0) -> list:
     return pieces
 
 
-#: a function name set by latex2mathml that is not already followed by U+2061
-_FUNCTION_NAME = re.compile(r"(<mi>(?:sin|cos|tan|cot|sec|csc|sinh|cosh|tanh|exp|log|ln|arcsin|arccos|arctan)"
-                            r"</mi>)(?!<mo>&#x0?2061;</mo>)")
+#: the function names latex2mathml sets as an ``<mi>`` without the function application operator
+_FUNCTION_NAMES = frozenset("sin cos tan cot sec csc sinh cosh tanh exp log ln arcsin arccos arctan".split())
+_SCRIPTS = ("msub", "msup", "msubsup")
+_OPENING = {")": "(", "]": "[", "}": "{"}
+_ROWS = ("math", "mrow", "mtd", "msqrt", "mstyle", "mpadded", "mphantom")
+
+
+def _finish_converted(mathml: str) -> str:
+    """latex2mathml's MathML with what TeX does by itself and MathML must say (:func:`_apply_functions`,
+    :func:`_script_whole_groups`)."""
+    root = minidom.parseString(mathml).documentElement
+    _apply_functions(root)
+    _script_whole_groups(root)
+    return root.toxml().encode("ascii", "xmlcharrefreplace").decode()
+
+
+def _element_children(node):
+    return [child for child in node.childNodes if child.nodeType == child.ELEMENT_NODE]
+
+
+def _text(node) -> str:
+    return "".join(child.data if child.nodeType == child.TEXT_NODE else _text(child) for child in node.childNodes)
+
+
+def _apply_functions(root) -> None:
+    """U+2061 after each function name, after its scripts (``sin²θ`` is ``<msup>sin 2</msup>⁡θ``: an
+    operator inside the ``<msup>`` would be a third child), followed by TeX's thin space unless the
+    argument opens with a parenthesis."""
+    for name in root.getElementsByTagName("mi"):
+        if _text(name) not in _FUNCTION_NAMES:
+            continue
+        head, parent = name, name.parentNode
+        if parent.tagName in _SCRIPTS + ("munder", "mover") and _element_children(parent)[0] is name:
+            head, parent = parent, parent.parentNode
+        after = head.nextSibling
+        if getattr(after, "tagName", None) == "mo" and _text(after) == FUNCTION_APPLICATION:
+            application = after
+        else:
+            application = root.ownerDocument.createElement("mo")
+            application.appendChild(root.ownerDocument.createTextNode(FUNCTION_APPLICATION))
+            parent.insertBefore(application, after)
+        argument = application.nextSibling
+        if argument is not None and not _opens_with_fence(argument):
+            application.setAttribute("rspace", FUNCTION_SPACE)
+
+
+def _opens_with_fence(node) -> bool:
+    while getattr(node, "tagName", None) in ("mrow",) + _SCRIPTS:
+        children = _element_children(node)
+        if not children:
+            return False
+        node = children[0]
+    return getattr(node, "tagName", None) == "mo" and _text(node) in ("(", "[", "{", "|", "\u2016", "\u27e8")
+
+
+def _script_whole_groups(root) -> None:
+    """A script written after a closing parenthesis (``R(\\theta)^T``, ``(P^T P)_{ij}``), which TeX sets on
+    the parenthesis, on the whole parenthesized group: latex2mathml makes the lone ``)`` the base."""
+    for script in list(root.getElementsByTagName("msup") + root.getElementsByTagName("msub")
+                       + root.getElementsByTagName("msubsup")):
+        base = _element_children(script)[0]
+        # the group is gathered from the row around the script (an element of fixed arity has none)
+        if base.tagName != "mo" or _text(base) not in _OPENING or script.parentNode.tagName not in _ROWS:
+            continue
+        siblings = _element_children(script.parentNode)
+        depth, start = 0, None
+        for k in range(siblings.index(script) - 1, -1, -1):
+            text = _text(siblings[k]) if siblings[k].tagName == "mo" else ""
+            if text in _OPENING:
+                depth += 1
+            elif text in _OPENING.values():
+                if depth == 0:
+                    start = k
+                    break
+                depth -= 1
+        if start is None:  # a group opened in another piece of a broken line: its part on this line
+            start = 1 if siblings[0].tagName == "mo" and siblings[0] is not script else 0
+        if start == siblings.index(script):
+            continue
+        group = root.ownerDocument.createElement("mrow")
+        script.replaceChild(group, base)
+        for sibling in siblings[start:siblings.index(script)]:
+            group.appendChild(sibling)
+        group.appendChild(base)
 
 
 _INLINE_MATH = re.compile(r"\$([^$]+)\$")
@@ -1018,6 +1130,8 @@ def _em(node) -> float:
         return 0.56 * len(node.text or "") + (0.25 if tag == "mtext" and " " in (node.text or "") else 0)
     if tag == "mo":
         text = (node.text or "").strip()
+        if text == FUNCTION_APPLICATION and node.get("rspace") == FUNCTION_SPACE:
+            return 0.1667
         if text in ("\u2061", "\u2062", ""):
             return 0.0
         if node.get("stretchy") == "false":
@@ -1075,7 +1189,8 @@ def break_items(expr) -> list:
     """``expr`` as the items of a breakable display formula: a list of items, each a list of pieces
     ``("op", text)`` (an operator), ``("expr", e)`` / ``("paren", e)`` (a sub-expression printed whole,
     bare or in parentheses), ``("open",)`` / ``("close", exponent)`` (the parentheses of a split sum),
-    ``("block", b)`` and ``("raw", mathml, latex)`` (the parts of a block diagonal).
+    ``("block", b)`` and ``("raw", mathml, latex)`` (the parts of a block diagonal), ``("script", mathml,
+    latex)`` (a superscript on the parentheses that close before it: :func:`_mathml_item`).
     One item (``[[("expr", expr)]]``) means: no break."""
     expr = _as_printable(expr)
     if isinstance(expr, _BREAKABLE) and _fitting_latex(expr) is not None and width_em(expr) > LINE_EM:
@@ -1099,7 +1214,7 @@ def _grouped(items) -> list:
     opportunity costs the page a row element, and a line that holds two of them needs none between."""
     out, widths = [], []
     for item in items:
-        width = _em_of_mathml("".join(_mathml_piece(p) for p in item))
+        width = _em_of_mathml(_mathml_item(item))
         if out and widths[-1] + width <= GROUP_EM:
             out[-1] = out[-1] + item
             widths[-1] += width
@@ -1182,8 +1297,9 @@ def _blockdiag_items(expr) -> list:
         if n < len(kept) - 1:
             item.append(("op", ","))
         else:
-            item.append(("raw", "<mo>)</mo><msup><mo>)</mo><mi>T</mi></msup>" if transposed else "<mo>)</mo>",
-                         "))^{T}" if transposed else ")"))
+            item.append(("raw", "<mo>)</mo><mo>)</mo>" if transposed else "<mo>)</mo>", "))" if transposed else ")"))
+            if transposed:
+                item.append(("script", "<mi>T</mi>", "^{T}"))
         items.append(item)
     return items
 
@@ -1244,15 +1360,40 @@ def _mathml_piece(piece) -> str:
     # the parentheses of a split sum stand in different items: neither stretches, so both have one size
     if kind == "open":
         return '<mo stretchy="false">(</mo>'
-    if kind == "close":
-        close = '<mo stretchy="false">)</mo>'
-        return close if piece[1] is None else f"<msup>{close}{_mathml_inner(piece[1])}</msup>"
+    if kind == "close":  # its exponent is set by _mathml_item
+        return '<mo stretchy="false">)</mo>'
     if kind == "paren":  # a factor in parentheses, set as the printer sets them (tight around low content)
         printer = _MATHML
         row = printer._element("mrow", None, printer._element("mo", "("), printer._print(piece[1]),
                                printer._element("mo", ")"))
         return _mathml_node(row)
     return _mathml_inner(piece[1])
+
+
+def _mathml_item(item) -> str:
+    """An item's MathML.  The exponent after a closing parenthesis (of a split power, of a split transpose)
+    is a superscript on the parenthesized group: all of it when this item opens it, else the part of it on
+    this line, after the item's leading operator; a superscript on the lone ``)`` would be an operator of
+    its own to MathML, neither part of the group nor sized with it."""
+    shown, opened = [], []  # MathML of the pieces so far, and where the open groups start in it
+    for piece in item:
+        kind = piece[0]
+        if kind == "open":
+            opened.append(len(shown))
+        exponent = piece[1] if kind == "script" else (
+            None if kind != "close" or piece[1] is None else _mathml_inner(piece[1]))
+        if kind != "script":
+            shown.append(_mathml_piece(piece))
+        if kind == "close" and opened and exponent is None:
+            opened.pop()
+        if exponent is None:
+            continue
+        if opened:
+            start = opened.pop()
+        else:
+            start = 1 if len(shown) > 1 and item[0][0] == "op" else 0
+        shown[start:] = ["<msup><mrow>" + "".join(shown[start:]) + "</mrow>" + exponent + "</msup>"]
+    return "".join(shown)
 
 
 def _mathml_node(node) -> str:
@@ -1276,7 +1417,7 @@ def _infix_lead(k: int, row: str) -> str:
 
 def _mathml_lines(items) -> str:
     """The items as a breakable display formula: ``<math class="b">`` of one ``<mrow>`` per item."""
-    rows = "".join("<mrow>" + _infix_lead(k, "".join(_mathml_piece(p) for p in item)) + "</mrow>"
+    rows = "".join("<mrow>" + _infix_lead(k, _mathml_item(item)) + "</mrow>"
                    for k, item in enumerate(items))
     return f'<math xmlns="{MATHML_NAMESPACE}" display="block" class="b">{rows}</math>'
 
@@ -1301,6 +1442,8 @@ def _latex_piece(piece) -> str:
         return "("
     if kind == "close":
         return ")" if piece[1] is None else ")^{" + _latex_whole(piece[1]) + "}"
+    if kind == "script":
+        return piece[2]
     if kind == "paren":
         return r"\left(" + _latex_whole(piece[1]) + r"\right)"
     return _latex_whole(piece[1])

@@ -173,3 +173,42 @@ def test_compaction_changes_no_formula_layout(chapter_results, false_results, tm
     for (text, *box), (rendered_text, *rendered_box) in zip(boxes["compacted"], boxes["rendered"]):
         assert text == rendered_text.replace("\u2062", "")
         assert max(abs(a - b) for a, b in zip(box, rendered_box)) <= KERNING_PX, (text, box, rendered_box)
+
+
+_FUNCTION_WIDTHS = """() => Object.fromEntries([...document.querySelectorAll('math')].map(m => {
+    const names = [...m.querySelectorAll('mi')].filter(e => e.textContent === 'sin');
+    const after = names.length ? names[0].nextElementSibling.nextElementSibling : null;
+    return [m.id, {width: m.getBoundingClientRect().width, em: parseFloat(getComputedStyle(m).fontSize),
+                   gap: after ? after.getBoundingClientRect().left - names[0].getBoundingClientRect().right : null}];
+}))"""
+
+
+def test_a_function_name_is_set_apart_from_its_argument(tmp_path):
+    """``sin a`` is a thin space (TeX's, 1/6 em) wider than the word ``sina``, as printed and as a statement
+    writes it; ``sin(a)`` has no space before its parenthesis.  Chromium gives U+2061 itself no width."""
+    import sympy as sp
+
+    from symproof.report._html import compact_mathml
+    from symproof.report._printers import latex_to_mathml, to_mathml
+
+    a = sp.Symbol("a")
+    formulas = {"word": '<math><mi>sina</mi></math>', "printed": to_mathml(sp.sin(a), display="inline"),
+                "statement": latex_to_mathml(r"\sin a", display="inline"),
+                "parenthesis": latex_to_mathml(r"\sin(a)", display="inline")}
+    page = "".join(f'<p>{compact_mathml(text).replace("<math", f"<math id={name!r}", 1)}</p>'
+                   for name, text in formulas.items())
+    path = tmp_path / "functions.html"
+    path.write_text(f"<!DOCTYPE html><html><body>{page}</body></html>", "utf-8")
+    with playwright.sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            page = browser.new_page()
+            page.goto(path.as_uri(), wait_until="load")
+            boxes = page.evaluate(_FUNCTION_WIDTHS)
+        finally:
+            browser.close()
+    thin = boxes["word"]["em"] / 6
+    for name in ("printed", "statement"):
+        assert boxes[name]["width"] - boxes["word"]["width"] >= thin - KERNING_PX, (name, boxes)
+        assert abs(boxes[name]["gap"] - thin) <= KERNING_PX, (name, boxes)
+    assert abs(boxes["parenthesis"]["gap"]) <= KERNING_PX, boxes

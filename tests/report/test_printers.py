@@ -122,15 +122,15 @@ MATHML_TYPOGRAPHY = (
     (sp.Matrix([[-_x, 1]]), ["<mo>\u2212</mo>"], ["<mo>-</mo>"]),
     (sp.exp(_x), ["<mi>e</mi>"], ["\u2147", "&#x2147;"]),
     (sp.E, ["<mi>e</mi>"], ["\u2147", "&#x2147;"]),
-    # sin theta tight and without parentheses, as the statements write \sin\theta
-    (sp.sin(_theta), ["<mi>sin</mi><mo>\u2061</mo><mi>\u03b8</mi>"], ["<mo>(</mo>"]),
+    # sin theta without parentheses, as the statements write \sin\theta, and TeX's thin space after the name
+    (sp.sin(_theta), ['<mi>sin</mi><mo rspace="0.1667em">\u2061</mo><mi>\u03b8</mi>'], ["<mo>(</mo>"]),
     # parentheses around content they cover at their base size do not stretch (Chromium widens a stretchy one)
     (sp.cos(_x - _y), ['<mi>cos</mi><mo>\u2061</mo><mrow><mo stretchy="false">(</mo>'], ["<mo>(</mo>"]),
     (_x * (_x + _y), ['<mo stretchy="false">(</mo>'], ["<mo>(</mo>"]),
     # ... and around taller content they do, as \left( does
     (_x * (_x + 1 / _y), ["<mo>(</mo>"], ['<mo stretchy="false">(</mo>']),
     (_x * (_x + _y ** 2), ["<mo>(</mo>"], ['<mo stretchy="false">(</mo>']),
-    (sp.sin(_x) ** 2, ["<msup><mi>sin</mi><mn>2</mn></msup><mo>\u2061</mo><mi>x</mi>"], ["<mo>(</mo>"]),
+    (sp.sin(_x) ** 2, ['<msup><mi>sin</mi><mn>2</mn></msup><mo rspace="0.1667em">\u2061</mo><mi>x</mi>'], ["<mo>(</mo>"]),
 )
 
 
