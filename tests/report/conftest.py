@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+from types import SimpleNamespace
 
 import sympy as sp
 import pytest
@@ -66,3 +68,34 @@ def false_results():
 def full_chapter_results():
     """Every claim of the chapter, run by the engine (what ``symproof report`` shows)."""
     return run_claims(list(load_claims().values()))
+
+
+@pytest.fixture(scope="session")
+def fresh_report(full_chapter_results, tmp_path_factory):
+    """What ``symproof report`` writes (page, LaTeX, every figure, the kernel listings; no PDF), rendered
+    once into a scratch folder for the tests that read it: rendering is the costly part, and each of them
+    rendering its own copy made the report tests a minute.  A reader never changes the folder."""
+    from symproof.kernels import kernel_listings
+    from symproof.report import render_report
+
+    folder = tmp_path_factory.mktemp("fresh-report")
+    listings = kernel_listings(full_chapter_results)
+    written = render_report(full_chapter_results, folder, figures="all", extra_listings=listings, pdf=False)
+    return SimpleNamespace(folder=folder, results=full_chapter_results, listings=listings, written=written)
+
+
+@pytest.fixture(scope="session")
+def fresh_pdf(fresh_report, tmp_path_factory):
+    """``fresh_report``'s LaTeX built into a PDF once: the build, and the text ``pdftotext -layout`` reads."""
+    from symproof.report._latex import build_pdf, find_pdflatex
+
+    if find_pdflatex() is None or shutil.which("pdftotext") is None:
+        pytest.skip("pdflatex or pdftotext (poppler-utils) is not installed")
+    tex = (fresh_report.folder / "chapter.tex").read_text("utf-8")
+    figures = {f"figures/{p.name}": p.read_bytes() for p in (fresh_report.folder / "figures").glob("*.pdf")}
+    build = build_pdf(tex, figures)
+    pdf = tmp_path_factory.mktemp("fresh-pdf") / "chapter.pdf"
+    pdf.write_bytes(build.pdf)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
+                          timeout=120).stdout
+    return SimpleNamespace(tex=tex, build=build, text=text, pages=text.split("\f"))

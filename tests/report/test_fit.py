@@ -4,7 +4,6 @@ claim's statement, figures no wider than their column, and a page under its byte
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -44,13 +43,8 @@ _FIGURES = """() => [...document.querySelectorAll('figure img')].map(img => ({
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    from symproof.claims import load_claims, run_claims
-    from symproof.report import render_report
-
-    out = tmp_path_factory.mktemp("fit")
-    paths = render_report(run_claims(list(load_claims().values())), out, figures="all", pdf=False)
-    return Path(paths["html"])
+def report(fresh_report):
+    return fresh_report.folder / "index.html"
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,6 @@ import re
 import pytest
 import sympy as sp
 
-from symproof.claims import load_claims, run_claims
-from symproof.kernels import kernel_listings
 from symproof.report import build_document, render_html, render_latex
 from symproof.report._printers import split_prose
 from symproof.report._views import joint_view
@@ -24,10 +22,10 @@ PAGE_BUDGET = 410_000
 
 
 @pytest.fixture(scope="module")
-def chapter():
-    results = run_claims(list(load_claims().values()))
+def chapter(fresh_report):
+    results = fresh_report.results
     # the page `symproof report` writes: every claim and the kernel listings
-    document = build_document(results, title="t", extra_listings=kernel_listings(results))
+    document = build_document(results, title="t", extra_listings=fresh_report.listings)
     return results, document, render_html(document), render_latex(document)
 
 

@@ -15,7 +15,6 @@ import zlib
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import symproof.kernels as kernels_module
 import symproof.report._figures as figures_module

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 import sympy as sp
 
 from symproof import Claim, rotation, run_claim
-from symproof.report import build_document, render_html, render_latex, render_report
+from symproof.report import build_document, render_html
 from symproof.report._document import _text, named_sides, row_formulas, runs_between_sides, shows_both_sides
 
 a, b, x = sp.symbols("a b x", real=True)
@@ -202,21 +200,8 @@ needs_pdf_tools = pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.
 
 
 @pytest.fixture(scope="module")
-def chapter_pdf(full_chapter_results, tmp_path_factory):
-    from symproof.kernels import kernel_listings
-    from symproof.report._latex import build_pdf
-
-    out = tmp_path_factory.mktemp("steps")
-    written = render_report(full_chapter_results, out, extra_listings=kernel_listings(full_chapter_results),
-                            pdf=False)
-    tex = Path(written["tex"]).read_text("utf-8")
-    figures = {f"figures/{p.name}": p.read_bytes() for p in (out / "figures").glob("*.pdf")}
-    build = build_pdf(tex, figures)
-    pdf = out / "chapter.pdf"
-    pdf.write_bytes(build.pdf)
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
-                          timeout=120).stdout
-    return tex, build, text
+def chapter_pdf(fresh_pdf):
+    return fresh_pdf.tex, fresh_pdf.build, fresh_pdf.text
 
 
 @pytest.mark.latex

@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
 from types import SimpleNamespace
 
 import pytest
 import sympy as sp
 
-from symproof.claims import load_claims, run_claims
-from symproof.report import render_report
 from symproof.report._document import build_document
-from symproof.report._latex import build_pdf, find_pdflatex
 from symproof.report._witness import certified_decimal, display_form, witness_objects
 
 from .conftest import launch_chromium, needs_chromium
@@ -30,17 +25,11 @@ MAX_SCALAR_ENTRIES = 3
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory):
-    """The report `symproof report` writes, into a scratch folder, and its document."""
-    from symproof.kernels import kernel_listings
-
-    folder = tmp_path_factory.mktemp("report")
-    results = run_claims(list(load_claims().values()))
-    listings = kernel_listings(results)
-    render_report(results, folder, figures="all", extra_listings=listings, pdf=False)
-    document = build_document(results, title="t", extra_listings=listings)
-    page = (folder / "index.html").read_text("utf-8")
-    return SimpleNamespace(folder=folder, page=page, document=document, boxes=_boxes(page))
+def fresh(fresh_report):
+    """The report `symproof report` writes, in a scratch folder, and its document."""
+    document = build_document(fresh_report.results, title="t", extra_listings=fresh_report.listings)
+    page = (fresh_report.folder / "index.html").read_text("utf-8")
+    return SimpleNamespace(folder=fresh_report.folder, page=page, document=document, boxes=_boxes(page))
 
 
 def _boxes(page: str) -> list:
@@ -285,18 +274,7 @@ def test_the_boxes_as_chromium_shows_them(fresh, width):
 
 # -- on paper -----------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def fresh_pdf(fresh):
-    if find_pdflatex() is None or shutil.which("pdftotext") is None:
-        pytest.skip("pdflatex or pdftotext is not installed")
-    tex = (fresh.folder / "chapter.tex").read_text("utf-8")
-    figures = {f"figures/{p.name}": p.read_bytes() for p in (fresh.folder / "figures").glob("*.pdf")}
-    build = build_pdf(tex, figures)
-    pdf = fresh.folder / "chapter.pdf"
-    pdf.write_bytes(build.pdf)
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True,
-                          timeout=120).stdout
-    return SimpleNamespace(build=build, pages=text.split("\f"))
+
 
 
 def _pdf_boxes(pages) -> list:
