@@ -200,6 +200,9 @@ def _upright_letter(node) -> bool:
             and len(node.text or "") == 1 and not (node.tail or "").strip())
 
 
+_SCRIPTED = ("msub", "msup", "msubsup")
+
+
 def _merge_upright_words(parent) -> None:
     """``\\mathrm{softmax}`` arrives as one upright ``<mi>`` per letter; a run of them is one ``<mi>`` of the
     word, and an ``<mi>`` of two or more characters is upright by default (MathML Core transforms only a
@@ -209,6 +212,11 @@ def _merge_upright_words(parent) -> None:
         if child is not None and _upright_letter(child):
             run.append(child)
             continue
+        if run and child is not None and child.tag in _SCRIPTED and len(child) and _upright_letter(child[0]):
+            # ``\mathrm{softmax}_{rows}``: the script arrives on the word's last letter; it belongs to the word
+            child[0].text = "".join(letter.text for letter in run) + child[0].text
+            del child[0].attrib["mathvariant"]
+            run = []
         if len(run) > 1:
             run[0].text = "".join(letter.text for letter in run)
             run[0].tail = run[-1].tail

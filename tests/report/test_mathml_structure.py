@@ -267,3 +267,23 @@ def test_every_formula_of_the_report_as_rendered_is_sound(full_chapter_results):
     assert text.count("<math") > 500
     defects = formula_defects(text)
     assert defects == [], f"{len(defects)} defects, the first: " + "\n".join(defects[:10])
+
+
+#: (statement LaTeX, the compacted MathML inside <math>): an upright word is one <mi>, and a script written on
+#: the word (``\mathrm{softmax_{rows}}``, which the converter hangs on the last letter) stands on the whole word
+COMPACTED_WORDS = [
+    (r"\mathrm{softmax}(X)", "<mi>softmax</mi><mtext>(</mtext><mi>X</mi><mtext>)</mtext>"),
+    (r"\mathrm{softmax_{rows}}(X)",
+     "<msub><mi>softmax</mi><mi>rows</mi></msub><mtext>(</mtext><mi>X</mi><mtext>)</mtext>"),
+    (r"\mathrm{ab}^{2} c_1", "<msup><mi>ab</mi><mn>2</mn></msup><msub><mi>c</mi><mn>1</mn></msub>"),
+    (r"x_{rows}", "<msub><mi>x</mi><mrow><mi>r</mi><mi>o</mi><mi>w</mi><mi>s</mi></mrow></msub>"),
+]
+
+
+@pytest.mark.parametrize("latex, expected", COMPACTED_WORDS, ids=[c[0] for c in COMPACTED_WORDS])
+def test_an_upright_word_is_one_mi_with_its_scripts(latex, expected):
+    from symproof.report._html import compact_mathml
+
+    compacted = compact_mathml(latex_to_mathml(latex, display="inline"))
+    assert compacted.startswith("<math>") and compacted.endswith("</math>"), compacted
+    assert compacted[len("<math>"):-len("</math>")] == expected
