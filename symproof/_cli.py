@@ -197,8 +197,9 @@ COMMANDS = {
         (("--table",), dict(default=None, metavar="NAME",
                             help="the function building the table (freqs_cis or cos, sin) or the rotary module")),
         (("--call",), dict(default=None, metavar="EXPR",
-                           help="where no convention fits: a Python expression in x and positions (the target "
-                                "module's names in scope) giving the rotated x")),
+                           help="where no convention fits: a Python expression in x, shape (N, T, D), and "
+                                "positions, shape (T,) (torch tensors or numpy arrays; the target module's names "
+                                "in scope, lambdas included) giving the rotated x")),
         (("--layout",), dict(default=None, choices=("td", "bthd", "bhtd", "tbhd", "flat"),
                              help="how x is laid out: td (..., T, D) (default), bthd, bhtd, tbhd, flat (tokens, D)")),
         (("--dtype",), dict(default=None, choices=("float32", "float16", "bfloat16"),

@@ -81,6 +81,13 @@ class RunnerError(Exception):
     """A convention does not fit, or the code cannot be called; the message is one line."""
 
 
+def _described(value) -> str:
+    """``torch.Tensor of shape (4, 64), float64``: what a ``--call`` expression was given, for its errors."""
+    kind = f"{type(value).__module__.split('.')[0]}.{type(value).__name__}"
+    shape = getattr(value, "shape", None)
+    return f"{kind} of shape {tuple(shape)}, {getattr(value, 'dtype', '?')}" if shape is not None else kind
+
+
 def _one_line(err: BaseException, limit: int = 200) -> str:
     text = " ".join(str(err).split())
     name = type(err).__name__
@@ -1211,7 +1218,15 @@ class Session:
         scope = dict(self._scope())
 
         def run(x, positions):
-            return eval(code, scope, {"x": x, "positions": positions})  # noqa: S307 - the user's own expression
+            # x and positions are globals of the expression, as names typed at a module's top level are: a
+            # lambda or a comprehension inside it sees them (locals would hide them from both)
+            try:
+                return eval(code, {**scope, "x": x, "positions": positions})  # noqa: S307 - the user's own
+            except RunnerError:
+                raise
+            except Exception as err:  # noqa: BLE001 - the user's expression, named with what it was given
+                raise RunnerError(f"--call raised {_one_line(err, 100)} (x: {_described(x)}; positions: "
+                                  f"{_described(positions)})") from None
 
         return run
 
@@ -1236,7 +1251,7 @@ class Session:
                     except DefaultRefused:
                         raise
                     except RunnerError as err:
-                        errors.append((attempt.row.name, library, str(err)[:140]))
+                        errors.append((attempt.row.name, library, str(err)[:240]))
                         continue
                     except CallTimeout:
                         raise

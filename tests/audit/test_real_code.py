@@ -17,7 +17,7 @@ import sys
 import pytest
 
 import reference_code as ref
-from symproof import audit
+from symproof import InvalidInputError, audit
 from symproof._audit._runner import CONVENTIONS, load_target
 
 torch = pytest.importorskip("torch")
@@ -165,8 +165,6 @@ def test_an_index_error_beyond_a_hidden_table_shrinks_the_range(tmp_path):
 
 
 def test_nothing_fits_is_one_line_listing_what_was_tried(tmp_path):
-    from symproof import InvalidInputError
-
     source = "def rope(a, b, c, d, e, f):\n    return a\n"
     with pytest.raises(InvalidInputError) as info:
         audit(_in_process(tmp_path, source, "rope"), _like(tmp_path, HF64))
@@ -174,17 +172,35 @@ def test_nothing_fits_is_one_line_listing_what_was_tried(tmp_path):
     assert "no calling convention fits" in message and "\n" not in message and "--call" in message
 
 
-def test_a_call_expression_where_nothing_fits(tmp_path):
-    """GPT-J style: one table of [sin | cos], consumed by apply(tensor, sin, cos): one --call expression."""
-    source = ref.META + "\n\ndef sincos_table(n, d):\n    f = precompute_freqs_cis(d, n)\n" \
-                        "    return torch.cat([f.imag, f.real], dim=-1)\n\n\n" \
-                        "def rotate(tensor, sin, cos):\n" \
-                        "    z = torch.view_as_complex(tensor.float().reshape(*tensor.shape[:-1], -1, 2))\n" \
-                        "    return torch.view_as_real(z * torch.complex(cos, sin)).flatten(-2).type_as(tensor)\n"
-    result = audit(_in_process(tmp_path, source, "rotate"), _like(tmp_path, META64),
-                   call="rotate(x, *torch.split(sincos_table(40000, 64)[positions], 32, dim=-1))")
+#: GPT-J style: one table of [sin | cos], consumed by apply(tensor, sin, cos)
+SINCOS_SOURCE = ref.META + "\n\ndef sincos_table(n, d):\n    f = precompute_freqs_cis(d, n)\n" \
+                           "    return torch.cat([f.imag, f.real], dim=-1)\n\n\n" \
+                           "def rotate(tensor, sin, cos):\n" \
+                           "    z = torch.view_as_complex(tensor.float().reshape(*tensor.shape[:-1], -1, 2))\n" \
+                           "    return torch.view_as_real(z * torch.complex(cos, sin)).flatten(-2).type_as(tensor)\n"
+
+
+@pytest.mark.parametrize("call", [
+    "rotate(x, *torch.split(sincos_table(40000, 64)[positions], 32, dim=-1))",
+    # x and positions are seen inside a lambda and a comprehension, as Python's own top-level names are
+    "(lambda t: rotate(t, *torch.split(sincos_table(40000, 64)[positions], 32, dim=-1)))(x)",
+    "[rotate(x, *torch.split(sincos_table(40000, 64)[p], 32, dim=-1)) for p in [positions]][0]",
+], ids=["plain", "lambda", "comprehension"])
+def test_a_call_expression_where_nothing_fits(tmp_path, call):
+    """Where no convention of the table fits, one --call expression does."""
+    result = audit(_in_process(tmp_path, SINCOS_SOURCE, "rotate"), _like(tmp_path, META64), call=call)
     assert result.verdict == "equivalent", result.summary()
     assert result.convention["name"] == "expression"
+
+
+def test_a_failing_call_expression_names_what_x_and_positions_were(tmp_path):
+    with pytest.raises(InvalidInputError) as info:
+        audit(_in_process(tmp_path, SINCOS_SOURCE, "rotate"), _like(tmp_path, META64),
+              call="rotate(x, *torch.split(sincos_table(40000, 64)[pos], 32, dim=-1))")
+    message = str(info.value)
+    assert "\n" not in message and "Traceback" not in message
+    assert "--call raised NameError: name 'pos' is not defined (x: torch.Tensor of shape (" in message
+    assert "; positions: torch.Tensor of shape (" in message and "int64" in message
 
 
 def test_an_nn_module_instance(tmp_path):
