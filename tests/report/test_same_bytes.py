@@ -125,7 +125,9 @@ FLOAT_TOKEN = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?
 SOURCE_TOKEN = re.compile(r"\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+")
 #: a certified decimal of an exact value, as the reports print it (``≈ 0.7311``), or a witness's difference to the
 #: digits no residue within the allowance can move (``difference = 3.05``)
-CERTIFIED = re.compile(r"(?:(?:&asymp;|≈|\\approx)\s*\$?\s*[-−]?|\|exact - -?[\d.]+\| = |difference(?: =|:) (?:\\texttt\{|<code>)?)$")
+#: (a minus sign is typeset: ``−`` on the page, ``\ensuremath{-}`` in TeX, ``|exact − (−0.41)|`` around a difference)
+CERTIFIED = re.compile(r"(?:(?:&asymp;|≈|\\approx)\s*\$?\s*(?:[-−]|\\ensuremath\{-\})?|\|exact [-−] \(?[-−]?[\d.]+\)?\| = "
+                       r"|difference(?: =|:) (?:\\texttt\{|<code>)?)$")
 
 
 def _source_tokens() -> set:
