@@ -84,7 +84,7 @@ _INNER_PHRASES = {
 }
 
 # a number standing alone: not a digit of a name (``float32``, ``x0``) nor of a version (``1.2.3``)
-_NUMBER = r"(?<![\w.])(?P<mantissa>\d+(?:\.\d+)?)(?:e(?P<exponent>[-+]?\d+))?(?![\w])(?!\.\d)"
+_NUMBER = r"(?<![\w.])(?P<mantissa>\d+(?:\.\d+)?)(?:[eE](?P<exponent>[-+]?\d+))?(?![\w])(?!\.\d)"
 # a hyphen is a minus sign before a number that stands alone, after a space, a bracket, a bar, ``=`` or
 # the start (``position -1``, ``[-1, 2]``); after a letter or a digit it joins words (``x-1``, ``2-4``)
 _SIGNED = r"(?:(?<=^)|(?<=[\s(\[|=,:;]))(?P<negative>-?)" + _NUMBER

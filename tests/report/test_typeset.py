@@ -24,6 +24,7 @@ NUMBERS = [
      r"\textbar{}exact \ensuremath{-} 0.841471\textbar{} = \ensuremath{1.5192\times 10^{-8}}"),
     ("4.1667e-10", "4.1667\u00a0\u00d7\u00a010\u207b\u00b9\u2070", r"\ensuremath{4.1667\times 10^{-10}}"),
     ("1e5", "1\u00a0\u00d7\u00a010\u2075", r"\ensuremath{1\times 10^{5}}"),
+    ("5.2078E-7", "5.2078\u00a0\u00d7\u00a010\u207b\u2077", r"\ensuremath{5.2078\times 10^{-7}}"),
     ("position -1 has no entry", "position \u22121 has no entry", r"position \ensuremath{-}1 has no entry"),
     ("[-1, 2]", "[\u22121, 2]", r"[\ensuremath{-}1, 2]"),
     ("-0.416147", "\u22120.416147", r"\ensuremath{-}0.416147"),
@@ -93,8 +94,8 @@ def _page_text(fresh_report) -> str:
 
 
 DEFECTS = {
-    # 3.3625e-7
-    "scientific notation": re.compile(r"(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+\b"),
+    # 3.3625e-7, 5.2078E-7
+    "scientific notation": re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][-+]?\d+\b"),
     # an ASCII hyphen before a number standing alone: position -1, |exact - -0.41|
     "hyphen as a minus": re.compile(r"(?:^|(?<=[\s(\[|=,]))-(?=\d)|(?<=\w) - (?=-?\d)"),
     ">=, <=, ->": re.compile(r"&gt;=|&lt;=|-&gt;"),
@@ -116,7 +117,7 @@ def test_the_fresh_page_names_no_tactic_by_its_tag(fresh_report):
 
 
 TEX_DEFECTS = {
-    "scientific notation": re.compile(r"(?<![\w.{])\d+(?:\.\d+)?e(?:-\{\})?\d"),
+    "scientific notation": re.compile(r"(?<![\w.{])\d+(?:\.\d+)?[eE](?:-\{\})?\d"),
     "hyphen as a minus": re.compile(r"[ (\[|=]-\{\}\d"),
     ">=, <=, ->": re.compile(r"\\textgreater\{\}=|\\textless\{\}=|-\{\}\\textgreater\{\}"),
     "a tactic tag": re.compile(rf"\\method\{{{_TAGS}|\$\\cdot\$ (?:[a-z-]+, )*{_TAGS}\b"),
