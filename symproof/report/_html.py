@@ -12,8 +12,9 @@ import xml.etree.ElementTree as ElementTree
 import sympy as sp
 from markupsafe import Markup, escape
 
-from ._printers import CLAIM_ID, _mathml_inner, _wrap_math, latex_to_mathml, mathml_relation, split_prose, to_mathml
+from ._printers import CLAIM_ID, MINUS, _mathml_inner, _wrap_math, latex_to_mathml, mathml_relation, split_prose, to_mathml
 from ._templates import environment
+from ._typeset import TextPrinter, tactic_phrase
 
 __all__ = ["render_html", "statement_is_prose"]
 
@@ -54,10 +55,10 @@ def _linked(text: str, claim_ids) -> Markup:
     out, last = Markup(""), 0
     for match in CLAIM_ID.finditer(text):
         if match.group(0) in claim_ids:
-            out += escape(text[last:match.start()])
+            out += typeset_text(text[last:match.start()])
             out += Markup('<a href="#{0}"><code>{0}</code></a>').format(match.group(0))
             last = match.end()
-    return out + escape(text[last:])
+    return out + typeset_text(text[last:])
 
 
 def _statement(value, display="block") -> Markup:
@@ -98,10 +99,38 @@ def _number(value) -> Markup:
     return _math(value, "inline")
 
 
+_SUPERSCRIPTS = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+class HtmlTextPrinter(TextPrinter):
+    """The engine's plain text for the page: Unicode signs, ``1.6345 × 10⁻⁷``, everything else escaped."""
+
+    column = 0
+
+    def doprint(self, text) -> Markup:
+        return Markup(super().doprint(text))
+
+    def _print_Text(self, piece) -> str:
+        return str(escape(piece.text))
+
+    def _mantissa(self, number) -> str:
+        if not number.exponent:
+            return number.mantissa
+        # no-break spaces: a number is never split across lines
+        return f"{number.mantissa}\u00a0\u00d7\u00a010" + str(int(number.exponent)).translate(_SUPERSCRIPTS)
+
+
+_TEXT_PRINTER = HtmlTextPrinter()
+
+
+def typeset_text(text) -> Markup:
+    """Plain text of the engine (a detail, a table cell) as the page typesets it."""
+    return _TEXT_PRINTER.doprint(text)
+
+
 def _decimal(text: str) -> Markup:
     """``1.778e−4`` as 1.778 × 10⁻⁴."""
-    mantissa, _, exponent = text.partition("e")
-    return escape(mantissa) + (Markup("&times;10<sup>{}</sup>").format(exponent) if exponent else Markup(""))
+    return typeset_text(text.replace(MINUS, "-"))
 
 
 _LATEX_RELATION = {"=": "=", "\u2260": r"\ne", "\u2248": r"\approx"}
@@ -348,7 +377,7 @@ def render_html(document) -> str:
     env = environment("html")
     claim_ids = frozenset(c.id for c in document.claims)
     env.filters.update(alt=alt_text, math=_math, statement=_statement, prose=lambda text: _prose(text, claim_ids), witness=_witness,
-                       objects=_objects, decimal=_decimal, number=_number, inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
+                       objects=_objects, decimal=_decimal, text=typeset_text, tactic=tactic_phrase, number=_number, inline=lambda expr: _math(expr, "inline"), latex_math=_latex_math)
     env.globals["relation"] = lambda lhs, symbol, rhs: Markup(mathml_relation(lhs, symbol, rhs))
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(
         mathml_relation(lhs, symbol, rhs, display="inline"))

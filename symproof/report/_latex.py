@@ -19,6 +19,7 @@ from .._errors import SymproofError
 from ._html import statement_is_prose
 from ._printers import latex_pieces, latex_relation, split_prose, to_latex
 from ._templates import environment
+from ._typeset import TextPrinter, tactic_phrase
 from ._printers import _latex_inner  # how a witness box prints its objects
 
 __all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "MAX_PDFLATEX_PASSES", "PdfBuild"]
@@ -68,9 +69,31 @@ def escape_tex(text) -> str:
     return "".join(out)
 
 
+class TexTextPrinter(TextPrinter):
+    """The engine's plain text for the PDF: ``\\geq``, ``1.6345\\times 10^{-7}``, everything else escaped."""
+
+    column = 1
+
+    def _print_Text(self, piece) -> str:
+        return escape_tex(piece.text)
+
+    def _mantissa(self, number) -> str:
+        if not number.exponent:
+            return number.mantissa
+        return rf"\ensuremath{{{number.mantissa}\times 10^{{{int(number.exponent)}}}}}"
+
+
+_TEXT_PRINTER = TexTextPrinter()
+
+
+def typeset_text(text) -> str:
+    """Plain text of the engine (a detail, a table cell) as the PDF typesets it."""
+    return _TEXT_PRINTER.doprint(text)
+
+
 def _prose(text) -> str:
-    """Prose with ``$...$`` math: the text escaped, the math kept."""
-    return "".join(f"${piece}$" if kind == "math" else escape_tex(piece) for kind, piece in split_prose(str(text)))
+    """Prose with ``$...$`` math: the text typeset, the math kept."""
+    return "".join(f"${piece}$" if kind == "math" else typeset_text(piece) for kind, piece in split_prose(str(text)))
 
 
 def _statement(value) -> str:
@@ -104,8 +127,7 @@ def _objects(cx) -> str:
 
 def _decimal(text: str) -> str:
     """``1.778e−4`` as ``1.778\\times 10^{-4}``."""
-    mantissa, _, exponent = text.replace("\u2212", "-").partition("e")
-    return mantissa + (rf"\times 10^{{{exponent}}}" if exponent else "")
+    return typeset_text(text.replace("\u2212", "-"))
 
 
 _RELATION = {"=": "=", "\u2260": r"\ne", "\u2248": r"\approx"}
@@ -129,7 +151,7 @@ def _listing_source(source: str) -> str:
 def render_latex(document) -> str:
     env = environment("latex")
     env.filters.update(tex=to_latex, escape=escape_tex, prose=_prose, statement=_statement,
-                       witness=_witness, objects=_objects, decimal=_decimal, anchor=_anchor, listing=_listing_source)
+                       witness=_witness, objects=_objects, decimal=_decimal, text=typeset_text, tactic=tactic_phrase, anchor=_anchor, listing=_listing_source)
     env.globals["relation"] = latex_relation
     env.globals["named_relation"] = _named_relation
     return env.get_template("chapter.tex.j2").render(doc=document)

@@ -208,7 +208,7 @@ def test_folded_instances_state_their_method_once(chapter):
     _, document, page, _ = chapter
     groups = [item for c in document.claims for item in c.items if item.kind == "group"]
     assert groups and all(len(g.instances) == len(g.steps) - 1 for g in groups)
-    assert "The same check, proved (structural) for 5 more instances:" in _articles(page)["attn.masked_equivariance"]
+    assert "The same check, proved (identical sides) for 5 more instances:" in _articles(page)["attn.masked_equivariance"]
 
 
 def test_a_repeated_abbreviation_refers_to_its_first_definition(chapter):

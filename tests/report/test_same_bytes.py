@@ -125,7 +125,13 @@ FLOAT_TOKEN = re.compile(r"(?<![\w.])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)(?
 SOURCE_TOKEN = re.compile(r"\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+")
 #: a certified decimal of an exact value, as the reports print it (``≈ 0.7311``), or a witness's difference to the
 #: digits no residue within the allowance can move (``difference = 3.05``)
-CERTIFIED = re.compile(r"(?:(?:&asymp;|≈|\\approx)\s*\$?\s*[-−]?|\|exact - -?[\d.]+\| = |difference(?: =|:) (?:\\texttt\{|<code>)?)$")
+#: (a minus sign is typeset: ``−`` on the page, ``\ensuremath{-}`` in TeX, ``|exact − (−0.41)| = 3.3 × 10⁻⁷`` around a
+#: difference, whose mantissa TeX writes in ``\ensuremath{...}``: the prefix is looked for in the 80 characters
+#: before a token)
+_MINUS = r"(?:[-−]|\\ensuremath\{-\})"
+_BAR = r"(?:\||\\textbar)"
+CERTIFIED = re.compile(rf"(?:(?:&asymp;|≈|\\approx)\s*\$?\s*{_MINUS}?|{_BAR}exact {_MINUS} \(?{_MINUS}?[\d.]+\)?{_BAR} = "
+                       r"(?:\\ensuremath\{)?|difference(?: =|:) (?:\\texttt\{|<code>)?)$")
 
 
 def _source_tokens() -> set:
@@ -144,7 +150,7 @@ def unstated_floats(text: str, stated: set) -> list:
     found = []
     for match in FLOAT_TOKEN.finditer(text):
         token = match.group(0)
-        if token in stated or token.lstrip("-") in stated or CERTIFIED.search(text[max(0, match.start() - 30):match.start()]):
+        if token in stated or token.lstrip("-") in stated or CERTIFIED.search(text[max(0, match.start() - 80):match.start()]):
             continue
         found.append((token, text[max(0, match.start() - 60):match.end() + 20]))
     return found
