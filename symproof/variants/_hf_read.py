@@ -69,7 +69,8 @@ _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_
            "num_shared_experts": 1, "linear_num_key_heads": 2, "linear_num_value_heads": 2,
            "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
            "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1,
-           "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16, "index_n_heads": 2}
+           "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16, "index_n_heads": 2,
+           "linear_num_heads": 2, "linear_head_dim": 16}
 
 #: config keys read as sizes that never enter the position map (shrunk when not in _SHRINK), unless _KEEP matches
 _SIZE = re.compile(r"(^|_)(ffn|mlp|expert|intermediate|lru|moe)\w*_(dim|size|width)$|vocab_size$")

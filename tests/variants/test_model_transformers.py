@@ -146,6 +146,9 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
     model = load_model({"model_type": model_type})
     text = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True)
     assert any(f"read through transformers {transformers.__version__}'s `" in note for note in model.notes)
+    if getattr(text, "qk_nope_head_dim", None) is not None:  # multi-head latent attention: which part is read
+        assert any(f"the head read is the qk_rope_head_dim = {model.head_width} coordinates" in note
+                   for note in model.notes)
     nope = [i for r in model.regimes if r.variant is None for i in r.layers]
     assert nope == expected_nope(text)
     assert len(model.layer_regimes) == text.num_hidden_layers
