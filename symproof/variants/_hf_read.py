@@ -420,7 +420,7 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
         if not found:
             raise _fail(source, model_type, f"{module.__name__} has no apply_rotary* function to record")
         # token ids, else hidden states (an encoder or a depth decoder takes inputs_embeds only): the rotary
-        # map does not depend on what is rotated, since the recorder feeds the helper basis vectors
+        # map does not depend on what is rotated, since the recorder feeds the apply function basis vectors
         hidden = getattr(small, "hidden_size", None)
         inputs = [{"input_ids": ids}]
         if isinstance(hidden, int):

@@ -932,8 +932,8 @@ def model_from_identified(identified, source: str) -> ModelRope:
     nope = text.get("qk_nope_head_dim")
     if isinstance(nope, int) and text.get("qk_rope_head_dim") == identified.head:
         notes += (f"multi-head latent attention: the head read is the qk_rope_head_dim = {identified.head} "
-                  f"coordinates HF's attention gives its rotary helper; the qk_nope_head_dim = {nope} others of each "
-                  "query/key head are not rotated, and apply takes the rotated part only",)
+                  f"coordinates HF's attention passes to its apply function; the qk_nope_head_dim = {nope} "
+                  "others of each query/key head are not rotated, and apply takes the rotated part only",)
     stem = _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else identified.model_type)
     return ModelRope(identified.text_type, source, stem, identified.head, 0, order, None, tuple(regimes),
                      tuple(layer_names), notes)

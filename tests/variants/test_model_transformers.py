@@ -111,7 +111,7 @@ def _hf_rotate(text_config, x, positions, layer):
     if "layer_type" in inspect.signature(rotary.forward).parameters:
         kwargs["layer_type"] = text_config.layer_types[layer]
     cos, sin = rotary(q, torch.tensor(positions), **kwargs)
-    # multi-head latent attention with rope_interleave rotates by the interleaved helper, as HF's attention does
+    # multi-head latent attention with rope_interleave rotates by the interleaved apply function, as HF's attention does
     apply = modeling.apply_rotary_pos_emb_interleave if getattr(text_config, "rope_interleave", False) \
         else modeling.apply_rotary_pos_emb
     if "k" in inspect.signature(apply).parameters:
