@@ -540,6 +540,20 @@ def _reference(table: dict, head: int, text, layer: int, fail):
     return cos[0, :, :half], sin[0, :, :half], partial
 
 
+def _per_layer(text) -> str:
+    """The attributes a heterogeneous config sets per layer, with their values, as ``"head_dim (256, 512)"``; ``""``
+    for a config with one value each (reading them globally, HF raises AmbiguousGlobalPerLayerAttributeError)."""
+    names = sorted(getattr(text, "per_layer_attributes", None) or ())
+    if not names:
+        return ""
+    layers = text.per_layer_config
+    shown = []
+    for name in names:
+        values = sorted({repr(getattr(layers[i], name, None)) for i in range(len(layers))})
+        shown.append(f"{name} ({', '.join(values[:4])}{', ...' if len(values) > 4 else ''})")
+    return ", ".join(shown)
+
+
 def identify(data: Mapping, source: str, model_type: str) -> Identified:
     import transformers
 
@@ -549,6 +563,10 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     def fail(what):
         return _fail(source, model_type, what)
 
+    varying = _per_layer(text)
+    if varying:
+        raise fail(f"the text config sets {varying} per layer (HF's per_layer_config); the reading builds one "
+                   "model with one head width and one set of head sizes")
     head = _head_width(text)
     if head is None or head < 2:
         raise fail("the text config gives no head width (head_dim, or hidden_size and num_attention_heads)")

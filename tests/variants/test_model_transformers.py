@@ -93,6 +93,14 @@ TYPES = {
 }
 
 
+#: what a refusal names, for the refused types whose reason this reading states itself
+REFUSED_FOR = {
+    "bamba": "no decoder layer called a rotary apply function",
+    "gemma4_text": "the text config sets head_dim (256, 512) per layer",
+    "mistral_large4_text": "HF's MistralLarge4TextRotaryEmbedding (alpha) has learned parameters",
+}
+
+
 def _hf_rotate(text_config, x, positions, layer):
     """HF's rotation of ``x`` (B, T, D) in decoder layer ``layer`` by the type's own rotary class and
     apply_rotary_pos_emb (a rotary class with one table per layer type is given the layer's type)."""
@@ -142,6 +150,7 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
             load_model({"model_type": model_type})
         message = str(info.value)
         assert "\n" not in message and f"{model_type!r} has no row" in message and "transformers" in message
+        assert REFUSED_FOR.get(model_type, "") in message
         return
     model = load_model({"model_type": model_type})
     text = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True)
