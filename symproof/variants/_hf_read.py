@@ -565,8 +565,8 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
 
     varying = _per_layer(text)
     if varying:
-        raise fail(f"the text config sets {varying} per layer (HF's per_layer_config); the reading builds one "
-                   "model with one head width and one set of head sizes")
+        raise fail(f"the text config sets {varying} per layer (HF's per_layer_config); the reading shrinks and "
+                   "builds one model from one value of each")
     head = _head_width(text)
     if head is None or head < 2:
         raise fail("the text config gives no head width (head_dim, or hidden_size and num_attention_heads)")
