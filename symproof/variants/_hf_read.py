@@ -69,12 +69,15 @@ _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_
            "num_shared_experts": 1, "linear_num_key_heads": 2, "linear_num_value_heads": 2,
            "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
            "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1,
-           "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16}
+           "vocab_size_per_layer_input": 512, "hidden_size_per_layer_input": 16, "index_n_heads": 2,
+           "linear_num_heads": 2, "linear_head_dim": 16}
 
 #: config keys read as sizes that never enter the position map (shrunk when not in _SHRINK), unless _KEEP matches
 _SIZE = re.compile(r"(^|_)(ffn|mlp|expert|intermediate|lru|moe)\w*_(dim|size|width)$|vocab_size$")
 _VOCAB = re.compile(r"vocab_size$")
-_KEEP = re.compile(r"head|rope|rotary|position|window|hidden_size$")
+_KEEP = re.compile(r"head|rope|rotary|position|window|^hidden_size$")  # hidden_size itself is set from the head
+#: config keys read as expert counts (a router's width, never a position size), shrunk to 4 when not in _SHRINK
+_EXPERTS = re.compile(r"(^|_)(num|n)_\w*experts$|(^|_)experts?_num$")
 
 
 def transformers_available() -> bool:
@@ -96,6 +99,7 @@ class LayerMap:
     pairing: str | None = None
     table: str = "{}"  # the rope table of the candidate, as sorted JSON
     partial: float = 1.0
+    output_order: tuple | None = None  # the head's coordinates as written out after the rotation (see _LAYOUTS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,13 +159,14 @@ def _shrunk(text, head: int, stated=frozenset()):
     # the sizes the table names, then any other size the config class names as an MLP, expert, recurrence or
     # vocabulary size (a name never given to a head, rope or position size)
     sizes = {**{k: 32 if _VOCAB.search(k) is None else 512 for k in small.to_dict() if _SIZE.search(k)
-                and not _KEEP.search(k)}, **_SHRINK}
+                and not _KEEP.search(k)}, **{k: 4 for k in small.to_dict() if _EXPERTS.search(k)}, **_SHRINK}
     for key, value in sizes.items():
         current = getattr(small, key, None)
         if isinstance(current, int) and not isinstance(current, bool) and current > value:
             setattr(small, key, value)
         elif isinstance(current, list) and current and all(type(v) is int for v in current):  # one per layer
             setattr(small, key, [min(v, value) for v in current])
+    _agree_mamba(small)
     vocab = getattr(small, "vocab_size", None)
     for key in small.to_dict():
         if key.endswith("token_id") and isinstance(vocab, int) and isinstance(getattr(small, key, None), int) \
@@ -172,6 +177,19 @@ def _shrunk(text, head: int, stated=frozenset()):
     with contextlib.suppress(Exception):
         small._experts_implementation = "eager"
     return small
+
+
+def _agree_mamba(small):
+    """A Mamba-2 mixer splits its inner width (``mamba_d_ssm``, else ``mamba_expand * hidden_size``) into
+    ``mamba_n_heads`` heads of ``mamba_d_head``: after shrinking, the three must agree again (Bamba, Falcon-H1,
+    GraniteMoeHybrid), else HF's forward fails on a reshape; they never enter the position map."""
+    heads, width = getattr(small, "mamba_n_heads", None), getattr(small, "mamba_d_head", None)
+    if not (isinstance(heads, int) and isinstance(width, int)):
+        return
+    if isinstance(getattr(small, "mamba_d_ssm", None), int):
+        small.mamba_d_ssm = heads * width
+    elif isinstance(getattr(small, "mamba_expand", None), (int, float)) and isinstance(small.hidden_size, int):
+        small.mamba_d_head = max(1, int(small.mamba_expand * small.hidden_size) // heads)
 
 
 class _Recorder:
@@ -322,6 +340,18 @@ def _multi_axis_rotary(model) -> str:
     return ""
 
 
+def _learned_rotary(model) -> str:
+    """A rotary class of ``model`` with parameters (Mistral Large 4's LeRoPE ``alpha``), as ``"Name (alpha)"``,
+    else ``""``: its map depends on the checkpoint's weights, which a model built from the config does not have
+    (they are initialised to give the plain map), so the recorded map is not the model's."""
+    for sub in model.modules():
+        if type(sub).__name__.endswith("RotaryEmbedding"):
+            learned = [name for name, _ in sub.named_parameters()]
+            if learned:
+                return f"{type(sub).__name__} ({', '.join(learned[:3])})"
+    return ""
+
+
 def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     import importlib
 
@@ -358,13 +388,18 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
         except Exception as err:  # noqa: BLE001 -- any failure of HF's own build is this config's refusal
             errors.append(f"{type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}")
     if model is None:
-        raise _fail(source, model_type, f"HF could not build the text model ({errors[0]})")
+        # the config's own model class (the last builders) says why it fails; an auto class only that it has none
+        raise _fail(source, model_type, f"HF could not build the text model ({errors[-1]})")
     model.eval()
     module = importlib.import_module(type(model).__module__)
     multi_axis = _multi_axis_rotary(model)
     if multi_axis:
         raise _fail(source, model_type, f"HF's {multi_axis} takes multi-axis (M-RoPE) positions; a forward on text "
                                         "positions cannot tell the axes apart")
+    learned = _learned_rotary(model)
+    if learned:
+        raise _fail(source, model_type, f"HF's {learned} has learned parameters: the rotary map depends on the "
+                                        "checkpoint's weights, not only on the config")
     layers = _decoder_layers(model, count)
     if layers is None:
         raise _fail(source, model_type, f"no list of {count} decoder layers in {type(model).__name__}")
@@ -384,11 +419,26 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     with recorder.patched() as found, torch.no_grad():
         if not found:
             raise _fail(source, model_type, f"{module.__name__} has no apply_rotary* function to record")
-        try:
-            model(input_ids=ids, position_ids=positions, use_cache=False)
-        except Exception as err:  # noqa: BLE001
-            raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(err).__name__}: "
-                                            f"{str(err).splitlines()[0][:160] if str(err) else ''})") from None
+        # token ids, else hidden states (an encoder or a depth decoder takes inputs_embeds only): the rotary
+        # map does not depend on what is rotated, since the recorder feeds the apply function basis vectors
+        hidden = getattr(small, "hidden_size", None)
+        inputs = [{"input_ids": ids}]
+        if isinstance(hidden, int):
+            inputs.append({"inputs_embeds": torch.randn((1, T, hidden), dtype=torch.float64,
+                                                        generator=torch.Generator().manual_seed(0))})
+        first = None
+        for given in inputs:
+            recorder.calls.clear()
+            recorder.inline.clear()
+            try:
+                model(**given, position_ids=positions, use_cache=False)
+                first = None
+                break
+            except Exception as err:  # noqa: BLE001
+                first = first or err
+        if first is not None:
+            raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(first).__name__}: "
+                                            f"{str(first).splitlines()[0][:160] if str(first) else ''})") from None
     return type(model).__name__, count, recorder
 
 
@@ -399,8 +449,17 @@ def _same_map(a, b) -> bool:
     return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
 
 
+#: how a rotated block of width w may be laid out: (pairing, the output order of the rotated coordinates or None).
+#: "adjacent, out [even | odd]" is DeepSeek-V3's apply_rotary_pos_emb_interleave (multi-head latent attention):
+#: adjacent pairs (2r, 2r+1) rotated, written out as [even | odd], which the family table's rows read as
+#: rope_interleave (ModelRope.output_order)
+_LAYOUTS = (("half", None), ("adjacent", None),
+            ("adjacent", lambda w: tuple(range(0, w, 2)) + tuple(range(1, w, 2))))
+
+
 def _structure(maps, layer: int, fail):
-    """``(rotated width, pairing)`` of a recorded map, each pair block checked to be a rotation, bit for bit."""
+    """``(rotated width, pairing, output order or None)`` of a recorded map, each pair block checked to be a
+    rotation, bit for bit (with an output order: of the map with its output rows put back in rotated order)."""
     import torch
 
     T, width, _ = maps.shape
@@ -409,25 +468,31 @@ def _structure(maps, layer: int, fail):
                                               and torch.equal(maps[:, :, i], eye[:, i].expand(T, width)))]
     w = len(moving)
     if w == 0:
-        return 0, None
+        return 0, None, None
     if moving != list(range(w)) or w % 2:
         raise fail(f"layer {layer}: the coordinates that move ({_short(moving)}) are not an even block at the "
                    "start of the head")
-    for pairing, partner in (("half", lambda a: a + w // 2 if a < w // 2 else a - w // 2),
-                             ("adjacent", lambda a: a ^ 1)):
+    partners = {"half": lambda a: a + w // 2 if a < w // 2 else a - w // 2, "adjacent": lambda a: a ^ 1}
+    for pairing, ordering in _LAYOUTS:
+        order = None if ordering is None else ordering(w) + tuple(range(w, width))
+        # output row k is rotated coordinate order[k]: row a of the rotation is output row order.index(a)
+        rotation = maps if order is None else maps[:, [order.index(a) for a in range(width)], :]
+        partner = partners[pairing]
         mask = torch.zeros((width, width), dtype=torch.bool)
         for a in range(w):
             mask[a, a] = mask[a, partner(a)] = True
         mask[w:, w:] = torch.eye(width - w, dtype=torch.bool)
-        if bool((maps[:, ~mask] == 0).all()):
+        if bool((rotation[:, ~mask] == 0).all()):
             firsts = range(w // 2) if pairing == "half" else range(0, w, 2)
             for a in firsts:
                 b = partner(a)
-                if not (torch.equal(maps[:, a, a], maps[:, b, b]) and torch.equal(maps[:, b, a], -maps[:, a, b])):
+                if not (torch.equal(rotation[:, a, a], rotation[:, b, b])
+                        and torch.equal(rotation[:, b, a], -rotation[:, a, b])):
                     raise fail(f"layer {layer}: the block of coordinates {a}, {b} is not a rotation "
                                "[[c, -s], [s, c]]")
-            return w, pairing
-    raise fail(f"layer {layer}: the rotated coordinates 0..{w - 1} are paired neither (r, r + w/2) nor (2r, 2r+1)")
+            return w, pairing, order
+    raise fail(f"layer {layer}: the rotated coordinates 0..{w - 1} are paired neither (r, r + w/2) nor (2r, 2r+1), "
+               "nor (2r, 2r+1) written out as [even | odd]")
 
 
 def _short(items) -> str:
@@ -475,6 +540,20 @@ def _reference(table: dict, head: int, text, layer: int, fail):
     return cos[0, :, :half], sin[0, :, :half], partial
 
 
+def _per_layer(text) -> str:
+    """The attributes a heterogeneous config sets per layer, with their values, as ``"head_dim (256, 512)"``; ``""``
+    for a config with one value each (reading them globally, HF raises AmbiguousGlobalPerLayerAttributeError)."""
+    names = sorted(getattr(text, "per_layer_attributes", None) or ())
+    if not names:
+        return ""
+    layers = text.per_layer_config
+    shown = []
+    for name in names:
+        values = sorted({repr(getattr(layers[i], name, None)) for i in range(len(layers))})
+        shown.append(f"{name} ({', '.join(values[:4])}{', ...' if len(values) > 4 else ''})")
+    return ", ".join(shown)
+
+
 def identify(data: Mapping, source: str, model_type: str) -> Identified:
     import transformers
 
@@ -484,6 +563,10 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     def fail(what):
         return _fail(source, model_type, what)
 
+    varying = _per_layer(text)
+    if varying:
+        raise fail(f"the text config sets {varying} per layer (HF's per_layer_config); the reading shrinks and "
+                   "builds one model from one value of each")
     head = _head_width(text)
     if head is None or head < 2:
         raise fail("the text config gives no head width (head_dim, or hidden_size and num_attention_heads)")
@@ -517,7 +600,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         if recorded.shape[-1] != head:
             raise fail(f"layer {layer}: {name} receives {recorded.shape[-1]} of the head's {head} coordinates; "
                        "where that block sits in the head is not identified")
-        width, pairing = _structure(recorded, layer, fail)
+        width, pairing, order = _structure(recorded, layer, fail)
         if width == 0:
             raise fail(f"layer {layer}: {name} leaves every coordinate unchanged")
         layer_type = layer_types[layer] if isinstance(layer_types, list) and len(layer_types) == count else None
@@ -530,14 +613,15 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                        f"give {2 * cos.shape[-1]}")
         firsts = list(range(width // 2)) if pairing == "half" else list(range(0, width, 2))
         seconds = [a + width // 2 for a in firsts] if pairing == "half" else [a + 1 for a in firsts]
-        c = recorded[:, firsts, firsts]
-        s = recorded[:, seconds, firsts]
+        rotation = recorded if order is None else recorded[:, [order.index(a) for a in range(head)], :]
+        c = rotation[:, firsts, firsts]
+        s = rotation[:, seconds, firsts]
         for got, want, what in ((c, cos, "cos"), (s, sin, "sin")):
             if not bool((got == want).all()):
                 t, r = [int(v) for v in (got != want).nonzero()[0]]
                 raise fail(f"layer {layer}: pair {r} at position {PROBE_POSITIONS[t]}: {what} {float(got[t, r])!r} "
                            f"is not HF's reference {float(want[t, r])!r} for rope table {str(table)[:80]}")
-        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial))
+        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order))
         recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
@@ -579,7 +663,8 @@ def identified_row(identified: Identified) -> str:
     """The family-table row(s) the identification amounts to, as Python source."""
     rows = []
     for m in dict.fromkeys(m for m in identified.layers if m.width):
-        rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}", '
+        interleave = ", rope_interleave=True" if m.output_order is not None else ""
+        rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}"{interleave}, '
                     f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
                     f"# rotated width {m.width} of {identified.head}")
     return "\n".join(rows)

@@ -897,12 +897,19 @@ def model_from_identified(identified, source: str) -> ModelRope:
               "has no row in the family table): each layer's rotation recorded from HF's forward and identified "
               "exactly")
     distinct = list(dict.fromkeys(m for m in identified.layers if m.width))
+    # one output order for the model (ModelRope.output_order): layers written out differently are not one model
+    orders = {m.output_order for m in distinct}
+    if len(orders) > 1:
+        raise VariantFileError("the rotating layers write their rotated coordinates out in different orders; "
+                               "a model has one output order")
+    (order,) = orders
     names = {m: "rope" if len(distinct) == 1 else f"rope-{k + 1}" for k, m in enumerate(distinct)}
     layer_names = [names[m] if m.width else "nope" for m in identified.layers]
     regimes = []
     for m in distinct:
         family = Family(identified.class_name, pairing=m.pairing,
-                        how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded",
+                        how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded" + (
+                            "" if order is None else ", written out as [even | odd]"),
                         partial="partial_rotary_factor", default_partial=1.0)
         data = {"head_dim": identified.head, "rope_parameters": json.loads(m.table), "partial_rotary_factor": m.partial,
                 "max_position_embeddings": text.get("max_position_embeddings") or 2048}
@@ -922,6 +929,11 @@ def model_from_identified(identified, source: str) -> ModelRope:
     if "nope" in layer_names:
         regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
     notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
+    nope = text.get("qk_nope_head_dim")
+    if isinstance(nope, int) and text.get("qk_rope_head_dim") == identified.head:
+        notes += (f"multi-head latent attention: the head read is the qk_rope_head_dim = {identified.head} "
+                  f"coordinates HF's attention passes to its apply function; the qk_nope_head_dim = {nope} "
+                  "others of each query/key head are not rotated, and apply takes the rotated part only",)
     stem = _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else identified.model_type)
-    return ModelRope(identified.text_type, source, stem, identified.head, 0, None, None, tuple(regimes),
+    return ModelRope(identified.text_type, source, stem, identified.head, 0, order, None, tuple(regimes),
                      tuple(layer_names), notes)

@@ -49,6 +49,11 @@ def _mllama_nope(config):
     return list(config.cross_attention_layers)
 
 
+def _muse_spark_nope(config):
+    # MuseSparkTextModel: a layer whose layer_rope_theta is 0 is given no position embeddings
+    return [i for i, theta in enumerate(config.layer_rope_theta) if not theta]
+
+
 def _qwen3_next_nope(config):
     # Qwen3NextDecoderLayer: linear_attention layers are a gated delta net, no rotary embedding
     return [i for i, t in enumerate(config.layer_types) if t == "linear_attention"]
@@ -67,6 +72,12 @@ TYPES = {
     "moshi": _every_layer_rotates,  # ffn_dim and the audio vocabulary: sizes shrunk by their names
     "ministral": _every_layer_rotates,  # head_dim left None by the class: hidden_size / num_attention_heads  # DbrxConfig's defaults: HF's own model fails to build (no rope_theta on its attn_config)
     "ernie4_5": _every_layer_rotates,
+    "falcon_h1": _every_layer_rotates,  # the Mamba-2 mixer's head sizes made to agree again after shrinking
+    "bamba": None,  # its class defaults state no attention layer (attn_layer_indices None): nothing rotates
+    "glm4_moe_lite": _every_layer_rotates,  # apply_rotary_pos_emb_interleave: adjacent pairs out as [even | odd]
+    "muse_spark_text": _muse_spark_nope,  # moe_hidden_size, an expert's MLP width, shrunk by its name
+    "mistral_large4_text": None,  # LeRoPE: its rotary class has a learned alpha, the map depends on the weights
+    "voxtral_realtime_encoder": _every_layer_rotates,  # an encoder: run on inputs_embeds, it takes no token ids
     "exaone4": _exaone4_nope,
     "gemma3n_text": _every_layer_rotates,  # the query and the key rotated by two calls recording the same map
     "deepseek_v32": None,  # two calls in a layer recording different maps (the indexer's own rotation)
@@ -79,6 +90,14 @@ TYPES = {
     "olmo3": _every_layer_rotates,
     "mistral3": _every_layer_rotates,
     "qwen3_next": _qwen3_next_nope,
+}
+
+
+#: what a refusal names, for the refused types whose reason this reading states itself
+REFUSED_FOR = {
+    "bamba": "no decoder layer called a rotary apply function",
+    "gemma4_text": "the text config sets head_dim (256, 512) per layer",
+    "mistral_large4_text": "HF's MistralLarge4TextRotaryEmbedding (alpha) has learned parameters",
 }
 
 
@@ -100,10 +119,13 @@ def _hf_rotate(text_config, x, positions, layer):
     if "layer_type" in inspect.signature(rotary.forward).parameters:
         kwargs["layer_type"] = text_config.layer_types[layer]
     cos, sin = rotary(q, torch.tensor(positions), **kwargs)
-    if "k" in inspect.signature(modeling.apply_rotary_pos_emb).parameters:
-        rotated, _ = modeling.apply_rotary_pos_emb(q, q, cos, sin)
+    # multi-head latent attention with rope_interleave rotates by the interleaved apply function, as HF's attention does
+    apply = modeling.apply_rotary_pos_emb_interleave if getattr(text_config, "rope_interleave", False) \
+        else modeling.apply_rotary_pos_emb
+    if "k" in inspect.signature(apply).parameters:
+        rotated, _ = apply(q, q, cos, sin)
     else:  # one tensor per call (Gemma 3n rotates the query and the key by separate calls)
-        rotated = modeling.apply_rotary_pos_emb(q, cos, sin)
+        rotated = apply(q, cos, sin)
     return rotated[:, 0].double().numpy()
 
 
@@ -128,10 +150,14 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
             load_model({"model_type": model_type})
         message = str(info.value)
         assert "\n" not in message and f"{model_type!r} has no row" in message and "transformers" in message
+        assert REFUSED_FOR.get(model_type, "") in message
         return
     model = load_model({"model_type": model_type})
     text = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True)
     assert any(f"read through transformers {transformers.__version__}'s `" in note for note in model.notes)
+    if getattr(text, "qk_nope_head_dim", None) is not None:  # multi-head latent attention: which part is read
+        assert any(f"the head read is the qk_rope_head_dim = {model.head_width} coordinates" in note
+                   for note in model.notes)
     nope = [i for r in model.regimes if r.variant is None for i in r.layers]
     assert nope == expected_nope(text)
     assert len(model.layer_regimes) == text.num_hidden_layers
@@ -175,7 +201,11 @@ def test_a_block_that_is_not_a_rotation_is_refused():
     for a, b in ((0, 2), (1, 3)):  # half pairs of a width-4 head, each rotated by 45 degrees (scaled)
         maps[:, a, a] = maps[:, b, b] = maps[:, b, a] = 0.5
         maps[:, a, b] = -0.5
-    assert _hf_read._structure(maps, 5, fail) == (4, "half")
+    assert _hf_read._structure(maps, 5, fail) == (4, "half", None)
+    # the same rotation with its output rows written out as [even | odd] (apply_rotary_pos_emb_interleave):
+    # adjacent pairs, the order given back
+    interleaved = maps[:, [0, 2, 1, 3], :][:, :, [0, 2, 1, 3]]
+    assert _hf_read._structure(interleaved[:, [0, 2, 1, 3], :], 5, fail) == (4, "adjacent", (0, 2, 1, 3))
     maps[:, 2, 0] = 0.25  # c equal, but s and -s differ
     with pytest.raises(VariantFileError, match="layer 5: the block of coordinates 0, 2 is not a rotation"):
         _hf_read._structure(maps, 5, fail)
