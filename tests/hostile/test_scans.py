@@ -44,6 +44,7 @@ def _busy_workers(scan: subprocess.Popen, count: int):
     ended first (the caller tries again).  Bounded: a scan that neither ends nor forks is a failure."""
     command = Path(f"/proc/{scan.pid}/cmdline").read_bytes()
     deadline = time.monotonic() + COMMAND_TIMEOUT
+    seen = {}
     while time.monotonic() < deadline:
         if scan.poll() is not None:
             return None
@@ -61,11 +62,14 @@ def _busy_workers(scan: subprocess.Popen, count: int):
                 ticks = sum(map(int, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15]))
             except (OSError, ValueError):
                 continue
-            if same and ticks >= 5:  # 50 ms of CPU: past its start, inside a config's check
+            # busy now: past its start and still using CPU since the last look (a worker waiting for its next
+            # config uses none), so it is inside a config's check
+            if same and ticks >= 5 and ticks > seen.get(pid, ticks):
                 workers.append(int(pid))
+            seen[pid] = ticks
         if len(workers) >= count:
             return workers
-        time.sleep(0.02)
+        time.sleep(0.05)
     scan.kill()
     out, err = scan.communicate()
     raise AssertionError(f"the scan's workers never started; it printed {out!r} {err!r}")
@@ -89,18 +93,21 @@ def test_a_killed_worker_is_a_refused_line_not_a_hang(tmp_path):
     between two configs (or a scan that ended first) has nothing to refuse (every config is then checked):
     tried again, a few times."""
     folder = _configs(tmp_path / "zoo")
-    for _ in range(6):
+    for name in FOUR:  # eight configs: a worker has several in turn, so the kill finds it inside one
+        shutil.copy(folder / f"{name}.json", folder / f"{name}-again.json")
+    total = 2 * len(FOUR)
+    for _ in range(8):
         code, out, err = _scan_with_a_worker_killed(folder)
         lines = out.strip().splitlines()
         assert "Traceback" not in err and err == "", err
-        assert len(lines) == len(FOUR) + 1, out  # every config has its line, then the summary: nothing dropped
+        assert len(lines) == total + 1, out  # every config has its line, then the summary: nothing dropped
         refused = [line for line in lines if "[2] refused: the worker process checking it ended by SIGKILL" in line]
         if refused:
             break
-        assert code == 0 and lines[-1].startswith(f"{len(FOUR)} config(s): {len(FOUR)} checked"), out
+        assert code == 0 and lines[-1].startswith(f"{total} config(s): {total} checked"), out
     assert code == 2 and len(refused) == 1, out
-    assert sum("[0]" in line for line in lines) == len(FOUR) - 1, out  # the others were checked
-    assert lines[-1].startswith(f"{len(FOUR)} config(s): {len(FOUR) - 1} checked") and "1 refused" in lines[-1]
+    assert sum("[0]" in line for line in lines) == total - 1, out  # the others were checked
+    assert lines[-1].startswith(f"{total} config(s): {total - 1} checked") and "1 refused" in lines[-1]
 
 
 def test_ctrl_c_during_a_parallel_scan_is_one_line(tmp_path):
