@@ -7,7 +7,7 @@ rotary regime of the model, the layers using each, the layout of a head);
 ``ClaimResult`` per property; ``main_check(args)`` is ``symproof check``.
 """
 
-from ._check import PROPERTY_TITLES, Property, check_variant, properties_of
+from ._check import DEFAULT_STEPS, PROPERTY_TITLES, Property, check_variant, properties_of
 from ._formula import FUNCTIONS, Formula, clip, parse_formula, ramp
 from ._kernel import VariantKernel, build_kernel
 from ._main import main_check, results_as_dict, shipped_variants
@@ -16,7 +16,7 @@ from ._spec import KINDS, Variant, load_variant, parse_variant
 
 __all__ = [
     "Variant", "load_variant", "parse_variant", "KINDS",
-    "check_variant", "properties_of", "Property", "PROPERTY_TITLES",
+    "check_variant", "DEFAULT_STEPS", "properties_of", "Property", "PROPERTY_TITLES",
     "Formula", "parse_formula", "FUNCTIONS", "clip", "ramp",
     "VariantKernel", "build_kernel",
     "main_check", "results_as_dict", "shipped_variants", "load_model_config",
