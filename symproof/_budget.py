@@ -1,20 +1,21 @@
 """A bound on the CPU time of a piece of work: past it, the work is abandoned with a clear reason.
 
-Structural bounds (file size, width, digits, exponents, value sizes, let depth)
-keep every *input* small; the prover can still meet a small statement that
-takes it a very long time (a product of a dozen cosines, nested ``exp``).
-:func:`cpu_budget` raises :class:`BudgetExhausted` from a ``SIGPROF`` timer
-once the process has used ``seconds`` of CPU time inside the block.  CPU
-time, not wall time, so that a machine busy with other work does not turn a
-decided property into an unknown one.  The CPU time of the child processes the
-work waited for (a C compiler, say) counts too: it is added when the block
-ends, and work that used more than its budget in all is abandoned then, so a
-budget too small for the work never returns a verdict, whoever did the work.
-The timer fires again every 10 ms after the budget is spent: an exception
-raised inside a callback that swallows it (a destructor run by the garbage
-collector) must not leave the block unbounded.  ``BudgetExhausted`` derives from
-``BaseException`` so that no ``except Exception`` on the way swallows it.
-Only the command line sets budgets (signals belong to the main thread).
+Verdicts never depend on time: the prover's budgets count steps
+(:mod:`symproof.prover._budget`), the same on every machine.  CPU time bounds
+what is not a verdict: loading a file (:func:`cpu_budget`, past which the file
+is refused with :class:`BudgetExhausted`) and the safety stop of ``symproof
+check --time-limit`` (:func:`cpu_time_limit`, past which the check stops with
+:class:`TimeLimitExceeded`: no verdict for the property it names, never an
+*unknown*).  Both raise from a ``SIGPROF`` timer once the process has used
+``seconds`` of CPU time inside the block.  The CPU time of the child processes
+the work waited for (a C compiler, say) counts too: it is added when the block
+ends, and work that used more than its limit in all is abandoned then, whoever
+did the work.  The timer fires again every 10 ms after the limit is spent: an
+exception raised inside a callback that swallows it (a destructor run by the
+garbage collector) must not leave the block unbounded.  Both exceptions derive
+from ``BaseException`` so that no ``except Exception`` on the way swallows
+them.  Only the main thread arms the timer (signals belong to it); elsewhere
+the block runs unbounded.
 """
 
 from __future__ import annotations

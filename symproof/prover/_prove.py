@@ -99,7 +99,8 @@ from ._sums import OutsideTable, close_sum, range_index
 from ._trigpoly import rewrite_trig, to_trig_polynomial
 from ._fragment import Outside, parse_statement
 from ._witness import (
-    complete_witness, condition_holds, defined_context, evaluate_at, find_defined_point, find_witness, format_witness,
+    complete_witness, condition_holds, defined_context, evaluate_at, expression_size, find_defined_point, find_witness,
+    format_witness,
 )
 
 __all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT",
@@ -244,7 +245,7 @@ def _structural(lhs, rhs) -> Verdict:
 
 
 def _prove_scalar(lhs, rhs) -> Verdict:
-    _budget.check()
+    _budget.check(1 + expression_size(lhs) + expression_size(rhs))  # the tactics read both sides whole
     if lhs == rhs:
         return _structural(lhs, rhs)
     inside = _non_commutative_trig(lhs - rhs)
@@ -604,7 +605,7 @@ def _prove_entrywise(lhs, rhs, left, right, *, offset=(0, 0)) -> Verdict:
             a, b = left[i, j], right[i, j]
             if a == b:
                 continue
-            _budget.check()
+            _budget.check()  # (the entry's size is counted when it is proved)
             a, b = _exact_floats(a), _exact_floats(b)
             if a == b:
                 entries.append((i, j, Certificate("structural", a, b)))

@@ -140,7 +140,7 @@ def main_check(args) -> int:
 
 def stopped_line(stop: TimeLimitExceeded) -> str:
     """The line a run stopped by ``--time-limit`` ends with."""
-    return (f"symproof check: {stop}: --time-limit SECONDS allows more (a time limit only stops a run; "
+    return (f"symproof check: {stop} (--time-limit SECONDS allows more; a time limit only stops a run, "
             "the verdicts depend on the file and --steps only)")
 
 
