@@ -168,7 +168,7 @@ _REMOVED = object()
 
 
 def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_limit: float | None = None,
-          budget=_REMOVED) -> CheckResult:
+          budget: object = _REMOVED) -> CheckResult:
     """Check which of the chapter's properties a variant keeps: ``symproof check`` in Python.
 
     ``path_or_text``: a variant description (.toml) or model config (config.json) by path, the

@@ -690,7 +690,7 @@ def removed_budget(what: str, steps: str, time_limit: str) -> str:
 
 def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: int | None = DEFAULT_STEPS,
                   kernel_targets: Iterable[str] | None = None, *, time_limit: float | None = None,
-                  budget=_REMOVED_BUDGET) -> list:
+                  budget: object = _REMOVED_BUDGET) -> list:
     """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
 
     ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
