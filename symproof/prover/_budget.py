@@ -25,7 +25,7 @@ from contextlib import contextmanager
 import math
 from numbers import Real
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 
 __all__ = ["BudgetExhausted", "check", "budget", "remaining", "validate_timeout", "MAX_TIMEOUT"]
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import sympy as sp
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._printers import CLAIM_ID, _as_printable, _fitting_latex

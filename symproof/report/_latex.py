@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from .._errors import SymproofError
+from .._ground._errors import SymproofError
 from ._html import statement_is_prose
 from ._printers import latex_pieces, latex_relation, split_prose, to_latex
 from ._templates import environment

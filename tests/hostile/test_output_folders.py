@@ -21,8 +21,8 @@ import tracemalloc
 
 import pytest
 
-from symproof._errors import InvalidInputError, SymproofError
-from symproof._io import MANIFEST_NAME, MAX_OUTPUT_BYTES, _Writer, write_owned_files
+from symproof._ground._errors import InvalidInputError, SymproofError
+from symproof._ground._io import MANIFEST_NAME, MAX_OUTPUT_BYTES, _Writer, write_owned_files
 from symproof.variants import shipped_variants
 
 from .conftest import assert_one_line_error, symproof
@@ -433,7 +433,7 @@ def test_a_large_file_is_never_hashed(tree, monkeypatch, case, listed, role):
     big = out / ("big.bin" if role == "a stale entry" else "kernel.py")
     _sparse(big)
     forge(out, {GROUP: {big.name: listed(big)}})
-    from symproof import _io
+    from symproof._ground import _io
 
     reads = []
     real_read = os.read
@@ -461,7 +461,7 @@ def test_a_command_next_to_a_large_file_stays_small_in_memory(tree):
                                     "sha256": EMPTY_SHA256}}})
     # ru_maxrss (kB) is a high-water mark that a child may inherit from its parent: compare the
     # mark after the call with the mark before it, so that any peak above it shows
-    code = ("import resource, sys; from symproof._io import write_owned_files; "
+    code = ("import resource, sys; from symproof._ground._io import write_owned_files; "
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
             f"write_owned_files(sys.argv[1], {{'kernel.py': b'k'}}, group={GROUP!r}, option='--out'); "
             "print(before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
@@ -573,7 +573,7 @@ def test_export_force_replaces_the_users_file_and_the_next_run_needs_no_force(tr
 
 @pytest.mark.parametrize("command", ["report", "export", "check", "audit"])
 def test_every_writing_command_documents_force(command):
-    from symproof._cli import build_parser
+    from symproof._face._cli import build_parser
 
     sub = build_parser()._subparsers._group_actions[0].choices[command]
     text = " ".join(sub.format_help().split())  # as read, whatever the terminal width wrapped
@@ -627,9 +627,9 @@ def test_check_export_of_a_kernel_not_proved(tree, target):
 def test_check_export_of_a_model_config_goes_through_the_same_gate(tree, monkeypatch, capsys):
     """A config.json's module: not written while its kernel property is unknown; --force replaces a
     same-name user file (refused without it), as for a variant."""
-    from symproof._cli import main
+    from symproof._face._cli import main
     from symproof.prover import UNKNOWN
-    from symproof.variants import _model_check
+    from symproof.models import _check as _model_check
 
     real_check = _model_check.check_variant
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from symproof._cli import build_parser
+from symproof._face._cli import build_parser
 
 DEFAULT = re.compile(r"\(default:? ([^;)]*)")
 
@@ -62,7 +62,7 @@ def test_every_stated_default_is_the_codes(command, dest, stated, default):
 
 
 def test_check_budget_default_is_the_checks_constant():
-    from symproof.variants._main import CHECK_BUDGET
+    from symproof._face._check_command import CHECK_BUDGET
 
     budget = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "budget")
     assert budget.default == CHECK_BUDGET

@@ -29,8 +29,8 @@ import os
 import signal
 import time
 
-from .._errors import InvalidInputError, SymproofError
-from .._text import one_line
+from .._ground._errors import InvalidInputError, SymproofError
+from .._ground._text import one_line
 
 __all__ = ["scan_paths", "find_configs", "scan", "MAX_CONFIGS"]
 
@@ -120,8 +120,8 @@ def scan_paths(paths) -> list:
 def _one(job):
     """``(path, exit code, line, seconds)`` of one config (runs in a worker)."""
     path, budget = job
-    from ._model_check import check_model, model_exit_code
-    from ._model_config import load_model
+    from ._check import check_model, model_exit_code
+    from ._config import load_model
 
     start = time.perf_counter()
     try:
