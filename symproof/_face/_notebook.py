@@ -67,12 +67,12 @@ def audit_result_rows(result) -> tuple:
 
 def _html_value(value) -> str:
     if isinstance(value, TeX):
-        from ..report._printers import latex_to_mathml
+        from ..report._prose import latex_to_mathml
 
         return latex_to_mathml(value, display="inline")
     if isinstance(value, Math):
         from ..report import to_mathml
-        from ..report._printers import mathml_relation
+        from ..report._formulas import mathml_relation
 
         if value.rhs is None:
             return to_mathml(value.lhs, display="inline")

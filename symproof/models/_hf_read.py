@@ -49,7 +49,7 @@ from typing import Mapping
 
 from .._ground._errors import VariantFileError
 
-__all__ = ["read_through_transformers", "transformers_available", "identified_row"]
+__all__ = ["transformers_available", "identified_row"]
 
 #: positions probed: distinct, beyond common trained lengths, and a count no head width shares
 PROBE_POSITIONS = (0, 1, 2, 3, 7, 100, 4097, 40000, 65537)
