@@ -153,8 +153,15 @@ MAX_LET_DEPTH = 8
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _IDENT = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 #: names with a fixed meaning in some formula; parameters may not shadow them
-RESERVED = frozenset({"r", "m", "i", "j", "x", "h", "heads", "d", "n", "width", "rotated_width", "slope",
-                      "seq_len"}) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
+#: the names formulas give a meaning of their own, and that meaning (a parameter may not take one)
+RESERVED_MEANINGS = {
+    "r": "the pair index", "m": "the position", "i": "the query position", "j": "the key position",
+    "x": "the rotation angle", "h": "the head index", "heads": "the number of heads", "d": "the denominator width",
+    "n": "the number of frequency pairs", "width": "the head width", "rotated_width": "the rotated width",
+    "slope": "the head's slope", "seq_len": "the length of the call", "pi": "the number pi",
+    "E": "Euler's number e", **{name: f"the function {name}" for name in FUNCTIONS},
+}
+RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCTIONS)
 
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
@@ -264,6 +271,14 @@ def _width_names(params) -> set:
     return set(WIDTH_NAMES) | set(params)
 
 
+def _free_name(key: str, table: Mapping) -> str:
+    """A parameter name close to ``key`` that is neither reserved nor taken in ``table``."""
+    for candidate in (f"{key}_", f"{key}0", f"{key}_param", f"p_{key}"):
+        if candidate not in RESERVED and candidate not in table and _IDENT.match(candidate):
+            return candidate
+    return f"{key}_{len(table)}"
+
+
 def _parse_params(reader: _Reader, table: Mapping) -> dict:
     if len(table) > MAX_PARAMS:
         raise reader.fail("params", f"has {len(table)} parameters; at most {MAX_PARAMS} are accepted")
@@ -273,7 +288,9 @@ def _parse_params(reader: _Reader, table: Mapping) -> dict:
         if not _IDENT.match(key):
             raise reader.fail(full, "a parameter name must be a letter followed by letters, digits or '_'")
         if key in RESERVED:
-            raise reader.fail(full, f"{key!r} has a fixed meaning in formulas; choose another parameter name")
+            meaning = RESERVED_MEANINGS.get(key, "a name of the formula language")
+            raise reader.fail(full, f"{key!r} has a fixed meaning in formulas ({meaning}); rename the parameter "
+                                    f"({_free_name(key, table)}, say) and write that name in the formulas")
         if isinstance(value, list):
             params[key] = _lookup(reader, full, key, value, params)
             reader.tables.add(key)
