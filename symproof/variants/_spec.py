@@ -88,8 +88,19 @@ class Variant:
 
     @classmethod
     def from_dict(cls, data: Mapping, source: str = "<dict>") -> "Variant":
-        """Validate a description given as a mapping (the TOML document's shape)."""
-        return parse_variant(data, source)
+        """Validate a description given as a mapping (the TOML document's shape).
+
+        A notebook's values are welcome where the file would hold numbers: a NumPy array (or anything
+        with ``tolist``) is a lookup table, a NumPy scalar a number -- each read exactly as the same
+        numbers written in the file would be."""
+        return parse_variant(_plain(data), source)
+
+    @classmethod
+    def from_toml(cls, path_or_text: "str | os.PathLike") -> "Variant":
+        """A description file's path (a path object, or a string without a line break), or its TOML text."""
+        if isinstance(path_or_text, str) and "\n" in path_or_text:
+            return loads_variant(path_or_text)
+        return load_variant(os.fspath(path_or_text))
 
     # -- exact values --------------------------------------------------------------------------
     @property
@@ -489,6 +500,18 @@ def _rows_text(rows):
 
 
 # -- loading ------------------------------------------------------------------------------------
+
+
+def _plain(value):
+    """``value`` with NumPy arrays and scalars (anything with ``tolist``) as Python lists and numbers,
+    mappings and lists walked; nothing is imported to recognise them."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if type(value) not in (str, bytes, bool, int, float) and callable(getattr(value, "tolist", None)):
+        return _plain(value.tolist())  # numpy.float64 is a float subclass: it goes this way too
+    return value
 
 
 def load_variant(path: str | os.PathLike) -> Variant:
