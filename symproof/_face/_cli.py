@@ -61,6 +61,12 @@ def _cmd_audit(args) -> int:
     return main_audit(args)
 
 
+def _cmd_compare(args) -> int:
+    from ._compare_command import main_compare
+
+    return main_compare(args)
+
+
 def _cmd_checklist(args) -> int:
     try:
         from ..checklist import main_checklist
@@ -231,6 +237,15 @@ COMMANDS = {
     ), "The model is built with seeded small random weights (sizes that do not enter positions shrunk; layers, "
        "head width, rope parameters and layer pattern kept), float64 where it builds; no network. Exit 0 when "
        "every item holds or does not apply, 1 when one fails (with its witness), 2 for invalid input."),
+    "compare": Command(_cmd_compare, "whether two rotary maps are the same function, pair by pair: equal, or "
+                                     "where they differ with a witness", (
+        (("left",), dict(metavar="A", help=_EXAMPLE_FILE)),
+        (("right",), dict(metavar="B", help="the second map, as A")),
+        (("--json",), dict(action="store_true", help="print one JSON object instead of the summary")),
+    ), "Each pair's 2x2 map (scale times block at the pair's angle) is compared at a symbolic position, query "
+       "and key side, and proved equal or refuted with a basis vector and a position whose images differ. "
+       "Exit 0 when decided (equal, or differ with its witness), 1 when unknown, 2 for an input that cannot be "
+       "read."),
     "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
                         "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
                         "--like NAME`.", loads=()),
