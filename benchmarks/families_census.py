@@ -71,8 +71,8 @@ def _alarm(signum, frame):
 
 def compare(identified, model, folder):
     """Largest excess of |ours - HF's recorded| over the float32-angle bound, over every rotating layer."""
-    from symproof.variants._hf_read import PROBE_POSITIONS
-    from symproof.variants._model_check import export_model
+    from symproof.models._hf_read import PROBE_POSITIONS
+    from symproof.models._check import export_model
 
     (path,) = export_model(model, folder, "numpy")
     spec = importlib.util.spec_from_file_location(f"census_{abs(hash(path))}", path)
@@ -97,10 +97,10 @@ def main():
     import transformers
 
     transformers.logging.set_verbosity_error()
-    from symproof.variants._families import FAMILIES, TEXT_CONFIGS
+    from symproof.models._families import FAMILIES, TEXT_CONFIGS
     from symproof import VariantFileError
-    from symproof.variants._hf_read import identify
-    from symproof.variants._model_config import load_model, model_from_identified
+    from symproof.models._hf_read import identify
+    from symproof.models._config import load_model, model_from_identified
 
     types = sys.argv[2:] or rotary_types()
     signal.signal(signal.SIGALRM, _alarm)

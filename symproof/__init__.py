@@ -3,23 +3,36 @@
 The public surface is re-exported here; everything else lives in private
 modules and may change.
 
-Importing the package loads nothing but this file: every public name, and every
+Importing the package loads nothing but this file and two small ones (the version and the
+notebook-display registry, :mod:`symproof._ground._display`): every public name, and every
 public submodule, is imported on first use (PEP 562), so that ``import symproof``
 costs no more than ``import sympy`` does later, and ``symproof --version`` needs
 neither.  Importing symproof never touches signals, the environment or the
-working folder; the command line's Ctrl-C handling lives in ``symproof._cli``.
+working folder; the command line's Ctrl-C handling lives in ``symproof._face._cli``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"  # the one place the version is written: pyproject.toml reads it from here
+from ._ground import _display
+from ._ground._version import __version__  # the one place the version is written: symproof/_ground/_version.py
+
+
+def _notebook_view(result, format: str):
+    """Results show in Jupyter through the face's printers (registered here, since every import of a
+    symproof module imports this package first; the prover never imports the face)."""
+    from ._face._notebook import render
+
+    return render(result, format)
+
+
+_display.register(_notebook_view)
 
 #: public name -> the submodule defining it, imported on first use
 _LAZY = {
     **dict.fromkeys(("CertificateError", "InvalidInputError", "MaskedRowError", "PositionOutOfRangeError",
-                     "SymproofError", "UndefinedExpressionError", "VariantFileError"), "_errors"),
+                     "SymproofError", "UndefinedExpressionError", "VariantFileError"), "_ground._errors"),
     **dict.fromkeys(("Certificate", "check_certificate"), "checker"),
     **dict.fromkeys(("Claim", "ClaimResult", "Proof", "claim", "load_claims", "run_claim", "run_claims",
                      "select_claims"), "claims"),
@@ -28,22 +41,24 @@ _LAZY = {
     **dict.fromkeys(("RopeConfig", "export_kernel", "load_config", "rope_apply", "save_config",
                      "sinusoidal_table"), "kernels"),
     **dict.fromkeys(("Step", "Verdict", "find_witness", "prove_equal"), "prover"),
-    **dict.fromkeys(("Variant", "check_variant", "load_model", "load_model_config", "load_variant"), "variants"),
+    **dict.fromkeys(("Variant", "check_variant", "load_variant"), "variants"),
+    **dict.fromkeys(("load_model", "load_model_config"), "models"),
     **dict.fromkeys(("AuditResult", "audit"), "_audit"),
-    "TimeLimitExceeded": "_budget",
+    "TimeLimitExceeded": "_ground._budget",
     "checklist": "checklist",
-    **dict.fromkeys(("verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult"), "_api"),
+    **dict.fromkeys(("verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult"), "_face._api"),
 }
 
 #: public submodules, also reachable as attributes without importing them first (``symproof.claims``)
-_SUBMODULES = frozenset({"checker", "claims", "encodings", "kernels", "prover", "report", "testing", "variants"})
+_SUBMODULES = frozenset({"checker", "claims", "encodings", "kernels", "models", "prover", "report", "testing",
+                         "variants"})
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time the names load lazily
-    from . import checker, claims, encodings, kernels, prover, report, testing, variants
-    from ._api import CheckResult, ExportResult, VerifyResult, check, export, verify
+    from . import checker, claims, encodings, kernels, models, prover, report, testing, variants
+    from ._face._api import CheckResult, ExportResult, VerifyResult, check, export, verify
     from ._audit import AuditResult, audit
-    from ._budget import TimeLimitExceeded
-    from ._errors import (
+    from ._ground._budget import TimeLimitExceeded
+    from ._ground._errors import (
         CertificateError, InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError,
         UndefinedExpressionError, VariantFileError,
     )
@@ -55,7 +70,8 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time the names l
     )
     from .kernels import RopeConfig, export_kernel, load_config, rope_apply, save_config, sinusoidal_table
     from .prover import Step, Verdict, find_witness, prove_equal
-    from .variants import Variant, check_variant, load_model, load_model_config, load_variant
+    from .models import load_model, load_model_config
+    from .variants import Variant, check_variant, load_variant
 
 
 def __getattr__(name: str) -> Any:

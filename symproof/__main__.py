@@ -7,13 +7,13 @@ dataclasses, SymPy...) may take a Ctrl-C, and it must be one line and exit 130 (
 
 import sys
 
-from ._interrupt import quiet_interrupt_while_starting
+from ._ground._interrupt import quiet_interrupt_while_starting
 
 
 def main() -> int:
     """Run the command line with ``sys.argv``; the exit code."""
     quiet_interrupt_while_starting()
-    from ._cli import main as run_command_line
+    from ._face._cli import main as run_command_line
 
     return run_command_line()
 

@@ -2,7 +2,7 @@
 
 ::
 
-    from symproof.testing import assert_rope_matches
+    from .testing import assert_rope_matches
 
     def test_our_rope_is_llama_3():
         assert_rope_matches("our_model/rope.py:precompute_freqs_cis", "config.json")
@@ -36,7 +36,7 @@ def assert_rope_matches(target, like, *, relayout_ok: bool = True, **convention)
     """
     __tracebackhide__ = True  # pytest shows the user's failing line and the diagnosis, not this helper
     from ._audit import audit
-    from ._errors import InvalidInputError
+    from ._ground._errors import InvalidInputError
 
     try:
         result = audit(target, like, **convention)

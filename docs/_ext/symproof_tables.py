@@ -38,13 +38,13 @@ def _rows(header, rows) -> list:
 
 
 def families_table() -> list:
-    from symproof.variants._families import family_table
+    from symproof.models._families import family_table
 
     return family_table().splitlines()
 
 
 def formula_names_table() -> list:
-    from symproof.variants._spec import FORMULA_NAMES, WIDTH_NAMES
+    from symproof.variants._format import FORMULA_NAMES, WIDTH_NAMES
 
     rows = []
     for key, (fixed, widths, meaning) in FORMULA_NAMES.items():
@@ -76,7 +76,7 @@ def fragment_matrix_table() -> list:
 
 
 def _type_words(wanted) -> str:
-    from symproof.variants._spec import _EXPECTED
+    from symproof.variants._format import _EXPECTED
 
     return _EXPECTED.get(wanted, getattr(wanted, "__name__", str(wanted)))
 
@@ -84,7 +84,7 @@ def _type_words(wanted) -> str:
 def variant_keys_table() -> list:
     """Every key the parser accepts (its own schema, ``_TOP`` and ``_TABLES``), with the documentation of
     :mod:`variant_keys` beside it; a key on one side only stops the build."""
-    from symproof.variants._spec import _KIND_TABLES, _TABLES, _TOP
+    from symproof.variants._format import _KIND_TABLES, _TABLES, _TOP
 
     schema = {key: wanted for key, wanted in _TOP.items() if key not in _TABLES}
     for table, keys in _TABLES.items():
@@ -104,7 +104,7 @@ def variant_keys_table() -> list:
 
 
 def variant_tables_table() -> list:
-    from symproof.variants._spec import _KIND_TABLES, _TABLES
+    from symproof.variants._format import _KIND_TABLES, _TABLES
 
     if set(TABLE_DOCS) != set(_TABLES):
         raise TableError(f"docs/_ext/variant_keys.py describes the tables {sorted(TABLE_DOCS)}, the parser "
@@ -122,7 +122,7 @@ _PROPERTY_EXAMPLES = (("rotary", "xpos"), ("rotary, with a [length] rule", "dyna
 
 def properties_table() -> list:
     """Each property's statement as the checker states it, for one shipped file of each kind."""
-    from symproof._examples import resolve_example
+    from symproof._ground._examples import resolve_example
     from symproof.variants import load_variant
     from symproof.variants._check import PROPERTY_TITLES, properties_of
 
@@ -146,7 +146,8 @@ def property_titles_table() -> list:
 
 
 def examples_table() -> list:
-    from symproof._examples import example_title, shipped_examples
+    from symproof._face._cli import example_title
+    from symproof._ground._examples import shipped_examples
 
     return _rows(("name", "kind", "what it is"),
                  [(f"`{name}`", ex.kind, example_title(ex)) for name, ex in shipped_examples().items()])
@@ -193,7 +194,7 @@ def audit_whats_table() -> list:
 
 def exit_codes_table() -> list:
     """Each command's exit codes, from the sentence its ``--help`` prints (``COMMANDS`` in ``_cli``)."""
-    from symproof._cli import COMMANDS
+    from symproof._face._cli import COMMANDS
 
     rows = []
     for name, command in COMMANDS.items():
@@ -233,7 +234,7 @@ def _checker_lines() -> str:
 
 
 def _count(kind: str) -> str:
-    from symproof._examples import shipped_examples
+    from symproof._ground._examples import shipped_examples
 
     return str(sum(1 for ex in shipped_examples().values() if ex.kind == kind))
 
@@ -248,7 +249,7 @@ FACTS = {
     "checker-lines": _checker_lines,
     "shipped-variants": lambda: _count("variant"),
     "shipped-configs": lambda: _count("model config"),
-    "model-families": lambda: str(len(__import__("symproof.variants._families", fromlist=["FAMILIES"]).FAMILIES)),
+    "model-families": lambda: str(len(__import__("symproof.models._families", fromlist=["FAMILIES"]).FAMILIES)),
     "claims": _claims,
 }
 
@@ -276,7 +277,7 @@ def _python_interface(source: str) -> str:
 
 def kernel_interface(target: str) -> tuple:
     """``(language, text)``: the interface of ``symproof export rope --target TARGET --head-dim 8``."""
-    from symproof._cli import main
+    from symproof._face._cli import main
 
     with tempfile.TemporaryDirectory() as folder:
         import contextlib

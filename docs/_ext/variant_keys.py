@@ -1,7 +1,7 @@
 """What the parser's schema cannot say about each key of a variant file: default, allowed values, an example.
 
 The keys and their types come from the parser itself (``_TOP`` and ``_TABLES`` in
-``symproof/variants/_spec.py``); the build stops when a key is on one side only, so a key added to the
+``symproof/variants/_format.py``); the build stops when a key is on one side only, so a key added to the
 parser must be described here.  (key -> (default, allowed values, example))
 """
 

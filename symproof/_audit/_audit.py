@@ -13,6 +13,9 @@ float32 angle arithmetic (``ANGLE_ATOL + ANGLE_REL * |angle|`` per pair):
   permutation, i.e. the function is the model once ``Wq``/``Wk`` are re-laid
   by :func:`symproof.relayout_pairing` (claim ``rope.pairing_permutation``);
 - ``differs``: otherwise, with every difference named (:mod:`._diagnose`).
+
+Longer than 600 lines: the audit's result, its verdict and the probes it runs are one sequence
+(probe, compare, re-layout, diagnose) that reads top to bottom.
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._errors import InvalidInputError
+from .._ground import _display
+from .._ground._errors import InvalidInputError
 from ..encodings import pairing_permutation
 from ..variants import Variant, build_kernel
 from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse, fallback_differences
-from .._text import printable
-from ..variants._model_config import _read as read_config_json
+from .._ground._text import printable
+from ..models._json import read_config as read_config_json
 from ._load import MAX_AUDIT_WIDTH, load_like
 from ._model import Model
 from ._child import WARMUP_FACTOR
@@ -95,15 +99,11 @@ class AuditResult:
         return self.exit_code == 0
 
     def _repr_html_(self) -> str:
-        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
-        from .._notebook import audit_result_rows, to_html
-
-        return to_html(*audit_result_rows(self))
+        """Jupyter's view: the formula, the verdict, the witness (shown by the face, see symproof._ground._display)."""
+        return _display.show(self, "html")
 
     def _repr_markdown_(self) -> str:
-        from .._notebook import audit_result_rows, to_markdown
-
-        return to_markdown(*audit_result_rows(self))
+        return _display.show(self, "markdown")
 
     def as_dict(self) -> dict:
         out = {

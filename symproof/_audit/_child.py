@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from . import _runner
 
 __all__ = ["ChildSession", "WARMUP_SECONDS", "ECHO_LIMIT"]

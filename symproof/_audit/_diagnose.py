@@ -9,6 +9,9 @@ offset, all frequencies times one factor, another denominator, another base,
 angles computed in float16 or bfloat16.  A hypothesis is accepted only when
 it reproduces every probed angle (within a tolerance a few times the float32
 one); otherwise the differing pairs are listed with their measured frequency.
+
+Longer than 600 lines: the diagnoses are one table of conventions and the tests that tell them
+apart, read in order; each rests on the ones before it.
 """
 
 from __future__ import annotations

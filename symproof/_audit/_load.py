@@ -13,12 +13,13 @@ import os
 import sys
 from typing import Mapping
 
-from .._errors import InvalidInputError, SymproofError, VariantFileError
-from .._io import read_input_file
-from .._text import printable
-from ..variants import Variant, load_model_config, load_variant, parse_variant
-from ..variants._model_config import _read as read_config_json
-from ..variants._model_config import parse_model_config
+from .._ground._errors import InvalidInputError, SymproofError, VariantFileError
+from .._ground._io import read_input_file
+from .._ground._text import printable
+from ..models import load_model_config
+from ..variants import Variant, load_variant, parse_variant
+from ..models._json import read_config as read_config_json
+from ..models._config import parse_model_config
 from ._runner import RunnerError, import_file, split_target
 
 __all__ = ["load_function", "load_like", "MAX_AUDIT_WIDTH"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from .._lambdify import numpy_function
+from .._ground._lambdify import numpy_function
 from ..encodings import pair_indices
 from ..variants import Variant
 

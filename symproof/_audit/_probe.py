@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from .._errors import InvalidInputError
-from .._text import one_line
+from .._ground._errors import InvalidInputError
+from .._ground._text import one_line
 from ._child import WARMUP_SECONDS, ChildFailure, ChildSession
 from ._runner import CallTimeout, RunnerError, Session
 

@@ -29,7 +29,6 @@ import importlib.util
 import inspect
 import io
 import json
-import math
 import os
 import re
 import struct

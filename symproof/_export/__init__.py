@@ -3,7 +3,7 @@
 The three commands that write kernels are thin callers of this module:
 
 - ``symproof export rope`` (:mod:`symproof.kernels._export`): plain RoPE from a
-  :class:`~symproof.kernels._symbolic.RopeSpec`;
+  :class:`~symproof._export._symbolic.RopeSpec`;
 - ``symproof check FILE.toml --export`` and ``symproof check CONFIG.json
   --export`` (:mod:`symproof.variants._export`): a variant is plain RoPE
   (its position transform folded into explicit frequencies), a general
@@ -12,10 +12,10 @@ The three commands that write kernels are thin callers of this module:
 
 Each caller reduces what it exports to a :class:`Kernel`: the family of the
 body, the payload the body is printed from, the module name and the
-provenance lines (assembled by :mod:`symproof._provenance`, the only place a
+provenance lines (assembled by :mod:`symproof._ground._provenance`, the only place a
 header is built and escaped).  :func:`kernel_files` picks the body generator
 by family and target, prints the header once with
-:func:`symproof._provenance.render_header` and puts it first in every file;
+:func:`symproof._ground._provenance.render_header` and puts it first in every file;
 :func:`write_kernel` writes the files through the owned-files writer, once.
 
 The bodies stay per-family templates on purpose.  Plain RoPE has hand-tuned
@@ -35,9 +35,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._errors import InvalidInputError
-from .._io import write_owned_files
-from .._provenance import render_header, with_unproved
+from .._ground._errors import InvalidInputError
+from .._ground._io import write_owned_files
+from .._ground._provenance import render_header, with_unproved
 
 __all__ = ["TARGETS", "FAMILIES", "FAMILY_TARGETS", "SUFFIXES", "Kernel", "kernel_files", "write_kernel", "file_name",
            "module_name", "floats", "float_rows", "check_target_name"]
@@ -60,7 +60,7 @@ class Kernel:
     body is printed from (a ``RopeSpec`` for ``rope``, a model config's ``ModelRope`` for ``model``, a
     ``Variant`` otherwise); ``module``: the
     stem of the file names (an identifier); ``provenance``: the header lines, as
-    :mod:`symproof._provenance` assembles them (text only: escaped when printed)."""
+    :mod:`symproof._ground._provenance` assembles them (text only: escaped when printed)."""
 
     family: str
     payload: Any

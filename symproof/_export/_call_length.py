@@ -11,7 +11,7 @@ frequency rule is printed from its exact definition by SymPy's printers
 (``PythonCodePrinter``, ``C99CodePrinter``), factors and tables as float64
 literals.  Nothing from the input file is printed except through the
 printers (numbers, whitelisted functions); the provenance header
-(:func:`symproof._provenance.call_length_provenance`) is put before the body
+(:func:`symproof._ground._provenance.call_length_provenance`) is put before the body
 by :func:`symproof._export.kernel_files`, escaped for the target.
 """
 
@@ -22,9 +22,6 @@ import dataclasses
 import sympy as sp
 
 from ..encodings import pair_indices
-from ..variants._kernel import linear_position_factor
-from ..variants._model_config import attention_scaling
-from ..variants._spec import Variant
 from . import file_name, floats
 from ._printers import CKernelPrinter, PythonKernelPrinter
 
@@ -34,14 +31,14 @@ _DIGITS = 30
 _L = sp.Symbol("seq_len", integer=True, positive=True)
 
 
-def bodies(variant: Variant, module: str, target: str) -> dict:
+def bodies(variant, module: str, target: str) -> dict:
     """``{file name: body}`` of ``variant`` for ``target`` (the caller checked :func:`supports`)."""
     if target == "c":
         return {file_name(module, target): _c_source(variant, module)}
     return {file_name(module, target): _python_source(variant, target)}
 
 
-def supports(variant: Variant) -> str:
+def supports(variant) -> str:
     """Why this exporter cannot print ``variant`` ("" when it can)."""
     if variant.kind != "rotary":
         return f"{variant.kind} variants have no rotary kernel"
@@ -49,21 +46,21 @@ def supports(variant: Variant) -> str:
         return "a custom block or a per-position scale"
     if len(variant.axes) != 1:
         return "several position axes"
-    if linear_position_factor(variant) is None:
+    if variant.linear_position_factor() is None:
         return "a position transform that is not m -> a m"
     return ""
 
 
-def reads_length(variant: Variant) -> bool:
+def reads_length(variant) -> bool:
     """Whether the frequency rule itself reads ``seq_len`` (dynamic NTK), beyond a switch of factors."""
     formulas = [variant.base, variant.frequency_formula] + [f for _, f in variant.let]
     return any(f is not None and "seq_len" in f.names for f in formulas)
 
 
-def _frequency_parts(variant: Variant):
+def _frequency_parts(variant):
     """``(base, short, long)``: per-pair base frequencies (expressions in seq_len or numbers, the position
     factor folded in) and the per-pair divisors before and after the threshold."""
-    a = linear_position_factor(variant)
+    a = variant.linear_position_factor()
     plain = dataclasses.replace(variant, frequency_factors=(), long_factors=())
     seq_len = _L if reads_length(variant) else None
     base = [sp.N(a * plain.frequency_at(r, seq_len), _DIGITS) for r in range(variant.n_pairs)]
@@ -73,7 +70,7 @@ def _frequency_parts(variant: Variant):
     return base, short, long
 
 
-def python_frequencies(variant: Variant) -> list:
+def python_frequencies(variant) -> list:
     """The frequency tables and ``frequencies(seq_len)`` of ``variant`` (lines of Python; the model family
     prints them once per regime)."""
     printer = PythonKernelPrinter(settings={"standard": "python3"})
@@ -93,13 +90,13 @@ def python_frequencies(variant: Variant) -> list:
     return lines
 
 
-def _python_source(variant: Variant, target: str) -> str:
+def _python_source(variant, target: str) -> str:
     lib = "numpy" if target == "numpy" else "torch"
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines = ["", "import math", f"import {lib}", "",
              f"WIDTH = {variant.width}", f"ROTATED_WIDTH = {variant.rotated_width}",
              f"PAIRING = {variant.pairing!r}",
-             f"ATTENTION_SCALING = {float(sp.N(attention_scaling(variant), 20))!r}",
+             f"ATTENTION_SCALING = {float(sp.N(variant.attention_scaling(), 20))!r}",
              f"FIRST = [{', '.join(str(p[0]) for p in pairs)}]",
              f"SECOND = [{', '.join(str(p[1]) for p in pairs)}]"]
     lines += python_frequencies(variant)
@@ -137,7 +134,7 @@ def _python_source(variant: Variant, target: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _c_source(variant: Variant, name: str) -> str:
+def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
     half = variant.rotated_width // 2
     pairs = pair_indices(variant.rotated_width, variant.pairing)
@@ -148,7 +145,7 @@ def _c_source(variant: Variant, name: str) -> str:
              f"static const int SECOND[{half}] = {{{', '.join(str(p[1]) for p in pairs)}}};",
              f"static const double FACTORS_SHORT[{half}] = {{{floats(short)}}};",
              f"static const double FACTORS_LONG[{half}] = {{{floats(long)}}};",
-             f"static const double ATTENTION_SCALING = {float(sp.N(attention_scaling(variant), 20))!r};", ""]
+             f"static const double ATTENTION_SCALING = {float(sp.N(variant.attention_scaling(), 20))!r};", ""]
     if reads_length(variant):
         body += ["static void base_frequencies(double seq_len, double *w)", "{"]
         body += [f"    w[{r}] = {printer.doprint(expr)};" for r, expr in enumerate(base)]

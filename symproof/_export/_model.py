@@ -1,7 +1,7 @@
 """Model bodies: the dispatcher's ``model`` family, one module for every rotary regime of a model config.
 
-A model config read by :func:`symproof.variants._model_config.load_model` is a
-:class:`~symproof.variants._model_config.ModelRope`: one or more rotary
+A model config read by :func:`symproof.models._config.load_model` is a
+:class:`~symproof.models.ModelRope`: one or more rotary
 regimes (Gemma 3's sliding and full layers, SmolLM3's NoPE layers, ...), the
 regime of each decoder layer, and where the rotated block sits in a head.  The
 exported module states all of it:
@@ -72,13 +72,11 @@ def bodies(model, module: str, target: str) -> dict:
 
 
 def _regime_factory(index: int, variant) -> list:
-    from ..variants._model_config import attention_scaling
-
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines = [f"def _regime_{index}():",
              "    # the tables of one regime, closed over by its frequencies()",
              f"    WIDTH = {variant.width}",
-             f"    ATTENTION_SCALING = {float(sp.N(attention_scaling(variant), 20))!r}",
+             f"    ATTENTION_SCALING = {float(sp.N(variant.attention_scaling(), 20))!r}",
              f"    FIRST = [{', '.join(str(p[0]) for p in pairs)}]",
              f"    SECOND = [{', '.join(str(p[1]) for p in pairs)}]"]
     lines += [("    " + line) if line else "" for line in python_frequencies(variant)]

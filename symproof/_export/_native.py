@@ -2,7 +2,7 @@
 
 The torch module (contiguous CPU tensors) and the NumPy module (large
 contiguous half-pairing arrays) carry the C99 body of the same kernel
-(:func:`._rope.rope_c_bodies`, float32 and float64) as string literals and
+(:func:`._rope_c.rope_c_bodies`, float32 and float64) as string literals and
 run it where their own operations would take several passes over ``x``: the
 C pass reads ``x`` once and writes ``out`` once, and rows are independent, so
 the result does not depend on how they are split over threads.  Compiling
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..kernels._symbolic import RopeSpec
-from ._rope import rope_c_bodies
+from ._symbolic import RopeSpec
+from ._rope_c import rope_c_bodies
 
 __all__ = ["NATIVE", "native_fields", "TRUE_WORDS", "FALSE_WORDS"]
 

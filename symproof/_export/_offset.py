@@ -19,8 +19,8 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import CKernelPrinter, NumPyKernelPrinter, c_status_codes, guard_table_reads, torch_printer
-from ._variant import _numbers_as_floats, c_functions, with_table_reader
+from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_functions, c_status_codes, guard_table_reads,
+                        numbers_as_floats, torch_printer, with_table_reader)
 
 __all__ = ["bodies"]
 
@@ -46,7 +46,7 @@ def _python_source(variant, target: str) -> str:
     def code(expr):
         # torch functions take tensors, not Python numbers: constants go in as floats
         expr = guard_table_reads(expr)
-        return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
+        return printer.doprint(numbers_as_floats(expr) if target == "torch" else expr)
 
     as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
     index = "r" if target == "numpy" else "torch.tensor(float(r), dtype=torch.float64)"

@@ -3,7 +3,7 @@
 Each takes ``names``: the spelling of the kernel's symbols in the template the
 expression is printed into (``cos_t`` as ``c`` in C, as ``cos_`` in NumPy...);
 every other symbol is printed as SymPy prints it.  Expressions reach them from
-the whitelisted formula parser or from :mod:`symproof.kernels._symbolic`, so
+the whitelisted formula parser or from :mod:`symproof._export._symbolic`, so
 nothing a description file wrote is printed except as numbers and
 whitelisted functions.
 """
@@ -293,3 +293,30 @@ def _torch_class():
 def torch_printer(names=None, settings=None):
     """A PyTorch printer (the class is made on first use: it imports torch)."""
     return _torch_class()(names, settings)
+
+
+def numbers_as_floats(expr):
+    """Every numeric subexpression of ``expr`` (``10000**(-k/64)``, ``log(2)``) as one float: torch's
+    functions refuse two Python numbers (``torch.pow(10000, -0.03125)`` raises), and ``sp.N`` leaves
+    such powers unevaluated inside a product with symbols."""
+    if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Number:
+        return sp.Float(sp.N(expr, 20), 20)
+    if isinstance(expr, (sp.floor, sp.ceiling)):
+        # keep floor(n / q) one division of an exact numerator (see _printers._integer_part)
+        numerator, denominator = split_fraction(expr.args[0])
+        if denominator != 1 and denominator.is_Integer:
+            return expr.func(numbers_as_floats(numerator) / denominator, evaluate=False)
+    if not expr.args:
+        return sp.N(expr, 20) if isinstance(expr, sp.Rational) and not expr.is_Integer else expr
+    return expr.func(*[numbers_as_floats(a) for a in expr.args])
+
+
+def with_table_reader(lines: list, target: str) -> str:
+    """The file of ``lines``, with the checked table read appended when a formula reads a table."""
+    text = "\n".join(lines) + "\n"
+    return text + table_reader(target) if "_read_table(" in text else text
+
+
+def c_functions(printed: list, prefix: str) -> list:
+    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table."""
+    return [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []

@@ -27,7 +27,7 @@ there.
 
 from __future__ import annotations
 
-from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, position, rotation_form, sin_t
+from ._symbolic import DIRECTIONS, RopeSpec, angle_entries, cos_t, omega, position, rotation_form, sin_t
 from . import float_rows
 from ._native import NATIVE, native_fields
 from ._printers import NumPyKernelPrinter

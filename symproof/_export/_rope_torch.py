@@ -5,7 +5,7 @@ is built once and shared by every layer (``table(positions, dtype,
 device)``), for the distinct position ids only (a decode step's ids repeated
 over heads are one row each), and ``apply_qk`` rotates queries and keys in
 one call.  Contiguous float32/float64 CPU tensors run the exported C kernel
-printed from the same definitions (:func:`._rope.rope_c_bodies`: one fused
+printed from the same definitions (:func:`._rope_c.rope_c_bodies`: one fused
 pass reading ``x`` once and writing ``out`` once, ``out`` may be ``x``),
 compiled on first use and called through ``ctypes``; everything else (other
 devices, dtypes, strides, no C compiler) runs eager torch: adjacent pairs as
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..kernels._symbolic import DIRECTIONS, RopeSpec, angle_entries, omega, position, rotation_form
+from ._symbolic import DIRECTIONS, RopeSpec, angle_entries, omega, position, rotation_form
 from . import float_rows
 from ._printers import torch_printer
 from ._native import NATIVE, native_fields

@@ -9,15 +9,15 @@ rows, each row reading its table row through the row ids
 (``RopeTable.rows``), both coordinates of every pair loaded, rotated and
 stored once (``out`` may be ``x``: a program reads a pair before writing it),
 the unrotated tail copied.  The pair indices come from
-:func:`~symproof.kernels._symbolic.pair_index_form` and the update from
-:func:`~symproof.kernels._symbolic.rotation_form`, printed by SymPy's Python
+:func:`~symproof._export._symbolic.pair_index_form` and the update from
+:func:`~symproof._export._symbolic.rotation_form`, printed by SymPy's Python
 printer, as the C body prints them with the C printer.  On a machine without
 a GPU the kernel runs in Triton's interpreter (``TRITON_INTERPRET=1``).
 """
 
 from __future__ import annotations
 
-from ..kernels._symbolic import DIRECTIONS, RopeSpec, cos_t, pair, pair_index_form, rotation_form, sin_t, x_a, x_b
+from ._symbolic import DIRECTIONS, RopeSpec, cos_t, pair, pair_index_form, rotation_form, sin_t, x_a, x_b
 from ._printers import PythonKernelPrinter
 from ._rope_torch import _API, _CONSTANTS, _TABLE, shared_fields
 

@@ -14,8 +14,8 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_status_codes, c_table_reader, guard_table_reads,
-                        split_fraction, table_reader, torch_printer)
+from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_functions, c_status_codes, guard_table_reads,
+                        numbers_as_floats, torch_printer, with_table_reader)
 
 __all__ = ["bodies"]
 
@@ -37,22 +37,6 @@ def bodies(variant, module: str, target: str) -> dict:
     return {file_name(module, target): _python_source(variant, target)}
 
 
-def _numbers_as_floats(expr):
-    """Every numeric subexpression of ``expr`` (``10000**(-k/64)``, ``log(2)``) as one float: torch's
-    functions refuse two Python numbers (``torch.pow(10000, -0.03125)`` raises), and ``sp.N`` leaves
-    such powers unevaluated inside a product with symbols."""
-    if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Number:
-        return sp.Float(sp.N(expr, 20), 20)
-    if isinstance(expr, (sp.floor, sp.ceiling)):
-        # keep floor(n / q) one division of an exact numerator (see _printers._integer_part)
-        numerator, denominator = split_fraction(expr.args[0])
-        if denominator != 1 and denominator.is_Integer:
-            return expr.func(_numbers_as_floats(numerator) / denominator, evaluate=False)
-    if not expr.args:
-        return sp.N(expr, 20) if isinstance(expr, sp.Rational) and not expr.is_Integer else expr
-    return expr.func(*[_numbers_as_floats(a) for a in expr.args])
-
-
 def _python_source(variant, target: str) -> str:
     printer = NumPyKernelPrinter() if target == "numpy" else torch_printer()
     lib = "numpy" if target == "numpy" else "torch"
@@ -60,7 +44,7 @@ def _python_source(variant, target: str) -> str:
     def code(expr):
         # torch functions take tensors, not Python numbers: constants go in as floats
         expr = guard_table_reads(expr)
-        return printer.doprint(_numbers_as_floats(expr) if target == "torch" else expr)
+        return printer.doprint(numbers_as_floats(expr) if target == "torch" else expr)
 
     def returned(expr, indent="    ", tail=""):
         """``return <expr>``; numpy evaluates both branches of a ``where``, and the branch not chosen
@@ -157,12 +141,6 @@ def _python_source(variant, target: str) -> str:
     return with_table_reader(lines, target)
 
 
-def with_table_reader(lines: list, target: str) -> str:
-    """The file of ``lines``, with the checked table read appended when a formula reads a table."""
-    text = "\n".join(lines) + "\n"
-    return text + table_reader(target) if "_read_table(" in text else text
-
-
 def _table(rows, brackets="[]") -> str:
     """Per-axis frequency rows as nested literals: ``[[w00, w01], [w10, w11]]`` (C: ``{{...}, {...}}``)."""
     left, right = brackets
@@ -221,8 +199,3 @@ def _c_source(variant, name: str) -> str:
              f"        if (*status != {prefix}_OK) return *status;",
              "    }", f"    return {prefix}_OK;", "}", ""]
     return "\n".join(body)
-
-
-def c_functions(printed: list, prefix: str) -> list:
-    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table."""
-    return [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []

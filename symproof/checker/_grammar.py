@@ -28,7 +28,7 @@ from sympy.matrices.expressions import (
 )
 from sympy.matrices.expressions.matexpr import MatrixElement
 
-from .._errors import CertificateError
+from .._ground._errors import CertificateError
 
 __all__ = ["GRAMMAR", "MATRIX_NODES", "DEFINEDNESS", "admit", "exact_integer", "substitute"]
 

@@ -16,7 +16,7 @@ import re
 
 import torch
 
-from .._errors import SymproofError
+from .._ground._errors import SymproofError
 from ._items import FAILS, HOLDS, NOT_APPLICABLE, Item
 
 __all__ = ["configured_map", "PROBE_POSITIONS"]
@@ -90,8 +90,9 @@ def _pairing_of(rope, layer: int) -> str:
 
 
 def configured_map(model) -> Item:
-    from ..variants import build_kernel, load_model
-    from ..variants._model_config import _ranges as layer_ranges, attention_scaling
+    from ..models import load_model
+    from ..variants import build_kernel
+    from ..models._model import _ranges as layer_ranges, attention_scaling
 
     title = "the rotary tables reached inside attention equal the map symproof check reads from the config"
     source = model.config_source

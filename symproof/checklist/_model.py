@@ -16,8 +16,8 @@ import os
 
 import torch
 
-from .._errors import InvalidInputError
-from .._text import one_line
+from .._ground._errors import InvalidInputError
+from .._ground._text import one_line
 
 __all__ = ["ModelUnderTest", "build_from_config", "SEED", "SHRUNK"]
 

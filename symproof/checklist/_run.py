@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     import torch
 
-from .._errors import InvalidInputError, SymproofError
-from .._examples import resolve_example
-from .._text import did_you_mean, one_line
+from .._ground._errors import InvalidInputError, SymproofError
+from .._ground._examples import resolve_example
+from .._ground._text import did_you_mean, one_line
 from ._configured import configured_map
 from ._items import FAILS, ITEMS as _RUNS
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import sympy as sp
 
-from .._errors import InvalidInputError, SymproofError
+from .._ground._errors import InvalidInputError, SymproofError
 from ..prover import PROVED, REFUTED, UNKNOWN, evaluate_at, find_witness, format_witness
 from ..prover import complete_witness, is_certainly_nonzero, prove_equal, search_variables
 

@@ -10,8 +10,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .._errors import CertificateError, InvalidInputError, SymproofError
-from .._text import did_you_mean
+from .._ground import _display
+from .._ground._errors import CertificateError, InvalidInputError, SymproofError
+from .._ground._text import did_you_mean
 from ..checker import check_certificate
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._claim import Claim, Proof, registered_claims
@@ -67,15 +68,11 @@ class ClaimResult:
         return "; ".join(self.witnesses) if self.witnesses else None
 
     def _repr_html_(self) -> str:
-        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
-        from .._notebook import claim_result_rows, to_html
-
-        return to_html(*claim_result_rows(self))
+        """Jupyter's view: the formula, the verdict, the witness (shown by the face, see symproof._ground._display)."""
+        return _display.show(self, "html")
 
     def _repr_markdown_(self) -> str:
-        from .._notebook import claim_result_rows, to_markdown
-
-        return to_markdown(*claim_result_rows(self))
+        return _display.show(self, "markdown")
 
     def __repr__(self) -> str:
         """One line (the claim, the proof and the witnesses are attributes)."""

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import sympy as sp
 from sympy import ImmutableMatrix
 
-from .._errors import InvalidInputError, MaskedRowError
+from .._ground._errors import InvalidInputError, MaskedRowError
 
 __all__ = ["permutation_matrix", "permute_rows_and_columns", "softmax_rows", "self_attention", "causal_mask"]
 

@@ -18,7 +18,7 @@ from sympy.matrices.expressions import BlockDiagMatrix
 from sympy.polys.matrices import DomainMatrix
 from sympy.polys.matrices.sdm import SDM
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 
 __all__ = [
     "DEFAULT_BASE", "PAIRINGS", "check_width", "frequency", "frequencies", "rotation", "sin_shift",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from ._definitions import PAIRINGS, pairing_permutation
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Numerical kernels generated from the symbolic definitions, references, and export."""
 
-from ._config import RopeConfig, atomic_write_text, load_config, save_config
+from .._export._config import RopeConfig, atomic_write_text, load_config, save_config
 from ._consistency import (
     absolute_attention, apply_position_table, attention, causal_mask, decode_with_cache, document_mask,
     document_positions, load_position_table, padding_mask, positions_from_mask, rope_attention,

@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 
 __all__ = ["stable_digits", "UNIT_ROUNDOFF_BITS", "Allowance", "rounding_allowance", "power_of_two", "exact_max_gap",
            "ceil_log2", "first_index_above"]

@@ -16,8 +16,8 @@ import json
 
 import numpy as np
 
-from .._errors import InvalidInputError, MaskedRowError
-from ._config import RopeConfig, atomic_write_text
+from .._ground._errors import InvalidInputError, MaskedRowError
+from .._export._config import RopeConfig, atomic_write_text
 from ._generate import rope_apply
 from ._lookup import learned_position_lookup
 

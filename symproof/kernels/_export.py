@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from .._errors import InvalidInputError, SymproofError
+from .._ground._errors import InvalidInputError, SymproofError
 from .._export import TARGETS, Kernel, file_name, kernel_files, write_kernel
-from .._io import check_owned_files, output_folder
-from .._provenance import rope_provenance
-from .._text import one_line
-from ._config import RopeConfig
-from ._symbolic import rope_spec
+from .._ground._io import check_owned_files, output_folder
+from .._ground._provenance import rope_provenance
+from .._ground._text import one_line
+from .._export._config import RopeConfig
+from .._export._symbolic import rope_spec
 
 __all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "kernel_sources", "kernel_listings", "main_export",
            "check_export_options"]

@@ -16,13 +16,13 @@ from typing import Any, Sequence
 import numpy as np
 import sympy as sp
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from .._export import Kernel, kernel_files
-from .._lambdify import numpy_function
-from .._provenance import rope_provenance
+from .._ground._lambdify import numpy_function
+from .._ground._provenance import rope_provenance
 from ..encodings import frequency, pair_indices
-from ._config import RopeConfig
-from ._symbolic import (
+from .._export._config import RopeConfig
+from .._export._symbolic import (
     RopeSpec, _to_float, exact_number, omega, rope_spec, score_frequency_gradient,
     sinusoidal_entries,
 )

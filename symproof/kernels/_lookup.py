@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._errors import InvalidInputError, PositionOutOfRangeError
+from .._ground._errors import InvalidInputError, PositionOutOfRangeError
 
 __all__ = ["learned_position_lookup", "embedding_lookup", "token_ids"]
 

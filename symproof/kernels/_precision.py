@@ -19,7 +19,7 @@ import math
 import mpmath
 import numpy as np
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from ..encodings import check_width
 
 __all__ = ["DTYPES", "REFERENCE_DIGITS", "round_to_bfloat16", "finite_precision_table"]

@@ -14,7 +14,7 @@ Two different things, kept apart on purpose:
   budget cannot extend an outer one (the outermost budget that is spent is the
   one reported).
 * the **time limit** (:func:`time_limit`) is a safety stop and never an answer:
-  when it fires, :class:`~symproof._budget.TimeLimitExceeded` leaves the work
+  when it fires, :class:`~symproof.TimeLimitExceeded` leaves the work
   (``prove_equal`` included) instead of a verdict.  A cooperative deadline is
   checked at the same check points, and on the main thread a
   ``signal.setitimer(ITIMER_REAL)`` timer interrupts a single long SymPy call
@@ -34,8 +34,8 @@ import time
 from contextlib import contextmanager
 from numbers import Integral, Real
 
-from .._budget import TimeLimitExceeded
-from .._errors import InvalidInputError
+from .._ground._budget import TimeLimitExceeded
+from .._ground._errors import InvalidInputError
 
 __all__ = ["StepBudgetExhausted", "TimeLimitExceeded", "check", "steps", "time_limit", "validate_timeout",
            "validate_steps", "MAX_TIMEOUT", "MAX_STEPS", "steps_spent"]

@@ -22,6 +22,9 @@ While walking, the parse
   or the symbols' assumptions) is undefined; otherwise the statement is proved
   only where it is defined, and a proof must exhibit a point where every
   subterm of both sides is defined (:attr:`Statement.needs_point`).
+
+Longer than 600 lines: the allow-list grammar and its definedness conditions are one table and its
+reader; splitting them would separate a node's entry from the condition that guards it.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from sympy.matrices.expressions import (
 )
 from sympy.matrices.expressions.matexpr import MatrixElement
 
-from .._errors import InvalidInputError, UndefinedExpressionError
+from .._ground._errors import InvalidInputError, UndefinedExpressionError
 from ..checker._interval import certainly_finite, certainly_nonzero
 from . import _budget
 

@@ -66,11 +66,15 @@ trig-polynomial expansion (one step per ring term built), count steps; past the
 budget the answer is *unknown* ("step budget of N steps exhausted").  The count
 depends on the statement only, so the verdict is the same on every machine,
 busy or idle.  ``timeout`` seconds of wall time (default ``None``: none) are a
-safety stop, not a budget: when they pass, :class:`~symproof._budget.TimeLimitExceeded`
+safety stop, not a budget: when they pass, :class:`~symproof.TimeLimitExceeded`
 leaves the call (it never answers *unknown* because of the clock); on the main
 thread a ``SIGALRM`` timer (``signal.setitimer``) interrupts a single long SymPy
 call, and the timer and handler are restored.  Any exception from a tactic
 other than a :class:`SymproofError` becomes *unknown* with its type and message.
+
+Longer than 600 lines: the dispatcher and the tactics it chooses between (scalar, sums,
+trigonometric, matrix, blockwise) share the step recorder and the certificate assembly; the tactics
+that stand alone live in their own modules (_sums, _trigpoly, _witness).
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ from sympy.matrices.expressions import (
     MatrixExpr, MatrixSymbol, Transpose, ZeroMatrix,
 )
 
-from .._errors import CertificateError, InvalidInputError, SymproofError, UndefinedExpressionError
+from .._ground import _display
+from .._ground._errors import CertificateError, InvalidInputError, SymproofError, UndefinedExpressionError
 from ..checker import Certificate, certificate_holds, check_certificate
 from ..checker._check import closed_form
 from ..checker._interval import value_at
@@ -171,15 +176,11 @@ class Verdict:
         return None if self.witness is None else format_witness(self.witness)
 
     def _repr_html_(self) -> str:
-        """Jupyter's view: the formula, the verdict, the witness (escaped; see symproof._notebook)."""
-        from .._notebook import to_html, verdict_rows
-
-        return to_html(*verdict_rows(self))
+        """Jupyter's view: the formula, the verdict, the witness (shown by the face, see symproof._ground._display)."""
+        return _display.show(self, "html")
 
     def _repr_markdown_(self) -> str:
-        from .._notebook import to_markdown, verdict_rows
-
-        return to_markdown(*verdict_rows(self))
+        return _display.show(self, "markdown")
 
     def __str__(self) -> str:
         text = f"{self.status} by {self.method}"

@@ -28,7 +28,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.concrete.gosper import gosper_sum
 
-from .._errors import CertificateError
+from .._ground._errors import CertificateError
 from ..checker._check import closed_form as _closed_form
 from ..checker._certificate import Certificate
 

@@ -8,7 +8,8 @@ from ._document import CHAPTER_SECTIONS, Document, build_document
 from ._figures import FIGURES, FigureSpec, RenderedFigure, figures_for, render_figure
 from ._html import render_html
 from ._latex import compile_pdf, escape_tex, render_latex
-from ._printers import ReportLatexPrinter, ReportMathMLPrinter, to_latex, to_mathml
+from ._formulas import to_latex, to_mathml
+from ._printers import ReportLatexPrinter, ReportMathMLPrinter
 from ._report import DEFAULT_TITLE, NO_PDFLATEX, main_report, pdf_note, render_report
 
 __all__ = [

@@ -17,10 +17,11 @@ from typing import Any, Mapping, Sequence
 
 import sympy as sp
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
-from ._printers import CLAIM_ID, _as_printable, _fitting_latex
+from ._printers import _as_printable, _fitting_latex
+from ._prose import CLAIM_ID
 from ._views import View, joint_view
 from ._witness import Counterexample, counterexample
 

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
-from .._lambdify import numpy_function
+from .._ground._lambdify import numpy_function
 from ..encodings import frequencies, rotation, sinusoidal_vector
 
 __all__ = ["FigureSpec", "RenderedFigure", "FIGURES", "render_figure", "figures_for"]

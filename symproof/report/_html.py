@@ -12,7 +12,9 @@ import xml.etree.ElementTree as ElementTree
 import sympy as sp
 from markupsafe import Markup, escape
 
-from ._printers import CLAIM_ID, MINUS, _mathml_inner, _wrap_math, latex_to_mathml, mathml_relation, split_prose, to_mathml
+from ._formulas import mathml_relation, to_mathml
+from ._printers import MINUS, _mathml_inner, _wrap_math
+from ._prose import CLAIM_ID, latex_to_mathml, split_prose
 from ._templates import environment
 from ._typeset import TextPrinter, tactic_phrase
 

@@ -15,12 +15,13 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from .._errors import SymproofError
+from .._ground._errors import SymproofError
 from ._html import statement_is_prose
-from ._printers import latex_pieces, latex_relation, split_prose, to_latex
+from ._formulas import latex_relation, to_latex
+from ._prose import latex_pieces, split_prose
 from ._templates import environment
 from ._typeset import TextPrinter, tactic_phrase
-from ._printers import _latex_inner  # how a witness box prints its objects
+from ._formulas import _latex_inner# how a witness box prints its objects
 
 __all__ = ["render_latex", "compile_pdf", "escape_tex", "find_pdflatex", "MAX_PDFLATEX_PASSES", "PdfBuild"]
 

@@ -21,8 +21,8 @@ import os
 import sys
 from typing import Iterable, Mapping, Sequence
 
-from .._errors import InvalidInputError, SymproofError
-from .._io import check_owned_files, output_folder, write_owned_files
+from .._ground._errors import InvalidInputError, SymproofError
+from .._ground._io import check_owned_files, output_folder, write_owned_files
 from ..prover import PROVED
 from ._document import build_document
 from ._figures import FIGURES, FigureSpec, figures_for, render_figure

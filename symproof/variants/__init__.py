@@ -1,17 +1,15 @@
 """Describe a new position scheme in a short file; symproof says which properties it keeps.
 
 ``load_variant(path)`` reads a TOML description into a :class:`Variant`;
-``load_model_config(path)`` reads a checkpoint's ``config.json`` into one (``load_model(path)``: every
-rotary regime of the model, the layers using each, the layout of a head);
 ``check_variant(variant)`` proves or refutes each property that applies, one
-``ClaimResult`` per property; ``main_check(args)`` is ``symproof check``.
+``ClaimResult`` per property.  Model configs are :mod:`symproof.models`; the
+command ``symproof check`` is :mod:`symproof._face._check_command`.
 """
 
 from ._check import DEFAULT_STEPS, PROPERTY_TITLES, Property, check_variant, properties_of
 from ._formula import FUNCTIONS, Formula, clip, parse_formula, ramp
 from ._kernel import VariantKernel, build_kernel
-from ._main import main_check, results_as_dict, shipped_variants
-from ._model_config import load_model, load_model_config
+from ._results import results_as_dict, shipped_variants
 from ._spec import KINDS, Variant, load_variant, parse_variant
 
 __all__ = [
@@ -19,6 +17,24 @@ __all__ = [
     "check_variant", "DEFAULT_STEPS", "properties_of", "Property", "PROPERTY_TITLES",
     "Formula", "parse_formula", "FUNCTIONS", "clip", "ramp",
     "VariantKernel", "build_kernel",
-    "main_check", "results_as_dict", "shipped_variants", "load_model_config",
-    "load_model",
+    "results_as_dict", "shipped_variants",
 ]
+
+#: names that lived here until 0.1 and moved up (model configs are their own package now): still found
+#: here, with a DeprecationWarning, until 0.3 (``symproof.load_model`` is the public name)
+_MOVED = {"load_model": "symproof.models", "load_model_config": "symproof.models"}
+
+
+def __getattr__(name: str):
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import sys
+    import warnings
+
+    warnings.warn(f"symproof.variants.{name} moved to {_MOVED[name]}.{name}; the old name goes in 0.3",
+                  DeprecationWarning, stacklevel=2)
+    # the package that holds the name now is above this one: it is reached through the modules
+    # already imported (``import symproof`` always ran), never imported from here
+    root = sys.modules[__name__.rpartition(".")[0]]
+    return getattr(root, name)
+

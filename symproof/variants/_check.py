@@ -15,43 +15,35 @@ of some other frequency.
 
 A property that does not hold is information, not an error: its claim is
 ``refuted`` with the witness, exactly as a false chapter statement would be.
+
+Longer than 600 lines: the properties of the three kinds and the derivation that decides them share
+the generic symbols and the witness search; the vocabulary is in _properties, the offsets in
+_offset, the decay in _decay.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Callable, Iterable
+from dataclasses import replace
+from typing import Iterable
 
 import sympy as sp
 
-from .._budget import cpu_time_limit
-from .._errors import InvalidInputError
+from .._ground._budget import cpu_time_limit
+from .._ground._errors import InvalidInputError
 from ..claims import Claim, ClaimResult, Proof, run_claim
 from ..encodings import sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
-from ._kernel import check_kernel
-from ._kernel_file import prepare_targets
+from ._kernel_file import check_kernel, prepare_targets
+from ._properties import (
+    _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
+    omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
+)
 from ._spec import Variant
 
 __all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]
-
-q0, q1, k0, k1 = sp.symbols("q0 q1 k0 k1", real=True)
-i, j, c, D = sp.symbols("i j c D", integer=True)
-t = sp.Symbol("t", integer=True)
-m = sp.Symbol("m", integer=True)
-omega = sp.Symbol("omega", real=True)
-r_sym = sp.Symbol("r", integer=True, nonnegative=True)
-slope_sym = sp.Symbol("slope", real=True)
-#: the head index of a bias formula that reads it (KERPLE's per-head second parameter)
-h_sym = sp.Symbol("h", integer=True, nonnegative=True)
-#: causal rows: key position j >= 0, query position j + back (back >= 0 steps later)
-j_causal = sp.Symbol("j", integer=True, nonnegative=True)
-back = sp.Symbol("t", integer=True, nonnegative=True)
-#: the length of a call (max position id + 1), for rules that read it
-seq_len_sym = sp.Symbol("seq_len", integer=True, positive=True)
 
 #: concrete pairs tried, at most, when the generic pair does not decide a property
 MAX_CONCRETE_PAIRS = 4
@@ -75,17 +67,6 @@ PROPERTY_TITLES = {
 def generic_symbols() -> dict:
     """The symbols of the generic statements, by name (for tests and reports)."""
     return {s.name: s for s in (q0, q1, k0, k1, i, j, c, D, t, m, omega, r_sym, slope_sym)}
-
-
-@dataclass(frozen=True)
-class Property:
-    """One property to decide for a variant."""
-
-    key: str
-    statement: str
-    kind: str  # "identity": holds = lhs == rhs; "sensitivity": holds = lhs != rhs somewhere
-    sides: Callable | None = None  # (omega, r) -> (lhs, rhs); None for computed checks
-    derive: Callable | None = None  # a full derivation, for properties that are not pairwise
 
 
 # -- the pairwise objects ------------------------------------------------------------------------
@@ -126,21 +107,6 @@ def _sin_pair(variant: Variant, position, w):
 
 def _additive_product(variant: Variant, a, b, w):
     return (_sin_pair(variant, a, w).T * _sin_pair(variant, b, w))[0]
-
-
-def _mirror(variant: Variant, offset=D, origin=0) -> tuple:
-    """The positions of the mirrored offset: (0, -D), or (D, 0) when positions are non-negative (the
-    same offset -D, with the key before the query)."""
-    return (offset, origin) if variant.positions == "nonnegative" else (origin, -offset)
-
-
-def _direction(letter: str, variant: Variant) -> tuple:
-    if letter == "p":
-        left, right = ("p_0^T p_D", "p_D^T p_0") if variant.positions == "nonnegative" else ("p_0^T p_D", "p_0^T p_{-D}")
-    else:
-        left = f"{letter}(0, D)"
-        right = f"{letter}(D, 0)" if variant.positions == "nonnegative" else f"{letter}(0, -D)"
-    return f"{left} != {right} in general: the sign of the offset is visible", "sensitivity"
 
 
 def _rotary_properties(variant: Variant) -> list:
@@ -364,7 +330,6 @@ def _derive_identity(variant: Variant, prop: Property):
 FAR_POWERS = tuple(2**k for k in range(3, 21))
 #: most candidate points the far search evaluates for one statement
 MAX_FAR_POINTS = 240
-_VECTORS = ({q0: 1, q1: 0, k0: 1, k1: 0}, {q0: 1, q1: 0, k0: 0, k1: 1}, {q0: 0, q1: 1, k0: 1, k1: 0})
 
 
 def _thresholds(expr) -> list:
@@ -428,21 +393,6 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
                 if residual is not None:
                     return witness, residual
     return None
-
-
-def _residual_at(pair, witness):
-    lhs, rhs = pair
-    try:
-        if isinstance(lhs, sp.MatrixBase):
-            for a, b in zip(lhs, rhs):
-                residual = evaluate_at(a, witness) - evaluate_at(b, witness)
-                if is_certainly_nonzero(residual):
-                    return residual
-            return None
-        residual = evaluate_at(lhs, witness) - evaluate_at(rhs, witness)
-    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
-        return None
-    return residual if is_certainly_nonzero(residual) else None
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
@@ -733,10 +683,6 @@ def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: in
             stop.results = tuple(results)
             raise
     return results
-
-
-#: the symbols of the generic statements that are positions (or offsets that become positions)
-_POSITION_NAMES = frozenset({"i", "j", "m", "t", "c", "D"})
 
 
 def _is_position(name: str) -> bool:

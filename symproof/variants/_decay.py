@@ -26,6 +26,9 @@ Two statements, one per kind of file (the README, section 4, and ``_spec.py`` sa
 
 Outside what these decide, the verdict is unknown: a bias undefined at some ``D >= 0`` (``log`` of
 the distance at ``D = 0``) is never proved.
+
+Longer than 600 lines: the decay bound's statement, its certified search and its rigorous enclosure
+are one derivation, each step using the previous one's data.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ import re
 
 import sympy as sp
 
-from .._errors import VariantFileError
+from .._ground._errors import VariantFileError
 from .._export._printers import reads_table
 from ._formula import LookupBase
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import functools
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from .._export import TARGETS, Kernel, check_target_name, kernel_files, module_name, write_kernel
-from .._provenance import call_length_provenance, plain_variant_provenance, variant_provenance
+from .._ground._provenance import call_length_provenance, plain_variant_provenance, variant_provenance
 from ._kernel import plain_rope_factor
 from ._spec import Variant
 
@@ -68,16 +68,15 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
     check_target(variant, target)
     if _takes_call_length(variant):
         from .._export._call_length import reads_length
-        from ._model_config import attention_scaling
 
         return Kernel("call-length", variant, module_name("symproof_rope_", variant.name),
-                      tuple(call_length_provenance(variant, target, attention_scaling(variant),
+                      tuple(call_length_provenance(variant, target, variant.attention_scaling(),
                                                    reads_length(variant))))
     name = module_name("symproof_variant_", variant.name)
     a = plain_rope_factor(variant) if as_rope else None
     if a is None:
         return Kernel("variant", variant, name, tuple(variant_provenance(variant, target)))
-    from ..kernels._symbolic import rope_spec
+    from .._export._symbolic import rope_spec
 
     spec = rope_spec(head_dim=variant.width, rotary_dim=variant.rotated_width, denominator=variant.freq_denominator,
                      pairing=variant.pairing, freqs=[a * w for w in _frequencies_for_export(variant)])

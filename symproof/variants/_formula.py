@@ -35,7 +35,7 @@ from typing import Callable, Mapping
 import sympy as sp
 from sympy.core.function import AppliedUndef
 
-from .._errors import VariantFileError
+from .._ground._errors import VariantFileError
 
 __all__ = [
     "Formula", "parse_formula", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from .._errors import InvalidInputError, PositionOutOfRangeError
+from .._ground._errors import InvalidInputError, PositionOutOfRangeError
 from .._export._printers import NumPyKernelPrinter, guard_table_reads, reads_table, table_reader
-from .._lambdify import numpy_function as _plain_numpy_function
+from .._ground._lambdify import numpy_function as _plain_numpy_function
 from ..encodings import pair_indices
 from ..kernels import rope_apply, sinusoidal_table
 from ._spec import Variant, sample_indices
 
-__all__ = ["VariantKernel", "build_kernel", "check_kernel", "check_in_process_kernel", "linear_position_factor", "plain_rope_factor",
+__all__ = ["VariantKernel", "build_kernel", "check_in_process_kernel", "linear_position_factor", "plain_rope_factor",
            "TOLERANCE"]
 
 #: relative agreement demanded of float64 kernels against the exact values
@@ -170,11 +170,7 @@ def build_kernel(variant: Variant) -> VariantKernel:
 
 def linear_position_factor(variant: Variant):
     """``a`` when the position transform is ``m -> a m`` (so the scheme is RoPE at frequencies ``a omega``)."""
-    image = variant.angle_position(_m)
-    a = sp.expand(image / _m) if image != 0 else sp.Integer(0)
-    if a.has(_m) or not a.is_number:
-        return None
-    return a
+    return variant.linear_position_factor()
 
 
 def plain_rope_factor(variant: Variant):
@@ -329,14 +325,6 @@ def _check_bias(variant: Variant, kernel: VariantKernel, proof) -> None:
                 worst = max(worst, _relative_difference(got[h, a, b], value))
     proof.check("generated bias = exact definition (30 digits) for 6 query and 9 key positions",
                 worst <= TOLERANCE, _within_text(worst, TOLERANCE), data={"max_rel": worst})
-
-
-def check_kernel(variant: Variant, proof, targets=None) -> None:
-    """The ``kernel`` property: the files ``--export`` writes (``targets``, default every target this
-    machine can run) against the exact definition (:mod:`._kernel_file`)."""
-    from ._kernel_file import check_written_kernel
-
-    check_written_kernel(variant, proof, targets)
 
 
 def check_in_process_kernel(variant: Variant, proof) -> None:

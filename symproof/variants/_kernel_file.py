@@ -33,12 +33,12 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from .._errors import SymproofError
-from .._text import one_line
+from .._ground._errors import SymproofError
+from .._ground._text import one_line
 from ._kernel import exact_rotary, probed_indices, value_digits
 from ._spec import Variant
 
-__all__ = ["check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
+__all__ = ["check_kernel", "check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
            "prepare_targets", "tested_evidence", "tested_summary"]
 
 #: relative agreement demanded at position 0; it grows as 1 + |position| (see the module docstring)
@@ -573,3 +573,9 @@ def tested_summary(result) -> str:
     return (f"{', '.join(evidence['targets'])} files at {len(positions)} positions{span}, "
             f"{evidence['values_compared']} values: largest difference {evidence['largest_difference']:.2g} of the "
             f"tolerance {evidence['tolerance']}")
+
+
+def check_kernel(variant: Variant, proof, targets=None) -> None:
+    """The ``kernel`` property: the files ``--export`` writes (``targets``, default every target this
+    machine can run) against the exact definition (:mod:`._kernel_file`)."""
+    check_written_kernel(variant, proof, targets)

@@ -50,7 +50,7 @@ def offset_maps(variant: Variant, i, j, w, r) -> tuple:
 
 
 def offset_score(variant: Variant, i, j, w, r):
-    from ._check import k0, k1, q0, q1
+    from ._properties import k0, k1, q0, q1
 
     mq, mk = offset_maps(variant, i, j, w, r)
     return sp.expand(((mq * sp.Matrix([q0, q1])).T * (mk * sp.Matrix([k0, k1])))[0])
@@ -58,7 +58,7 @@ def offset_score(variant: Variant, i, j, w, r):
 
 def _rows(variant: Variant) -> tuple:
     """``(query, key, over)``: the generic pair of positions the statements range over, and what it is."""
-    from ._check import back, i, j, j_causal
+    from ._properties import back, i, j, j_causal
 
     if not variant.causal:
         return i, j, "every query position i and key position j"
@@ -74,7 +74,7 @@ def not_applicable(variant: Variant) -> list:
 
 
 def offset_properties(variant: Variant) -> list:
-    from ._check import D, Property, _direction, _mirror, c, k0, k1, q0, q1
+    from ._properties import D, Property, _direction, _mirror, c, k0, k1, q0, q1
 
     query, key, over = _rows(variant)
     t = query - key  # the offset i - j of the generic row (t, or i - j)
@@ -140,7 +140,7 @@ def offset_witness(variant: Variant, lhs, rhs):
     """A certified point where ``lhs != rhs`` found by screening a grid of position tuples in float64
     (every value near a number of ``rho`` or of the two sides, small values, powers of two), then
     certifying the simplest differing points exactly; ``(witness, residual)`` or ``None``."""
-    from ._check import _POSITION_NAMES, _VECTORS, _residual_at
+    from ._properties import _POSITION_NAMES, _VECTORS, _residual_at
     from .._export._printers import NumPyKernelPrinter
 
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)

@@ -70,7 +70,7 @@ def test_installed_from_the_wheel_examples_work_by_name_in_an_unrelated_folder(w
 
 def test_an_installed_symproof_sees_the_examples_from_any_folder(tmp_path):
     """An editable install (the README's second command) or a wheel: the examples are found outside the clone."""
-    done = subprocess.run([sys.executable, "-c", "from symproof._examples import shipped_examples as s; "
+    done = subprocess.run([sys.executable, "-c", "from symproof._ground._examples import shipped_examples as s; "
                            "import symproof.claims as c; print(len(s()), len(c.load_claims()))"],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     if "No module named 'symproof'" in done.stderr:

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from symproof._cli import main
+from symproof._face._cli import main
 
 import audit_implementations as cases
 

@@ -20,7 +20,7 @@ import pytest
 
 import symproof
 from symproof._audit import load_function
-from symproof._cli import main
+from symproof._face._cli import main
 
 import audit_implementations as impl
 
@@ -434,7 +434,7 @@ def test_the_command(case, write_source):
                                                      ("phi-3-mini-128k", 8192, "seq_len = 8192"),
                                                      ("llama-3.1-8b", None, None)])
 def test_the_report_says_which_call_length_was_audited(config, seq_len, shown, write_source, tmp_path):
-    from symproof._audit._report import write_report
+    from symproof.report._audit import write_report
 
     params = LONGROPE if config.startswith("phi-3") else LLAMA3
     path = write_source("numpy", "hf_init", params)

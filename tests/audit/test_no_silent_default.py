@@ -19,7 +19,7 @@ import pytest
 import reference_code as ref
 from symproof import InvalidInputError, audit
 from symproof._audit._runner import load_target
-from symproof.variants._model_config import ROPE_TYPES
+from symproof.models._config import ROPE_TYPES
 
 torch = pytest.importorskip("torch")
 

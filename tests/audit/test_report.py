@@ -9,9 +9,9 @@ import pytest
 
 from symproof import audit
 from symproof._audit import load_function
-from symproof._audit._report import FILES, PDF_NAME, angle_error_figure, comparison_rows
-from symproof._cli import main
-from symproof._io import MANIFEST_NAME
+from symproof.report._audit import FILES, PDF_NAME, angle_error_figure, comparison_rows
+from symproof._face._cli import main
+from symproof._ground._io import MANIFEST_NAME
 
 
 @pytest.fixture

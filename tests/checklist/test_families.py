@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY
-from symproof._cli import main
+from symproof._face._cli import main
 from symproof.checklist import FAILS, HOLDS, build_from_config, checklist
 
 

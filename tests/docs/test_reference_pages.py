@@ -46,7 +46,7 @@ def test_the_function_table_is_the_parsers():
 
 
 def test_the_formula_names_table_is_the_parsers():
-    from symproof.variants._spec import FORMULA_NAMES
+    from symproof.variants._format import FORMULA_NAMES
 
     assert _first_cells(symproof_docs.formula_names_table()) == list(FORMULA_NAMES)
 
@@ -59,14 +59,14 @@ def test_the_fragment_table_is_the_grammar():
 
 
 def test_the_family_table_is_the_readers():
-    from symproof.variants._families import FAMILIES, family_table
+    from symproof.models._families import FAMILIES, family_table
 
     assert symproof_docs.families_table() == family_table().splitlines()
     assert len(symproof_docs.families_table()) - 2 == len(FAMILIES)
 
 
 def test_every_key_the_parser_accepts_is_documented_with_its_type():
-    from symproof.variants._spec import _TABLES, _TOP
+    from symproof.variants._format import _TABLES, _TOP
 
     keys = {k for k in _TOP if k not in _TABLES} | {f"{t}.{k}" for t, ks in _TABLES.items() for k in ks}
     documented = {cell.split("`")[0] for cell in _first_cells(symproof_docs.variant_keys_table())}
@@ -89,7 +89,7 @@ def test_every_property_has_its_statement_on_the_properties_page(key):
 
 
 def test_the_shipped_examples_are_all_listed():
-    from symproof._examples import shipped_examples
+    from symproof._ground._examples import shipped_examples
 
     assert _first_cells(symproof_docs.examples_table()) == list(shipped_examples())
     kinds = [ex.kind for ex in shipped_examples().values()]
@@ -104,7 +104,7 @@ def test_the_checker_size_is_counted_and_small():
 
 
 def test_every_command_has_its_exit_codes():
-    from symproof._cli import COMMANDS
+    from symproof._face._cli import COMMANDS
 
     rows = _first_cells(symproof_docs.exit_codes_table())
     assert rows[:len(COMMANDS)] == [f"symproof {name}" for name in COMMANDS]

@@ -43,11 +43,11 @@ def apply_rope(x, positions):
 '''
 
 # the command as installed: the current folder is not on sys.path (`python -m` would put it first)
-LAUNCH = "import sys; del sys.path[0]; from symproof._cli import main; sys.exit(main())"
+LAUNCH = "import sys; del sys.path[0]; from symproof._face._cli import main; sys.exit(main())"
 # the same, its PYTHONPATH set only once it runs (the first argument): a "." there would let the planted
 # modules into this process itself, which is not what is tested here (its children only see it)
 LAUNCH_WITH_PATH = ("import os, sys; del sys.path[0]; os.environ['PYTHONPATH'] = sys.argv.pop(1); "
-                    "from symproof._cli import main; sys.exit(main())")
+                    "from symproof._face._cli import main; sys.exit(main())")
 TIMEOUT = 180
 PLANTED = ("json", "numpy", "inspect", "struct", "importlib")
 

@@ -24,7 +24,8 @@ import sys
 
 import pytest
 
-from symproof.variants import load_model_config, load_variant
+from symproof.models import load_model_config
+from symproof.variants import load_variant
 from symproof.variants._export import export_variant
 
 from .conftest import assert_one_line_error, symproof
@@ -266,8 +267,8 @@ def test_every_command_exports_through_the_one_path(tmp_path, monkeypatch, entry
     """Each command writes once, through the owned-files writer of ``symproof._export``, and every file it
     writes starts with a header printed by ``render_header``, laid out for its target."""
     import symproof._export as one_path
-    from symproof._cli import main
-    from symproof._provenance import c_header, python_header
+    from symproof._face._cli import main
+    from symproof._ground._provenance import c_header, python_header
 
     headers, writes = [], []
     render, write = one_path.render_header, one_path.write_owned_files
@@ -330,6 +331,6 @@ def test_headers_are_assembled_in_one_place():
                 if name in ("render_header", "python_header", "c_header", "c_comment_text"):
                     callers.setdefault(name, set()).add(path.relative_to(package).as_posix())
     assert callers.get("render_header") == {"_export/__init__.py"}
-    assert callers.get("python_header", set()) | callers.get("c_header", set()) <= {"_provenance.py"}
+    assert callers.get("python_header", set()) | callers.get("c_header", set()) <= {"_ground/_provenance.py"}
     # c_comment_text: the header, and the one comment of the RoPE C body that quotes its frequency formulas
-    assert callers.get("c_comment_text") <= {"_provenance.py", "_export/_rope.py"}
+    assert callers.get("c_comment_text") <= {"_ground/_provenance.py", "_export/_rope_c.py"}

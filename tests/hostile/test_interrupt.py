@@ -124,7 +124,7 @@ def test_ctrl_c_before_the_first_heavy_import(tmp_path, launcher):
 WHILE_RUNNING = [
     (["check", "xpos"], "symproof.variants", "symproof check: interrupted"),
     (["report", "--only", "rope.relative", "--out", "out"], "symproof.report", "symproof report: interrupted"),
-    (["examples"], "symproof._examples", "symproof examples: interrupted"),
+    (["examples"], "symproof._ground._examples", "symproof examples: interrupted"),
 ]
 
 

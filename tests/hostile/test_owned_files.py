@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from symproof._io import MANIFEST_NAME, write_owned_files
+from symproof._ground._io import MANIFEST_NAME, write_owned_files
 from symproof.report import render_report
 from symproof.report._figures import FIGURES
 from symproof.variants import shipped_variants

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from symproof import InvalidInputError
-from symproof._io import MANIFEST_NAME, write_owned_files
+from symproof._ground._io import MANIFEST_NAME, write_owned_files
 
 GROUP = "report:chapter"
 LIST = "SHA256SUMS"

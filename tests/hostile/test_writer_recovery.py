@@ -1,7 +1,7 @@
 """An export cut off anywhere -- SIGKILL, SIGTERM, Ctrl-C, a full disk -- or run twice at once into one folder
 never blocks the next export into that folder, and leaves no temporary file behind once that one succeeds.
 
-The fault is placed exactly: the child is the real command (``main`` of ``symproof._cli``, started as the
+The fault is placed exactly: the child is the real command (``main`` of ``symproof._face._cli``, started as the
 command is) with the writer's file-writing step wrapped to strike at the second file of the export, after
 the first is in place and before the manifest says the run is complete.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from symproof._io import MANIFEST_NAME
+from symproof._ground._io import MANIFEST_NAME
 
 from .conftest import COMMAND_TIMEOUT, assert_one_line_error, symproof
 
@@ -31,8 +31,8 @@ CHILD = r'''
 import errno, os, signal, sys, time
 sys.argv = ["symproof", *sys.argv[1:]]  # started as the command is: its Ctrl-C and SIGTERM handling
 import symproof
-from symproof import _io
-from symproof._cli import main
+from symproof._ground import _io
+from symproof._face._cli import main
 
 FAULT = os.environ["FAULT"]
 real_write = _io._Folder.write
@@ -163,8 +163,8 @@ CONCURRENT = r'''
 import os, sys, time
 sys.argv = ["symproof", *sys.argv[1:]]
 import symproof
-from symproof import _io
-from symproof._cli import main
+from symproof._ground import _io
+from symproof._face._cli import main
 
 real_read = _io._read_manifest
 BARRIER, COUNT = os.environ["BARRIER"], int(os.environ["COUNT"])
@@ -212,8 +212,8 @@ def test_a_run_that_cannot_get_the_folder_says_who_holds_it(tmp_path, monkeypatc
     """A run that holds the folder for too long (hung, stopped with Ctrl-Z) is named, not waited for forever."""
     import fcntl
 
-    from symproof import _io
-    from symproof._errors import InvalidInputError
+    from symproof._ground import _io
+    from symproof._ground._errors import InvalidInputError
 
     out = tmp_path / "out"
     out.mkdir()

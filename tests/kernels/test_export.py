@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from symproof._io import MANIFEST_NAME
+from symproof._ground._io import MANIFEST_NAME
 from symproof import InvalidInputError
 from symproof.kernels import RopeConfig, export_kernel, kernel_sources
 from symproof.kernels._reference import reference_frequencies, rope_loop

@@ -15,7 +15,7 @@ from symproof import prove_equal, rope_matrix, rotation
 from symproof.checker import Certificate, certificate_holds, check_certificate
 from symproof.claims import Claim, Proof
 from symproof.claims._runner import recheck_certificates
-from symproof._errors import CertificateError
+from symproof._ground._errors import CertificateError
 
 x, y, w = sp.symbols("x y w", real=True)
 i, j = sp.symbols("i j", integer=True)

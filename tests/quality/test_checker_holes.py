@@ -15,7 +15,7 @@ from sympy.calculus.accumulationbounds import AccumBounds
 
 from symproof import prove_equal
 from symproof.checker import Certificate, certificate_holds, check_certificate
-from symproof._errors import CertificateError
+from symproof._ground._errors import CertificateError
 
 x = sp.Symbol("x", real=True)
 n = sp.Symbol("n", integer=True)

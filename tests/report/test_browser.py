@@ -189,7 +189,8 @@ def test_a_function_name_is_set_apart_from_its_argument(tmp_path):
     import sympy as sp
 
     from symproof.report._html import compact_mathml
-    from symproof.report._printers import latex_to_mathml, to_mathml
+    from symproof.report._formulas import to_mathml
+    from symproof.report._prose import latex_to_mathml
 
     a = sp.Symbol("a")
     formulas = {"word": '<math><mi>sina</mi></math>', "printed": to_mathml(sp.sin(a), display="inline"),

@@ -18,7 +18,7 @@ import sympy as sp
 
 from symproof import frequencies, rope_matrix
 from symproof.report import build_document, render_html, to_latex, to_mathml
-from symproof.report._printers import latex_to_mathml
+from symproof.report._prose import latex_to_mathml
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 from symproof.report import build_document, render_html, render_latex
-from symproof.report._printers import split_prose
+from symproof.report._prose import split_prose
 from symproof.report._views import joint_view
 
 #: what the page may weigh (bytes of index.html; figures and kernel listings are separate files); 6 KB of it

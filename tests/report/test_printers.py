@@ -11,7 +11,8 @@ from sympy.matrices.expressions import BlockDiagMatrix
 
 from symproof import frequencies, rope_matrix, sin_shift_matrix, sinusoidal_vector
 from symproof.report import to_latex, to_mathml
-from symproof.report._printers import MAX_FORMULA_CHARS, latex_relation, mathml_relation
+from symproof.report._formulas import latex_relation, mathml_relation
+from symproof.report._printers import MAX_FORMULA_CHARS
 
 i, j, m, x, th = sp.symbols("i j m x theta")
 y = sp.symbols("a:l")
@@ -148,7 +149,8 @@ def test_mathml_typography(expr, present, absent):
 # -- line breaking ------------------------------------------------------------------------------------------------------
 
 from symproof.report._latex import _statement  # noqa: E402
-from symproof.report._printers import LINE_EM, latex_pieces, latex_to_mathml, split_latex, width_em  # noqa: E402
+from symproof.report._breaking import LINE_EM, width_em
+from symproof.report._prose import latex_pieces, latex_to_mathml, split_latex# noqa: E402
 
 _z = sp.symbols("z0:8")
 _k0, _k1, _q0, _q1, _w = sp.symbols("k0 k1 q0 q1 omega")

@@ -11,7 +11,7 @@ import pytest
 
 import symproof.report._report as report_module
 from symproof import InvalidInputError
-from symproof._io import MANIFEST_NAME
+from symproof._ground._io import MANIFEST_NAME
 from symproof.report import build_document, render_html, render_latex, render_report
 from symproof.report._figures import FIGURES
 from symproof.report._html import _prose as prose, compact_html

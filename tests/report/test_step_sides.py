@@ -233,7 +233,7 @@ def test_the_pdf_stays_clean(chapter_pdf):
 
 def test_a_rule_naming_a_block_size_reads_as_typeset():
     """``2x2`` in a step's rule is set as 2 x 2; the replacement once read its backslash-t as a tab (``2imes2``)."""
-    from symproof.report._printers import split_prose
+    from symproof.report._prose import split_prose
 
     assert split_prose("multiply the 2x2 block") == [("text", "multiply the "), ("math", r"2\times2"),
                                                     ("text", " block")]

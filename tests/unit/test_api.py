@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 import symproof
-from symproof._cli import main
+from symproof._face._cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 XPOS = REPO / "derivations" / "variants" / "xpos.toml"

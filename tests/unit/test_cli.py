@@ -8,7 +8,7 @@ import pytest
 import sympy as sp
 
 from symproof import claim
-from symproof._cli import COMMANDS, main
+from symproof._face._cli import COMMANDS, main
 from symproof.claims import _claim as claim_module
 from symproof.claims import _verify as verify_module
 

@@ -7,7 +7,7 @@ import argparse
 import pytest
 
 import symproof
-from symproof._cli import COMMANDS, build_parser, main
+from symproof._face._cli import COMMANDS, build_parser, main
 from symproof.kernels import KERNELS
 
 USAGE_ERROR = 2

@@ -1,4 +1,4 @@
-"""The command line's CPU budget (``symproof._budget.cpu_budget``): work past its budget is abandoned
+"""The command line's CPU budget (``symproof._ground._budget.cpu_budget``): work past its budget is abandoned
 whoever did the work, and a budget exception swallowed on the way does not leave the block unbounded."""
 
 import signal
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from symproof._budget import BudgetExhausted, cpu_budget
+from symproof._ground._budget import BudgetExhausted, cpu_budget
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no CPU timer on this platform")
 

@@ -13,8 +13,9 @@ except ImportError:  # Python 3.10
 import pytest
 
 from symproof import VariantFileError
-from symproof._cli import main
-from symproof._examples import example_title, resolve_example, shipped_examples
+from symproof._face._cli import main
+from symproof._face._cli import example_title
+from symproof._ground._examples import resolve_example, shipped_examples
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "derivations"

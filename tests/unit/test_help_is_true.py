@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from symproof._cli import build_parser
+from symproof._face._cli import build_parser
 
 DEFAULT = re.compile(r"\(default:? ([^;)]*)")
 

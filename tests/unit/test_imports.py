@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 #: symproof's subpackages that pull in SymPy, NumPy or other third-party modules
 HEAVY = ("symproof.checker", "symproof.prover", "symproof.claims", "symproof.encodings", "symproof.kernels",
-         "symproof.variants", "symproof.report", "symproof._audit", "symproof._export", "symproof._api")
+         "symproof.variants", "symproof.report", "symproof._audit", "symproof._export", "symproof._face._api")
 
 
 def _python(code: str, *args: str, cwd=None, argv0=None) -> subprocess.CompletedProcess:
@@ -53,8 +53,10 @@ print(json.dumps({"new": sorted(set(sys.modules) - before),
 
 
 def test_import_symproof_loads_only_its_init():
+    """And the two small modules it reads at once: the version and the notebook-display registry."""
     report = json.loads(_python(REPORT).stdout)
-    assert [m for m in report["new"] if m.startswith("symproof")] == ["symproof"], report["new"]
+    assert [m for m in report["new"] if m.startswith("symproof")] == [
+        "symproof", "symproof._ground", "symproof._ground._display", "symproof._ground._version"], report["new"]
     assert _third_party(report["new"]) == [], report["new"]
 
 
@@ -103,7 +105,7 @@ def test_version_and_help_load_no_third_party_module(argv):
     report = json.loads(_python(COMMAND, json.dumps(argv)).stdout)
     assert report["code"] == (2 if not argv else 0), report
     loaded = report["new"]
-    assert "symproof._cli" in loaded  # the command line was loaded and ran
+    assert "symproof._face._cli" in loaded  # the command line was loaded and ran
     assert _third_party(loaded) == [], _third_party(loaded)
     assert [m for m in loaded if m.startswith(HEAVY)] == []
 
@@ -135,3 +137,19 @@ def test_every_public_function_is_annotated():
                 unannotated.append((name, missing))
     assert unannotated == []
     assert (REPO / "symproof" / "py.typed").is_file()
+
+
+def test_a_moved_name_is_still_found_where_it_was_with_a_deprecation_warning():
+    import warnings
+
+    import symproof
+    import symproof.variants
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert symproof.variants.load_model is symproof.models.load_model
+        assert symproof.variants.load_model_config is symproof.models.load_model_config
+    assert [w.category for w in caught] == [DeprecationWarning, DeprecationWarning]
+    assert "symproof.models.load_model" in str(caught[0].message)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        symproof.variants.nonsense

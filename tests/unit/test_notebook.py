@@ -112,7 +112,7 @@ def _identity(x, positions):
 
 @pytest.mark.parametrize("like, verdict", [("half_split", "differs")])
 def test_an_audit_result_shows_the_model_verdict_and_the_minimal_input(like, verdict):
-    from symproof._examples import shipped_examples
+    from symproof._ground._examples import shipped_examples
 
     result = audit(_identity, shipped_examples()[like].path, name="<b>identity</b>")
     page, markdown = result._repr_html_(), result._repr_markdown_()

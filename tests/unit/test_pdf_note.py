@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from symproof._cli import main
+from symproof._face._cli import main
 from symproof.report import NO_PDFLATEX
 
 MINE = "def rope(x, positions):\n    return x\n"

@@ -180,7 +180,7 @@ def test_a_check_stopped_by_its_time_limit_names_the_property_and_keeps_the_othe
 
 
 def test_the_command_says_stopped_with_exit_3(monkeypatch, capsys):
-    from symproof._cli import main
+    from symproof._face._cli import main
     from symproof.variants import _check
 
     real = _check.run_claim
@@ -212,7 +212,7 @@ def test_the_removed_seconds_budget_is_a_one_line_error_with_the_fix(call, words
 
 
 def test_the_removed_budget_option_is_a_one_line_error_with_the_fix(capsys):
-    from symproof._cli import main
+    from symproof._face._cli import main
 
     assert main(["check", "xpos", "--budget", "5"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
@@ -238,7 +238,7 @@ class _FastClock:
 def _on_a_slow_machine(monkeypatch):
     """Every clock the prover and the check read runs fast: a machine a thousand times slower, or
     one so loaded that the check gets a thousandth of a core."""
-    from symproof import _budget as cpu
+    from symproof._ground import _budget as cpu
 
     monkeypatch.setattr(_budget, "time", _FastClock())
     spent = itertools.count(step=1000)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 def _rotary_classes():
-    from symproof.variants._families import FAMILIES
+    from symproof.models._families import FAMILIES
 
     return {model_type: family.rotary for model_type, family in FAMILIES.items()}
 
@@ -27,7 +27,7 @@ ROTARY_CLASSES = _rotary_classes()
 def hf_module(model_type: str):
     import transformers  # noqa: F401  (imported by the fixture first)
 
-    from symproof.variants._families import FAMILIES
+    from symproof.models._families import FAMILIES
 
     family = FAMILIES.get(model_type)
     name = (family.module if family is not None and family.module else model_type)
@@ -104,7 +104,7 @@ def hf():
 
 def hf_text(config: dict):
     """``(text config dict, model_type)``: a multimodal config's text model, as HF builds it."""
-    from symproof.variants._families import TEXT_CONFIGS
+    from symproof.models._families import TEXT_CONFIGS
 
     model_type = config["model_type"]
     if model_type in TEXT_CONFIGS:
@@ -132,7 +132,7 @@ def hf_model_rotate(config: dict, x: np.ndarray, positions: np.ndarray, layer: i
     forward: which layers rotate, which part of the head, with which function."""
     import torch
 
-    from symproof.variants._families import FAMILIES
+    from symproof.models._families import FAMILIES
 
     if config["model_type"] == "gptj":
         return hf_rotate(config, x, positions)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from symproof._cli import main
+from symproof._face._cli import main
 from symproof.variants import shipped_variants
 
 

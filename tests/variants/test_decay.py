@@ -131,7 +131,7 @@ UNDEFINED_BIASES = {
 
 @pytest.mark.parametrize("name", sorted(UNDEFINED_BIASES))
 def test_undefined_biases_are_refused_before_any_verdict(name):
-    from symproof._errors import VariantFileError
+    from symproof._ground._errors import VariantFileError
 
     formula, where = UNDEFINED_BIASES[name]
     with pytest.raises(VariantFileError, match=f"is not defined at {where}"):
@@ -257,7 +257,7 @@ def test_decay_is_a_property_of_bias_and_rotary_files(kind, variant, present):
 
 
 def test_the_verdict_table_has_a_decay_row(capsys):
-    from symproof._cli import main
+    from symproof._face._cli import main
 
     code = main(["check", str(shipped_variants()["alibi"])])
     out = capsys.readouterr().out
@@ -312,7 +312,7 @@ def test_shipped_decay(name):
 def _config_regimes():
     from importlib import resources
 
-    from symproof.variants._model_config import load_model
+    from symproof.models._config import load_model
 
     folder = resources.files("symproof._derivations") / "configs"
     paths = sorted((p for p in folder.iterdir() if p.name.endswith(".json")), key=lambda p: p.name)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from symproof import VariantFileError
-from symproof.variants import load_model
+from symproof.models import load_model
 from symproof.variants._spec import loads_variant
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from symproof._errors import VariantFileError
+from symproof._ground._errors import VariantFileError
 from symproof.variants._spec import parse_variant
 
 TABLE = list(range(16))

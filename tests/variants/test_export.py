@@ -91,7 +91,7 @@ def test_c_target_compiles_and_matches(tmp_path, name):
 
 
 def test_call_length_rule_with_a_position_scale_is_refused_before_the_check(tmp_path, capsys):
-    from symproof._cli import main
+    from symproof._face._cli import main
 
     path = tmp_path / "scaled.toml"
     path.write_text('name = "scaled"\nkind = "rotary"\nwidth = 4\npairing = "half"\n'

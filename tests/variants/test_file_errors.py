@@ -96,3 +96,25 @@ def test_the_good_file_loads(tmp_path):
     path = tmp_path / "variant.toml"
     path.write_text(GOOD, encoding="utf-8")
     assert load_variant(path).n_pairs == 4
+
+
+def _reserved_names():
+    from symproof.variants._format import RESERVED
+
+    return sorted(RESERVED)
+
+
+@pytest.mark.parametrize("name", _reserved_names())
+def test_a_reserved_parameter_name_is_refused_with_a_rename_that_works(tmp_path, name):
+    """A paper's E or d as a parameter: the refusal says what the name means and a rename that loads."""
+    text = GOOD.replace("base = 10000", f'base = "10000 * {name}"') + f"[params]\n{name} = 2\n"
+    path = tmp_path / "v.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(VariantFileError) as info:
+        load_variant(str(path))
+    message = str(info.value)
+    assert f"params.{name}" in message and "fixed meaning" in message and "(" in message, message
+    rename = message.split("rename the parameter (", 1)[1].split(",", 1)[0]
+    path.write_text(GOOD.replace("base = 10000", f'base = "10000 * {rename}"') + f"[params]\n{rename} = 2\n",
+                    encoding="utf-8")
+    assert load_variant(str(path)).params[rename] == 2

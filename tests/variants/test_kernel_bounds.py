@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from symproof._errors import VariantFileError
+from symproof._ground._errors import VariantFileError
 from symproof.variants._export import _takes_call_length
 from symproof.variants._formula import LookupBase
 from symproof.variants._spec import load_variant, parse_variant

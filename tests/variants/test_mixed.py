@@ -287,7 +287,7 @@ def _swapped(rows, brackets="[]"):
 ])
 def test_a_wrong_per_axis_table_refutes_the_kernel_and_export_writes_nothing(monkeypatch, tmp_path, capsys,
                                                                              table, words):
-    from symproof._cli import main
+    from symproof._face._cli import main
     from symproof._export import _variant
 
     monkeypatch.setattr(_variant, "_table", lambda rows, brackets="[]": table([[float(w) for w in r] for r in rows],
@@ -315,7 +315,7 @@ def test_formulas_lambdify_cannot_print_load():
 
 
 def test_the_command_refuses_a_bad_row_in_one_line(tmp_path, capsys):
-    from symproof._cli import main
+    from symproof._face._cli import main
 
     text = Path(shipped_variants()["rope_mixed"]).read_text(encoding="utf-8")
     path = tmp_path / "bad.toml"

@@ -13,9 +13,12 @@ import numpy as np
 import pytest
 
 from symproof import VariantFileError
-from symproof._cli import main
-from symproof.variants import check_variant, load_model_config
-from symproof.variants._model_config import FAMILIES, MAX_CONFIG_BYTES, ROPE_TYPES, attention_scaling
+from symproof._face._cli import main
+from symproof.models import load_model_config
+from symproof.variants import check_variant
+from symproof.models._config import FAMILIES, ROPE_TYPES
+from symproof.models._json import MAX_CONFIG_BYTES
+from symproof.models._model import attention_scaling
 
 Y, N = "proved", "refuted"
 ROPE = dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y)
@@ -72,8 +75,8 @@ REGIME_EXPECTED = {
 
 @pytest.mark.parametrize("name", sorted(REGIME_EXPECTED))
 def test_regime_verdicts(name):
-    from symproof.variants._model_check import check_model
-    from symproof.variants._model_config import load_model
+    from symproof.models._check import check_model
+    from symproof.models._config import load_model
 
     checked = check_model(load_model(all_shipped()[name]))
     got = {regime.name: {r.claim.name: r.status for r in results if r.claim.name not in ("kernel", "decay")}

@@ -26,8 +26,8 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from symproof.variants import load_model_config
-from symproof.variants._model_config import attention_scaling
+from symproof.models import load_model_config
+from symproof.models._model import attention_scaling
 from symproof.variants._export import export_variant, variant_source
 
 CC = shutil.which("gcc") or shutil.which("cc")
@@ -40,7 +40,7 @@ LONG = np.array([[0, 1, 4095, 4096, 4097, 8191, 16384, 32767, 40000], [1, 2, 3, 
 def _configs():
     """The shipped configs whose model is one rotary map over the start of the head (the variant path; the
     others, with regimes, offsets or M-RoPE, are compared in test_model_families.py)."""
-    from symproof.variants._model_config import load_model
+    from symproof.models._config import load_model
 
     folder = resources.files("symproof._derivations") / "configs"
     return {p.name[:-5]: str(p) for p in sorted(folder.iterdir(), key=lambda p: p.name) if p.name.endswith(".json")

@@ -28,9 +28,10 @@ import numpy as np
 import pytest
 
 from symproof import VariantFileError
-from symproof.variants._families import FAMILIES, ROPE_LIKE, TEXT_CONFIGS
-from symproof.variants._model_check import export_model
-from symproof.variants._model_config import attention_scaling, load_model, load_model_config
+from symproof.models._families import FAMILIES, ROPE_LIKE, TEXT_CONFIGS
+from symproof.models._check import export_model
+from symproof.models._config import load_model, load_model_config
+from symproof.models._model import attention_scaling
 
 ULP = 2.0**-24
 SHORT = np.array([[0, 1, 2, 3, 7, 100, 2000]])
@@ -178,7 +179,7 @@ def _base_config(model_type):
 
 
 def _reads(model_type):
-    from symproof.variants._model_config import _reads
+    from symproof.models._config import _reads
 
     return _reads(FAMILIES[model_type])
 
@@ -192,7 +193,7 @@ def test_the_key_list_covers_every_rope_key_a_row_reads():
 
 
 def _reads_of(family):
-    from symproof.variants._model_config import _reads
+    from symproof.models._config import _reads
 
     return _reads(family)
 

@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 
 from symproof import VariantFileError
-from symproof.variants import _hf_read
-from symproof.variants._model_check import export_model
-from symproof.variants._model_config import attention_scaling, load_model
+from symproof.models import _hf_read
+from symproof.models._check import export_model
+from symproof.models._config import load_model
+from symproof.models._model import attention_scaling
 
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from symproof import InvalidInputError, VariantFileError
-from symproof._cli import main
+from symproof._face._cli import main
 from symproof.variants import FUNCTIONS, Variant, build_kernel, check_variant, load_variant, shipped_variants
 from symproof.variants._export import export_variant
 from symproof.variants._kernel_file import available_targets

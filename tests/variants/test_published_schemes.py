@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from symproof._cli import main
-from symproof._errors import VariantFileError
+from symproof._face._cli import main
+from symproof._ground._errors import VariantFileError
 from symproof.variants import check_variant, load_variant
 from symproof.variants._export import export_variant
 

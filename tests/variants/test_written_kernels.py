@@ -89,7 +89,7 @@ def test_a_written_file_that_fails_refutes_the_kernel_property(monkeypatch, how)
 
 
 def test_export_writes_nothing_when_the_kernel_property_is_not_proved(monkeypatch, tmp_path, capsys):
-    from symproof._cli import main
+    from symproof._face._cli import main
     from symproof._export import _variant
 
     monkeypatch.setattr(_variant, "_python_source", lambda variant, target: BROKEN_BODIES["does not run"])
@@ -155,8 +155,9 @@ def test_all_zero_frequencies_and_nope_are_expressible_and_decided():
 ])
 def test_the_command_runs_the_file_it_exports(monkeypatch, tmp_path, extra, expected):
     """symproof check runs the numpy and C files, and the torch file when --export writes it."""
-    from symproof._cli import main
-    from symproof.variants import _main, shipped_variants
+    from symproof._face._cli import main
+    from symproof._face import _check_command as _main
+    from symproof.variants import shipped_variants
 
     seen = []
     real = _main.check_variant

@@ -20,7 +20,7 @@ from importlib import resources
 from ._errors import VariantFileError
 from ._text import did_you_mean
 
-__all__ = ["Example", "shipped_examples", "resolve_example", "example_title", "EXAMPLES_PACKAGE"]
+__all__ = ["Example", "shipped_examples", "resolve_example", "EXAMPLES_PACKAGE"]
 
 #: the package the repository's top-level derivations/ folder installs as
 EXAMPLES_PACKAGE = "symproof._derivations"
@@ -96,23 +96,3 @@ def _say(note: str) -> None:
     from ._text import one_line
 
     print(f"note: {one_line(note)}", file=sys.stderr, flush=True)
-
-
-def example_title(example: Example) -> str:
-    """One line saying what the example is: a variant's ``title``; for a config, what ``check`` reads in it."""
-    if example.kind == "model config":
-        from .variants._model_config import load_model
-
-        model = load_model(example.path)  # a config whose layers differ has several regimes
-        titles = [model.regime(name).variant for name in model.names]
-        return "; ".join(v.title if v is not None else f"{name}: no rotation"
-                         for name, v in zip(model.names, titles))
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        with open(example.path, "rb") as handle:
-            return str(tomllib.load(handle).get("title", example.name))
-    except (OSError, ValueError) as err:
-        raise VariantFileError(f"shipped example {example.path}: cannot be read ({err})") from None

@@ -1,12 +1,12 @@
 """Ctrl-C on the command line: one line and exit code 130, never a traceback, wherever it lands.
 
 This is the command line's business only: importing symproof never touches signals.  The
-command's :func:`symproof._cli.main`, run as the program (the console script, ``python -m
+command's :func:`symproof._face._cli.main`, run as the program (the console script, ``python -m
 symproof``), goes through three stretches:
 
 - *starting* (SymPy, NumPy and the rest being imported): ``main`` calls
   :func:`quiet_interrupt_while_starting` as its first statement, before any heavy import
-  (``symproof/__init__.py`` and ``symproof._cli`` import only the standard library), so a Ctrl-C
+  (``symproof/__init__.py`` and ``symproof._face._cli`` import only the standard library), so a Ctrl-C
   there prints ``symproof: interrupted`` and exits 130 at once (nothing has been written yet);
 - *running*: ``main`` calls :func:`restore_interrupt`, so Ctrl-C raises ``KeyboardInterrupt``,
   ``finally`` blocks remove temporary files, and ``main`` prints ``symproof COMMAND: interrupted``

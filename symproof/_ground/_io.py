@@ -20,6 +20,10 @@ disk): each file is recorded in the manifest *before* it is put in place, so a f
 is never one the manifest does not know; runs into one folder take turns (the folder is locked with
 ``flock`` while its manifest is read and written); a run removes the temporary files a killed run
 left behind (its own naming pattern, and only when the process that made them is gone).
+
+Longer than 600 lines: every rule about writing files (regular files only, no symlink followed,
+atomic replace, the manifest of owned files, recovery from a cut-off run) is in this one module, so
+that no write path can bypass one of them.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import json
 import os
 from typing import Iterable, Sequence
 
-from . import __version__
+from ._version import __version__
 
 __all__ = ["rope_provenance", "variant_provenance", "plain_variant_provenance", "call_length_provenance",
            "variant_identity", "with_unproved", "render_header", "python_header", "c_header", "c_comment_text", "PYTHON_TARGETS"]

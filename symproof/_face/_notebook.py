@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["verdict_rows", "claim_result_rows", "audit_result_rows", "to_html", "to_markdown"]
+__all__ = ["verdict_rows", "claim_result_rows", "audit_result_rows", "to_html", "to_markdown", "render"]
 
 
 class Math:
@@ -67,12 +67,12 @@ def audit_result_rows(result) -> tuple:
 
 def _html_value(value) -> str:
     if isinstance(value, TeX):
-        from .report._printers import latex_to_mathml
+        from ..report._prose import latex_to_mathml
 
         return latex_to_mathml(value, display="inline")
     if isinstance(value, Math):
-        from .report import to_mathml
-        from .report._printers import mathml_relation
+        from ..report import to_mathml
+        from ..report._formulas import mathml_relation
 
         if value.rhs is None:
             return to_mathml(value.lhs, display="inline")
@@ -120,7 +120,7 @@ def _markdown_text(text) -> str:
 
 def _markdown_value(value) -> str:
     if isinstance(value, (Math, TeX)):
-        from .report import to_latex
+        from ..report import to_latex
 
         if isinstance(value, TeX):
             tex = str(value)
@@ -134,3 +134,17 @@ def to_markdown(title: str, rows) -> str:
     lines = [f"**{_markdown_text(title)}**", "", "| | |", "|---|---|"]
     lines += [f"| {_markdown_text(label)} | {_markdown_value(value)} |" for label, value in rows]
     return "\n".join(lines)
+
+
+def render(result, format: str) -> str:
+    """The notebook view of a ``Verdict``, ``ClaimResult`` or ``AuditResult`` in ``format`` (``"html"`` or
+    ``"markdown"``): the function :mod:`symproof` registers with :mod:`symproof._ground._display`."""
+    from .._audit import AuditResult
+    from ..claims import ClaimResult
+    from ..prover import Verdict
+
+    rows = {Verdict: verdict_rows, ClaimResult: claim_result_rows, AuditResult: audit_result_rows}
+    for kind, rows_of in rows.items():
+        if isinstance(result, kind):
+            return (to_html if format == "html" else to_markdown)(*rows_of(result))
+    raise TypeError(f"no notebook view for {type(result).__name__}")

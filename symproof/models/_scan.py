@@ -29,8 +29,8 @@ import os
 import signal
 import time
 
-from .._errors import InvalidInputError, SymproofError
-from .._text import one_line
+from .._ground._errors import InvalidInputError, SymproofError
+from .._ground._text import one_line
 
 __all__ = ["scan_paths", "find_configs", "scan", "MAX_CONFIGS"]
 
@@ -120,9 +120,9 @@ def scan_paths(paths) -> list:
 def _one(job):
     """``(path, exit code, line, seconds)`` of one config (runs in a worker)."""
     path, limits = job
-    from .._budget import TimeLimitExceeded
-    from ._model_check import check_model, model_exit_code
-    from ._model_config import load_model
+    from .._ground._budget import TimeLimitExceeded
+    from ._check import check_model, model_exit_code
+    from ._config import load_model
 
     start = time.perf_counter()
     try:

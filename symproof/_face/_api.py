@@ -15,10 +15,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence, Union
 
-from ._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from .claims import ClaimResult
+    from ..claims import ClaimResult
 
 __all__ = ["verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult"]
 
@@ -27,7 +27,7 @@ _NAMED_IN_REPR = 3
 
 
 def _counts(results: Sequence[ClaimResult]) -> str:
-    from .claims import MEASURED
+    from ..claims import MEASURED
 
     counts = {verdict: sum(r.verdict == verdict for r in results)
               for verdict in ("proved", MEASURED, "refuted", "unknown")}
@@ -78,7 +78,7 @@ class VerifyResult:
         return [r.as_dict() for r in self.results]
 
     def __str__(self) -> str:
-        from .claims import format_table
+        from ..claims import format_table
 
         return format_table(self.results, self.seconds)
 
@@ -96,7 +96,7 @@ def verify(patterns: str | Iterable[str] | None = None) -> VerifyResult:
 
     ``symproof verify PATTERN...`` in Python; a pattern matching no claim raises
     :class:`~symproof.InvalidInputError` naming the closest IDs."""
-    from .claims import verify_claims
+    from ..claims import verify_claims
 
     if isinstance(patterns, str):
         patterns = [patterns]
@@ -145,7 +145,7 @@ class CheckResult:
         return self._text
 
     def __repr__(self) -> str:
-        from ._text import one_line
+        from .._ground._text import one_line
 
         unknown = [_property(r) for r in self.results if r.status == "unknown"]
         summary = f"keeps {', '.join(self.kept) or '-'}; loses {', '.join(self.lost) or '-'}" + \
@@ -179,15 +179,16 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     ``time_limit``: seconds of CPU time for each property, a safety stop (default: none); when
     one property passes it, :class:`~symproof.TimeLimitExceeded` is raised (no verdict).
     An invalid file raises :class:`~symproof.VariantFileError` naming the key and what was expected."""
-    from ._budget import BudgetExhausted, cpu_budget
-    from ._examples import resolve_example
-    from .prover._budget import validate_steps, validate_timeout
-    from .variants._check import DEFAULT_STEPS
-    from .variants._main import LOAD_BUDGET, exit_code, format_results, removed_budget, results_as_dict
-    from .variants._model_check import check_model, format_model, model_as_dict, model_exit_code
-    from .variants._model_config import is_model_config, load_model, loads_config
-    from .variants._spec import load_variant, loads_variant
-    from .variants import check_variant
+    from .._ground._budget import BudgetExhausted, cpu_budget
+    from .._ground._examples import resolve_example
+    from ..prover._budget import validate_steps, validate_timeout
+    from ..variants._check import DEFAULT_STEPS, removed_budget
+    from ._check_command import LOAD_BUDGET, exit_code, format_results, results_as_dict
+    from ..models._check import check_model, format_model, model_as_dict, model_exit_code
+    from ..models._config import load_model
+    from ..models._json import is_model_config, loads_config
+    from ..variants._spec import load_variant, loads_variant
+    from ..variants import check_variant
 
     if budget is not _REMOVED:
         raise InvalidInputError(removed_budget("check(budget=...)", "steps=N", "time_limit=SECONDS"))
@@ -210,7 +211,7 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
             else:
                 variant = loads_variant(text, source) if text is not None else load_variant(source)
     except BudgetExhausted:
-        from ._errors import VariantFileError
+        from .._ground._errors import VariantFileError
 
         raise VariantFileError(f"{source}: loading takes more than {LOAD_BUDGET:g} s of CPU time (the load "
                                "budget)") from None
@@ -250,9 +251,9 @@ def export(kernel: str = "rope", *, head_dim: int, target: str = "numpy", out: U
     written: the sources are in ``files``.  With ``out`` the files are written there as the command
     writes them (same refusals: a file symproof did not write, unless ``force``; a kernel whose
     claims are not all proved, unless ``allow_unproved``)."""
-    from ._export import file_name, kernel_files, with_unproved
-    from ._io import check_owned_files, output_folder
-    from .kernels._export import _kernel, check_export_options, write_kernel
+    from .._export import file_name, kernel_files, with_unproved
+    from .._ground._io import check_owned_files, output_folder
+    from ..kernels._export import _kernel, check_export_options, write_kernel
 
     check_export_options(kernel, head_dim, rotary_dim, denominator, base)
     options = dict(head_dim=head_dim, rotary_dim=rotary_dim, base=base, denominator=denominator, pairing=pairing,

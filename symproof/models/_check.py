@@ -12,12 +12,12 @@ say which pairs follow which axis.  The export is one module with every regime
 
 from __future__ import annotations
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from .._export import Kernel, check_target_name, kernel_files, module_name, write_kernel
-from .._provenance import call_length_provenance
-from .._text import one_line
-from ._check import DEFAULT_STEPS, check_variant
-from ._model_config import ModelRope, attention_scaling
+from .._ground._provenance import call_length_provenance
+from .._ground._text import one_line
+from ..variants._check import DEFAULT_STEPS, check_variant
+from ._model import ModelRope, attention_scaling
 
 __all__ = ["check_model", "format_model", "model_as_dict", "model_exit_code", "model_kernel", "export_model",
            "check_model_target"]
@@ -31,13 +31,13 @@ def check_model(model: ModelRope, steps: int | None = DEFAULT_STEPS, time_limit:
 
 
 def model_exit_code(checked) -> int:
-    from ._main import exit_code
+    from ..variants._results import exit_code
 
     return max([exit_code(results) for _, results in checked if results] + [0])
 
 
 def _layers(regime, model) -> str:
-    from ._model_config import _ranges
+    from ._model import _ranges
 
     count = len(model.layer_regimes)
     if not count:
@@ -47,7 +47,7 @@ def _layers(regime, model) -> str:
 
 def format_model(model: ModelRope, checked, seconds: float) -> str:
     """The text ``symproof check`` prints for a model config."""
-    from ._main import format_results
+    from ..variants._results import format_results
 
     if model.plain:  # one map over the whole head: the variant's own table, as before regimes existed
         regime, results = checked[0]
@@ -67,7 +67,7 @@ def format_model(model: ModelRope, checked, seconds: float) -> str:
 
 def model_as_dict(model: ModelRope, checked, seconds: float | None = None) -> dict:
     """The JSON document ``symproof check --json`` prints for a model config."""
-    from ._main import results_as_dict
+    from ..variants._results import results_as_dict
 
     if model.plain:
         regime, results = checked[0]

@@ -13,18 +13,18 @@ import json
 import os
 import sys
 
-from .._examples import resolve_example
-from .._io import output_folder
-from .._text import printable
-from ._audit import audit, audit_positions
-from ._load import load_like
-from ._runner import RunnerError, split_target
+from .._ground._examples import resolve_example
+from .._ground._io import output_folder
+from .._ground._text import printable
+from .._audit._audit import audit, audit_positions
+from .._audit._load import load_like
+from .._audit._runner import RunnerError, split_target
 
 __all__ = ["main_audit"]
 
 
 def main_audit(args) -> int:
-    from .._errors import InvalidInputError
+    from .._ground._errors import InvalidInputError
 
     try:
         split_target(args.target)
@@ -33,8 +33,8 @@ def main_audit(args) -> int:
     force = bool(getattr(args, "force", False))
     report = None
     if args.report is not None:  # resolved and refused before the user's code runs, not after
-        from .._io import check_owned_files
-        from ._report import FILES, PDF_NAME
+        from .._ground._io import check_owned_files
+        from ..report._audit import FILES, PDF_NAME
 
         report = os.path.abspath(output_folder(args.report, "--report"))
         check_owned_files(report, FILES + (PDF_NAME,), option="--report", unlisted=True, force=force)
@@ -54,7 +54,7 @@ def main_audit(args) -> int:
     sys.stdout.flush()
     if report is not None:
         from ..report import pdf_note
-        from ._report import write_pdf, write_report
+        from ..report._audit import write_pdf, write_report
 
         paths = write_report(result, report, force=force)
         print(f"report written to {printable(paths[0])}", file=sys.stderr)

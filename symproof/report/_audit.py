@@ -1,7 +1,7 @@
 """``symproof audit --report DIR``: the comparison as an HTML page, a LaTeX section and a plot.
 
 Files written (atomically, each replaced whole, through the owned-files writer of
-:mod:`symproof._io`: a same-name file symproof did not write is refused unless ``--force``;
+:mod:`symproof._ground._io`: a same-name file symproof did not write is refused unless ``--force``;
 nothing else in ``DIR`` is touched):
 ``audit.html``, ``audit.tex`` (a ``\\section`` to ``\\input``), ``audit_angle_error.png``
 and ``audit_angle_error.pdf``; where pdflatex exists, :func:`write_pdf` adds ``audit.pdf`` (the
@@ -17,9 +17,9 @@ import os
 
 import numpy as np
 
-from .._io import write_owned_files
-from ._audit import AuditResult
-from ._diagnose import ANGLE_ATOL, WHATS
+from .._ground._io import write_owned_files
+from .._audit._audit import AuditResult
+from .._audit._diagnose import ANGLE_ATOL, WHATS
 
 __all__ = ["write_report", "write_pdf", "comparison_rows", "angle_error_figure", "FILES", "PDF_NAME"]
 
@@ -207,8 +207,8 @@ def write_pdf(result: AuditResult, folder, *, force: bool = False) -> dict:
     Returns ``{"pdf": path or None, "pdf_error": message or None}`` (what
     :func:`symproof.report.pdf_note` reads); a failed build leaves the other files as they are.
     """
-    from .._errors import SymproofError
-    from ..report._latex import compile_pdf, find_pdflatex
+    from .._ground._errors import SymproofError
+    from ._latex import compile_pdf, find_pdflatex
 
     if find_pdflatex() is None:
         return {"pdf": None, "pdf_error": None}

@@ -12,8 +12,8 @@ import json
 import os
 from dataclasses import asdict, dataclass, fields
 
-from .._errors import InvalidInputError
-from .._io import atomic_write_text
+from .._ground._errors import InvalidInputError
+from .._ground._io import atomic_write_text
 from ..encodings import PAIRINGS, check_width
 
 __all__ = ["RopeConfig", "save_config", "load_config", "atomic_write_text"]

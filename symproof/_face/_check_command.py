@@ -24,22 +24,20 @@ import json
 import os
 import time
 
-from .._budget import BudgetExhausted, TimeLimitExceeded, cpu_budget
-from .._errors import InvalidInputError, VariantFileError
-from .._examples import resolve_example, shipped_examples
-from .._io import check_owned_files, output_folder
-from .._text import one_line
-from ..claims import TESTED
-from ..prover import PROVED, REFUTED, UNKNOWN
-from ._check import DEFAULT_STEPS, PROPERTY_TITLES, check_variant, removed_budget
-from ._kernel_file import tested_evidence, tested_summary
-from ._model_config import is_model_config, load_model
-from ._offset import not_applicable
-from ._spec import Variant, load_variant
+from .._ground._budget import BudgetExhausted, TimeLimitExceeded, cpu_budget
+from .._ground._errors import InvalidInputError, VariantFileError
+from .._ground._examples import resolve_example
+from .._ground._io import check_owned_files, output_folder
+from .._ground._text import one_line
+from ..prover import PROVED
+from ..variants._check import DEFAULT_STEPS, check_variant, removed_budget
+from ..variants._results import _property_key, exit_code, format_results, results_as_dict
+from ..models._config import load_model
+from ..models._json import is_model_config
+from ..variants._spec import Variant, load_variant
 
-__all__ = ["main_check", "results_as_dict", "format_results", "shipped_variants", "exit_code"]
+__all__ = ["main_check"]
 
-_HOLDS = {PROVED: "yes", REFUTED: "no", UNKNOWN: "?"}
 #: seconds of CPU time for loading a description (every bound the file format sets keeps a valid
 #: description far below it; a load that needs more is refused)
 LOAD_BUDGET = 3.0
@@ -52,76 +50,6 @@ STOPPED = 3
 #: the properties an exported kernel rests on: unless all are proved, ``--export`` writes nothing
 #: (``--allow-unproved``: it writes the kernel, its header naming them)
 EXPORT_RESTS_ON = ("kernel",)
-
-
-def shipped_variants() -> dict:
-    """The example descriptions shipped with symproof (``derivations/variants``): name -> path."""
-    return {name: example.path for name, example in shipped_examples().items() if example.kind == "variant"}
-
-
-def _property_key(result) -> str:
-    return result.claim.name or result.id.rsplit(".", 1)[-1]
-
-
-def results_as_dict(variant: Variant, results, seconds: float | None = None) -> dict:
-    """The JSON document ``symproof check --json`` prints."""
-    props = []
-    for r in results:
-        entry = r.as_dict()
-        key = _property_key(r)
-        props.append({
-            "property": key,
-            "id": r.id,
-            "title": PROPERTY_TITLES.get(key, key),
-            "statement": r.claim.statement,
-            "holds": {PROVED: True, REFUTED: False}.get(r.status),
-            "verdict": r.verdict,
-            "method": entry["method"],
-            "witness": entry["witness"],
-            "reason": entry["reason"],
-            "seconds": entry["seconds"],
-        })
-        if r.verdict == TESTED:  # evidence, not a proof: what was tested goes with it
-            props[-1]["tested"] = tested_evidence(r)
-    out = {"variant": variant.describe(), "properties": props, "exit_code": exit_code(results)}
-    skipped = not_applicable(variant)
-    if skipped:  # stated by the chapter, meaningless for this file: said so, never silently proved
-        out["not_applicable"] = [{"property": key, "reason": why} for key, why in skipped]
-    if seconds is not None:
-        out["seconds"] = round(seconds, 4)
-    return out
-
-
-def exit_code(results) -> int:
-    undecided = any(r.status == UNKNOWN for r in results)
-    kernel_wrong = any(_property_key(r) == "kernel" and r.status != PROVED for r in results)
-    return 1 if undecided or kernel_wrong else 0
-
-
-def format_results(variant: Variant, results, seconds: float) -> str:
-    """The table printed by ``symproof check`` without ``--json``."""
-    width = max([len(_property_key(r)) for r in results] + [8])
-    lines = [f"{variant.title} ({variant.kind}; {variant.source})"]
-    lines += [f"  {note}" for note in variant.notes]
-    lines.append(f"{'property':<{width}}  holds  {'verdict':<8}  {'seconds':>7}  detail")
-    for r in results:
-        key = _property_key(r)
-        detail = r.method
-        if r.witness_text and r.status != PROVED or (r.status == PROVED and r.claim.kind == "not-in-general"):
-            detail = f"witness {r.witness_text}" if r.witness_text else detail
-        if r.verdict == TESTED:
-            detail = tested_summary(r) or detail
-        lines.append(f"{key:<{width}}  {_HOLDS[r.status]:<5}  {r.verdict:<8}  {r.seconds:7.3f}  {detail}")
-        if r.status != PROVED and r.reason:
-            lines.append(f"{'':<{width}}    -> {r.reason}")
-    for key, why in not_applicable(variant):
-        lines.append(f"{key:<{width}}  {'-':<5}  {'n/a':<8}  {'':>7}  {why}")
-    kept = [_property_key(r) for r in results if r.status == PROVED]  # a tested kernel is kept, said so above
-    lost = [_property_key(r) for r in results if r.status == REFUTED]
-    lines.append(f"keeps: {', '.join(kept) or '-'}; loses: {', '.join(lost) or '-'} ({seconds:.2f} s)")
-    # the title, the file name and reasons quoting formulas come from the file: no escape sequence
-    # or line separator of theirs reaches the terminal
-    return "\n".join(one_line(line) for line in lines)
 
 
 def main_check(args) -> int:
@@ -180,7 +108,7 @@ def _main_check(args, start, budget) -> int:
     report_dir = getattr(args, "report", None)
     # refuse an unusable target or output folder before the work, not after it
     if export_dir is not None:
-        from ._export import check_target
+        from ..variants._export import check_target
 
         check_target(variant, getattr(args, "target", "numpy"))
         export_dir = output_folder(export_dir, "--export")
@@ -200,7 +128,7 @@ def _main_check(args, start, budget) -> int:
     else:
         print(format_results(variant, results, seconds))
     if export_dir is not None:
-        from ._export import variant_kernel
+        from ..variants._export import variant_kernel
 
         target = getattr(args, "target", "numpy")
         _export_checked(lambda: variant_kernel(variant, target), target, export_dir, results, args)
@@ -211,7 +139,7 @@ def _main_check(args, start, budget) -> int:
 
 def _main_scan(args, files, budget) -> int:
     """Several configs or a folder: the zoo scan (:mod:`._scan`)."""
-    from ._scan import scan
+    from ..models._scan import scan
 
     for option in ("export", "report"):
         if getattr(args, option, None) is not None:
@@ -223,10 +151,10 @@ def _main_scan(args, files, budget) -> int:
 
 def _main_model(args, start, budget) -> int:
     """``symproof check CONFIG.json``: every rotary regime of the model, each proved and reported."""
-    from ._model_check import check_model, check_model_target, format_model, model_as_dict, model_exit_code, \
+    from ..models._check import check_model, check_model_target, format_model, model_as_dict, model_exit_code, \
         model_kernel
 
-    from ._model_config import reads_through_transformers
+    from ..models._config import reads_through_transformers
 
     load_budget = IDENTIFY_BUDGET if reads_through_transformers(args.file) else LOAD_BUDGET
     try:
@@ -289,7 +217,7 @@ def _stderr():
 
 def _write_report(variant: Variant, results, folder, *, force: bool = False) -> None:
     from ..report import pdf_note, render_report
-    from ._export import variant_source
+    from ..variants._export import variant_source
 
     listings = [(f"Generated kernel: {name}", "python", text)
                 for name, text in variant_source(variant, "numpy").items()]

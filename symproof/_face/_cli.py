@@ -17,17 +17,17 @@ import json
 import sys
 from dataclasses import dataclass
 
-from . import __version__
-from ._errors import SymproofError
-from ._interrupt import interruption, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
-from ._streams import output_failure, tolerant_output
-from ._text import did_you_mean, one_line
+from .._ground._version import __version__
+from .._ground._errors import SymproofError, VariantFileError
+from .._ground._interrupt import interruption, quiet_interrupt_when_done, quiet_interrupt_while_starting, restore_interrupt
+from .._ground._streams import output_failure, tolerant_output
+from .._ground._text import did_you_mean, one_line
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 
 def _cmd_verify(args) -> int:
-    from .claims import format_table, verify_claims
+    from ..claims import format_table, verify_claims
 
     results, seconds = verify_claims(args.ids, progress_stream=sys.stderr)
     if args.json:
@@ -38,32 +38,38 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import main_report
+    from ..report import main_report
 
     return main_report(args)
 
 
 def _cmd_export(args) -> int:
-    from .kernels import main_export
+    from ..kernels import main_export
 
     return main_export(args)
 
 
 def _cmd_check(args) -> int:
-    from .variants import main_check
+    from ._check_command import main_check
 
     return main_check(args)
 
 
 def _cmd_audit(args) -> int:
-    from ._audit import main_audit
+    from ._audit_command import main_audit
 
     return main_audit(args)
 
 
+def _cmd_compare(args) -> int:
+    from ._compare_command import main_compare
+
+    return main_compare(args)
+
+
 def _cmd_checklist(args) -> int:
     try:
-        from .checklist import main_checklist
+        from ..checklist import main_checklist
     except ImportError as err:  # torch and transformers are optional: say which is missing, in one line
         raise SymproofError(f"symproof checklist needs torch and transformers installed ({err})") from None
 
@@ -77,7 +83,7 @@ _UNPROVED_HELP = ("write the kernel even when a property it rests on is not prov
 
 
 def _cmd_examples(args) -> int:
-    from ._examples import example_title, shipped_examples
+    from .._ground._examples import shipped_examples
 
     examples = shipped_examples()
     width = max(len(name) for name in examples)
@@ -98,19 +104,19 @@ class Command:
 
 
 def _targets():
-    from ._export import TARGETS
+    from .._export import TARGETS
 
     return TARGETS
 
 
 def _variant_targets():
-    from ._export import FAMILY_TARGETS
+    from .._export import FAMILY_TARGETS
 
     return FAMILY_TARGETS["variant"]
 
 
 def _kernels():
-    from .kernels import KERNELS
+    from ..kernels import KERNELS
 
     return KERNELS
 
@@ -239,6 +245,15 @@ COMMANDS = {
     ), "The model is built with seeded small random weights (sizes that do not enter positions shrunk; layers, "
        "head width, rope parameters and layer pattern kept), float64 where it builds; no network. Exit 0 when "
        "every item holds or does not apply, 1 when one fails (with its witness), 2 for invalid input."),
+    "compare": Command(_cmd_compare, "whether two rotary maps are the same function, pair by pair: equal, or "
+                                     "where they differ with a witness", (
+        (("left",), dict(metavar="A", help=_EXAMPLE_FILE)),
+        (("right",), dict(metavar="B", help="the second map, as A")),
+        (("--json",), dict(action="store_true", help="print one JSON object instead of the summary")),
+    ), "Each pair's 2x2 map (scale times block at the pair's angle) is compared at a symbolic position, query "
+       "and key side, and proved equal or refuted with a basis vector and a position whose images differ. "
+       "Exit 0 when decided (equal, or differ with its witness), 1 when unknown, 2 for an input that cannot be "
+       "read."),
     "examples": Command(_cmd_examples, "list the shipped variant descriptions and model configs, by name", (),
                         "Each name can stand for its file in `symproof check NAME` and `symproof audit ... "
                         "--like NAME`.", loads=()),
@@ -379,3 +394,23 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def example_title(example) -> str:
+    """One line saying what the example is: a variant's ``title``; for a config, what ``check`` reads in it."""
+    if example.kind == "model config":
+        from ..models import load_model
+
+        model = load_model(example.path)  # a config whose layers differ has several regimes
+        titles = [model.regime(name).variant for name in model.names]
+        return "; ".join(v.title if v is not None else f"{name}: no rotation"
+                         for name, v in zip(model.names, titles))
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(example.path, "rb") as handle:
+            return str(tomllib.load(handle).get("title", example.name))
+    except (OSError, ValueError) as err:
+        raise VariantFileError(f"shipped example {example.path}: cannot be read ({err})") from None

@@ -19,7 +19,7 @@ from functools import lru_cache
 import sympy as sp
 from sympy import ImmutableMatrix, cos, sin
 
-from .._errors import InvalidInputError
+from .._ground._errors import InvalidInputError
 from ..encodings import frequency, pair_indices, rotation, sinusoidal_vector
 from ._config import RopeConfig
 

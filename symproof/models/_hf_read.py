@@ -34,6 +34,9 @@ an inline rotation the recorder cannot see) is a refusal naming the layer and
 what did not fit.  The identified regimes are read by the same reader as a
 row's (:class:`._model_config._Reader`), so they go through the same proofs
 and exports.
+
+Longer than 600 lines: building, running and recording a shrunk transformers model is one procedure
+whose steps share the recorder and the shrinking rules.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ import json
 import re
 from typing import Mapping
 
-from .._errors import VariantFileError
+from .._ground._errors import VariantFileError
 
-__all__ = ["read_through_transformers", "transformers_available", "identified_row"]
+__all__ = ["transformers_available", "identified_row"]
 
 #: positions probed: distinct, beyond common trained lengths, and a count no head width shares
 PROBE_POSITIONS = (0, 1, 2, 3, 7, 100, 4097, 40000, 65537)
@@ -633,32 +636,6 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                       tuple(maps), recorded_maps)
 
 
-def read_through_transformers(data: Mapping, source: str, model_type: str):
-    """The :class:`ModelRope` of a config whose model type has no row, identified through transformers."""
-    import transformers
-
-    from ._families import FAMILIES, TEXT_CONFIGS
-    from .._text import did_you_mean
-    from ._model_config import model_from_identified
-
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()  # HF's warnings about its own class defaults are not the user's
-    try:
-        return model_from_identified(identify(data, source, model_type), source)
-    except Exception as err:  # noqa: BLE001 -- whatever HF's code raises on this config is its one-line refusal
-        reason = str(err).splitlines()[0][:300] if str(err) else ""
-        if not isinstance(err, VariantFileError):
-            reason = f"transformers raised {type(err).__name__}: {reason}"
-        reason = reason[len(source) + 2:] if reason.startswith(f"{source}: ") else reason
-        supported = ", ".join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))
-        raise VariantFileError(f"{source}: key 'model_type': {str(model_type)[:60]!r} has no row in the family "
-                               f"table (supported: {supported}), and reading it through transformers "
-                               f"{transformers.__version__} did not identify its rotary map: {reason}"
-                               f"{did_you_mean(model_type, set(FAMILIES) | set(TEXT_CONFIGS))}") from None
-    finally:
-        transformers.logging.set_verbosity(verbosity)
-
-
 def identified_row(identified: Identified) -> str:
     """The family-table row(s) the identification amounts to, as Python source."""
     rows = []
@@ -671,17 +648,17 @@ def identified_row(identified: Identified) -> str:
 
 
 def main(argv=None) -> int:
-    """``python -m symproof.variants._hf_read CONFIG.json``: the family-table row a config's type is read as."""
+    """``python -m symproof.models._hf_read CONFIG.json``: the family-table row a config's type is read as."""
     import sys
 
-    from ._model_config import _read
+    from ._json import read_config
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m symproof.variants._hf_read CONFIG.json", file=sys.stderr)
+        print("usage: python -m symproof.models._hf_read CONFIG.json", file=sys.stderr)
         return 2
     try:
-        data = _read(args[0])
+        data = read_config(args[0])
         model_type = data.get("model_type") if isinstance(data, Mapping) else None
         if not isinstance(model_type, str):
             raise VariantFileError(f"{args[0]}: key 'model_type': expected a model type name")

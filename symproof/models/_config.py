@@ -29,6 +29,9 @@ description-file document and validated by :func:`parse_variant`, so a config
 and a TOML file go through one definition.  Every choice (pairing, rotated
 width, base, defaults taken) is kept in ``Variant.notes`` / ``ModelRope.notes``
 and printed with the verdicts.
+
+Longer than 600 lines: the reader follows a family row key by key in one class (_Reader); the parts
+that stand alone are their own modules (_json, _rules, _model, _families).
 """
 
 from __future__ import annotations
@@ -37,71 +40,26 @@ import dataclasses
 import json
 import math
 import os
-import re
-from dataclasses import dataclass
 from typing import Mapping
 
-import sympy as sp
 
-from .._errors import VariantFileError
-from .._io import read_input_file
-from .._text import did_you_mean
+from .._ground._errors import VariantFileError
+from .._ground._text import did_you_mean
 from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, INERT_UNREAD, LAYER_PATTERN,
                         LAYER_THETA, MROPE, MROPE_DEFAULT, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
-from ._formula import parse_formula
-from ._spec import MAX_LENGTH, MAX_WIDTH, Variant, parse_variant
+from ._json import read_config
+from ._model import _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
+from ._rules import _frequencies
+from ..variants._spec import MAX_WIDTH, Variant, parse_variant
 
-__all__ = ["model_from_identified", "reads_through_transformers", "load_model_config", "load_model", "parse_model_config", "parse_model", "is_model_config", "FAMILIES",
-           "ROPE_TYPES", "MAX_CONFIG_BYTES", "attention_scaling", "scaling_note", "ModelRope", "Regime"]
+__all__ = ["load_model", "load_model_config", "parse_model", "parse_model_config", "model_from_identified",
+           "read_through_transformers", "reads_through_transformers", "FAMILIES", "ROPE_TYPES"]
 
-#: largest config file read (published configs are a few kB; LongRoPE's factor lists add ~2 kB)
-MAX_CONFIG_BYTES = 1 << 20
 #: the rope types read (HF's ROPE_INIT_FUNCTIONS, plus "default")
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 _MAX_NUMBER = 1e12
 _MAX_HEADS = 4096
 _MAX_HIDDEN = 1 << 20
-
-
-def is_model_config(path) -> bool:
-    """Whether ``path`` names a model config (``.json``, or text starting with ``{``) rather than TOML."""
-    name = os.fspath(path)
-    if name.lower().endswith(".json"):
-        return True
-    if name.lower().endswith(".toml"):
-        return False
-    try:
-        head = read_input_file(name, error=VariantFileError)
-    except VariantFileError:
-        return False  # not readable as a file: the TOML reader says why, in its own words
-    return head.lstrip()[:1] == b"{"
-
-
-def _read(source: str) -> Mapping:
-    # regular files only, read with a bound: /dev/zero, a FIFO or a huge file never hang or fill memory
-    raw = read_input_file(source, error=VariantFileError, max_bytes=MAX_CONFIG_BYTES)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
-    return loads_config(text, source)
-
-
-def loads_config(text: str, source: str = "<text>") -> Mapping:
-    """The parsed JSON of a model config's text (finite numbers only); ``source`` names it in errors."""
-    if len(text) > MAX_CONFIG_BYTES:
-        raise VariantFileError(f"{source}: more than {MAX_CONFIG_BYTES} characters; a model config is smaller")
-
-    def refuse_constant(name):
-        raise ValueError(f"non-finite number {name}")
-
-    try:
-        data = json.loads(text, parse_constant=refuse_constant)
-    except RecursionError:
-        raise VariantFileError(f"{source}: not a model config (JSON nested too deeply)") from None
-    except ValueError as err:  # JSONDecodeError, huge integers, NaN / Infinity
-        raise VariantFileError(f"{source}: not valid JSON ({str(err)[:200]})") from None
-    return data
 
 
 def load_model_config(path_or_dict: str | os.PathLike | Mapping, regime: str | None = None) -> Variant:
@@ -114,7 +72,7 @@ def load_model_config(path_or_dict: str | os.PathLike | Mapping, regime: str | N
     if isinstance(path_or_dict, Mapping):
         return parse_model_config(path_or_dict, "<config>", regime)
     source = os.fspath(path_or_dict)
-    return parse_model_config(_read(source), source, regime)
+    return parse_model_config(read_config(source), source, regime)
 
 
 # -- typed access --------------------------------------------------------------------------------
@@ -166,78 +124,19 @@ class _Config:
         return list(value)
 
 
-def _slug(text: str) -> str:
-    slug = re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-_")[:64]
-    return slug if slug and slug[0].isalnum() else "model-config"
-
-
-@dataclass(frozen=True)
-class Regime:
-    """One rotary map of a model and the decoder layers that use it (``variant`` None: NoPE, the identity)."""
-
-    name: str
-    layers: tuple
-    variant: Variant | None
-    layer_type: str | None = None  # the HF layer_types value the regime was read for, if any
-
-
-@dataclass(frozen=True)
-class ModelRope:
-    """A model config read as HF transformers reads it: its rotary regimes and how a head is laid out.
-
-    ``head_width``: coordinates of a query/key head; the rotary block is ``[offset, offset + w)`` of it
-    (``w`` the regime variant's width; DeepSeek: after ``qk_nope_head_dim`` copied coordinates);
-    ``output_order``: HF's permutation of the rotated block after the rotation (DeepSeek-V3's
-    ``rope_interleave``: adjacent pairs in, ``[even | odd]`` out), else None; ``mrope_section``: the
-    t, h, w bands of pairs (Qwen2-VL), else None; ``layer_regimes``: one regime name per decoder layer."""
-
-    model_type: str
-    source: str
-    name: str
-    head_width: int
-    offset: int
-    output_order: tuple | None
-    mrope_section: tuple | None
-    regimes: tuple
-    layer_regimes: tuple
-    notes: tuple = ()
-
-    @property
-    def names(self) -> tuple:
-        return tuple(r.name for r in self.regimes)
-
-    def regime(self, name: str | None = None) -> Regime:
-        """The regime ``name``; ``None`` when there is only one."""
-        if name is None:
-            if len(self.regimes) != 1:
-                raise VariantFileError(f"{self.source}: the {self.model_type} config has {len(self.regimes)} rotary "
-                                       f"regimes ({', '.join(self.names)}); expected regime= one of them")
-            return self.regimes[0]
-        for r in self.regimes:
-            if r.name == name:
-                return r
-        raise VariantFileError(f"{self.source}: no regime {str(name)[:40]!r}; expected one of {', '.join(self.names)}")
-
-    @property
-    def plain(self) -> bool:
-        """Whether one regime's variant alone is the whole map (no offset, permutation, M-RoPE or NoPE)."""
-        return (len(self.regimes) == 1 and self.regimes[0].variant is not None and self.offset == 0
-                and self.output_order is None and self.mrope_section is None)
-
-
 def load_model(path_or_dict: str | os.PathLike | Mapping) -> ModelRope:
     """Every rotary regime of a model config (a ``config.json`` path or the parsed dict)."""
     if isinstance(path_or_dict, Mapping):
         return parse_model(path_or_dict, "<config>")
     source = os.fspath(path_or_dict)
-    return parse_model(_read(source), source)
+    return parse_model(read_config(source), source)
 
 
 def reads_through_transformers(path_or_dict) -> bool:
     """Whether the config's model type has no row and would be read through transformers (which takes
     seconds: importing it and running the shrunk model), so a caller can give the load a larger budget."""
     try:
-        data = path_or_dict if isinstance(path_or_dict, Mapping) else _read(os.fspath(path_or_dict))
+        data = path_or_dict if isinstance(path_or_dict, Mapping) else read_config(os.fspath(path_or_dict))
     except VariantFileError:
         return False
     model_type = data.get("model_type") if isinstance(data, Mapping) else None
@@ -299,7 +198,7 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
         text, model_type, where = _text_config(cfg, model_type)
         cfg = _Config(text, source, where)
     if isinstance(model_type, str) and model_type not in FAMILIES and where == "":
-        from ._hf_read import read_through_transformers, transformers_available
+        from ._hf_read import transformers_available
 
         if transformers_available():
             return read_through_transformers(data, source, model_type)
@@ -715,180 +614,6 @@ class _Reader:
         return default, f"base {default:g} (HF's {self.model_type} default_theta)"
 
 
-_HALF_HOW = "rotate_half, half pairs (r, r + d/2)"
-
-
-def _bands(section):
-    lo = 0
-    for k, size in enumerate(section):
-        yield "thw"[k % 3], lo, lo + size
-        lo += size
-
-
-def _ranges(layers) -> str:
-    """Layer indices as ``0-4, 6, 8-9``."""
-    if not layers:
-        return "none"
-    out, start, last = [], layers[0], layers[0]
-    for i in list(layers[1:]) + [None]:
-        if i is not None and i == last + 1:
-            last = i
-            continue
-        out.append(f"{start}" if start == last else f"{start}-{last}")
-        if i is not None:
-            start = last = i
-    return ", ".join(out)
-
-
-def attention_scaling(variant: Variant) -> sp.Expr:
-    """The exact factor HF multiplies cos and sin by (1 when the variant has none)."""
-    return sp.Integer(1) if variant.factor is None else variant.factor.build(variant.width_env())
-
-
-def scaling_note(variant: Variant) -> str:
-    scaling = attention_scaling(variant)
-    if scaling == 1:
-        return "attention scaling 1: apply does not scale"
-    return (f"attention scaling {sp.N(scaling, 10)}: HF multiplies cos and sin by it, so apply multiplies the "
-            "rotated coordinates by it")
-
-
-def cfg_number_text(value) -> str:
-    return "?" if value is None else f"{value:g}"
-
-
-def _positions(cfg: _Config, key: str) -> int | None:
-    name = "n_positions" if "n_positions" in cfg.data and key == "max_position_embeddings" else key
-    value = cfg.count(cfg.data, name, "", MAX_LENGTH)
-    return value or None
-
-
-def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim):
-    """Fill ``doc`` with the frequency rule of ``rope_type``; return the attention factor formula or None."""
-    params = doc["params"]
-    pairs = rotary_dim // 2
-    if rope_type == "default":
-        doc["frequencies"] = {"rule": "geometric", "base": "theta"}
-        notes.append("rope_type default: omega_r = theta^(-2r/d)")
-        return None
-    factor = cfg.number(rope, "factor", prefix)
-    max_pos = _positions(cfg, "max_position_embeddings")
-    original = None
-    if rope_type in ("yarn", "longrope", "llama3"):
-        # HF's standardize_rope_params (run again by every rope init function) moves a top-level value in
-        top = _positions(cfg, "original_max_position_embeddings")
-        inner = cfg.count(rope, "original_max_position_embeddings", prefix, MAX_LENGTH) or None
-        original = top or inner or max_pos
-        if original is None:
-            raise cfg.fail(prefix + "original_max_position_embeddings",
-                           f"is required for rope_type {rope_type!r} (or max_position_embeddings)")
-        source = ("top level" if top else prefix.rstrip(".") if inner else "max_position_embeddings")
-        notes.append(f"original_max_position_embeddings {original} ({source})")
-        params["L0"] = original
-    if rope_type in ("linear", "dynamic", "llama3") and factor is None:
-        raise cfg.fail(prefix + "factor", f"is required for rope_type {rope_type!r}")
-
-    if rope_type == "linear":
-        params["factor"] = factor
-        doc["frequencies"] = {"rule": "formula", "formula": "theta**(-2*r/d) / factor"}
-        notes.append(f"rope_type linear: every frequency divided by factor {factor:g}")
-        return None
-    if rope_type == "dynamic":
-        if max_pos is None:
-            raise cfg.fail("max_position_embeddings", "is required for rope_type 'dynamic' (the length the base "
-                                                      "starts to grow at)")
-        params.update(factor=factor, L=max_pos)
-        doc["frequencies"] = {"rule": "geometric",
-                              "base": "theta * Max(factor * seq_len / L - (factor - 1), 1)**(d / (d - 2))"}
-        doc["length"] = {"threshold": max_pos}
-        notes.append(f"rope_type dynamic: base grows with the call length seq_len = max position id + 1 once "
-                     f"seq_len > max_position_embeddings {max_pos} (factor {factor:g})")
-        return None
-    if rope_type == "llama3":
-        low = cfg.number(rope, "low_freq_factor", prefix)
-        high = cfg.number(rope, "high_freq_factor", prefix)
-        for key, value in (("low_freq_factor", low), ("high_freq_factor", high)):
-            if value is None:
-                raise cfg.fail(prefix + key, "is required for rope_type 'llama3'")
-        params.update(factor=factor, low_freq_factor=low, high_freq_factor=high)
-        if low < high:
-            smooth = "ramp(L0 / wavelength, low_freq_factor, high_freq_factor)"
-            band = ""
-        else:
-            # HF's torch.where chain with no medium band (low_freq_factor >= high_freq_factor): a pair is
-            # divided by factor when its wavelength exceeds L0 / low_freq_factor, else kept; never smoothed
-            # (equality would need 2 pi / omega rational)
-            smooth = "ceiling(clip(L0 / wavelength - low_freq_factor, 0, 1))"
-            band = (f"; low_freq_factor >= high_freq_factor: no smoothed band, as HF computes it (pairs with "
-                    f"wavelength > {cfg_number_text(params.get('L0'))} / {low:g} divided by factor, the others kept)")
-        doc["frequencies"] = {"rule": "formula", "formula": "omega * ((1 - smooth) / factor + smooth)",
-                              "let": {"omega": "theta**(-2*r/d)", "wavelength": "2 * pi / omega",
-                                      "smooth": smooth}}
-        notes.append(f"rope_type llama3: factor {factor:g}, low_freq_factor {low:g}, high_freq_factor {high:g}"
-                     + band)
-        return None
-    if factor is None:
-        if max_pos is None:
-            raise cfg.fail(prefix + "factor", f"is required for rope_type {rope_type!r} (or max_position_embeddings)")
-        factor = max_pos / original  # HF: the ratio when the config gives no factor
-        notes.append(f"factor = max_position_embeddings / original = {max_pos} / {original}")
-    params["factor"] = factor
-    attention = cfg.number(rope, "attention_factor", prefix)
-    if rope_type == "yarn":
-        return _yarn(cfg, doc, rope, prefix, notes, rotary_dim, factor, attention)
-    # longrope
-    short = cfg.factors(rope, "short_factor", prefix, pairs)
-    long = cfg.factors(rope, "long_factor", prefix, pairs)
-    doc["frequencies"] = {"rule": "geometric", "base": "theta", "factors": short}
-    doc["length"] = {"threshold": original, "long_factors": long}
-    notes.append(f"rope_type longrope: short_factor while seq_len <= {original}, long_factor after")
-    if attention is not None:
-        return attention
-    if factor <= 1:
-        return None
-    return "sqrt(1 + log(factor) / log(L0))"
-
-
-def _yarn(cfg, doc, rope, prefix, notes, rotary_dim, factor, attention):
-    params = doc["params"]
-    beta_fast = cfg.number(rope, "beta_fast", prefix) or 32  # HF: `or`, so 0 means the default too
-    beta_slow = cfg.number(rope, "beta_slow", prefix) or 1
-    truncate = rope.get("truncate", True)
-    if not isinstance(truncate, bool):
-        raise cfg.fail(prefix + "truncate", f"expected true or false, got {truncate!r}"[:200])
-    params.update(beta_fast=beta_fast, beta_slow=beta_slow)
-    d = rotary_dim
-    low = f"{d} * log(L0 / (beta_fast * 2 * pi)) / (2 * log(theta))"
-    high = f"{d} * log(L0 / (beta_slow * 2 * pi)) / (2 * log(theta))"
-    if truncate:
-        low, high = f"floor({low})", f"ceiling({high})"
-    low, high = f"Max({low}, 0)", f"Min({high}, {d - 1})"
-    # HF adds 0.001 to the top of the ramp when both ends meet
-    exact = {name: parse_formula(value, names=set(), where=f"{cfg.source}: {name}").build({})
-             for name, value in params.items() if name in ("theta", "L0", "beta_fast", "beta_slow")}
-    exact.update({name: parse_formula(text, names=set(exact), where=f"{cfg.source}: yarn ramp").build(exact)
-                  for name, text in (("low", low), ("high", high))})
-    if exact["low"] == exact["high"]:
-        high = f"{high} + 1/1000"
-    params.update(low=low, high=high)
-    doc["frequencies"] = {"rule": "formula",
-                          "formula": "omega * (1 - ramp(r, low, high)) + omega / factor * ramp(r, low, high)",
-                          "let": {"omega": "theta**(-2*r/d)"}}
-    notes.append(f"rope_type yarn: factor {factor:g}, beta_fast {beta_fast:g}, beta_slow {beta_slow:g}, "
-                 f"{'truncated' if truncate else 'untruncated'} ramp over pairs "
-                 f"{sp.N(exact['low'], 6)}..{sp.N(exact['high'], 6)}")
-    if attention is not None:
-        return attention
-    mscale = cfg.number(rope, "mscale", prefix, low=0.0, strict_low=False)
-    mscale_all_dim = cfg.number(rope, "mscale_all_dim", prefix, low=0.0, strict_low=False)
-    if factor <= 1:
-        return None
-    if mscale and mscale_all_dim:
-        params.update(mscale=mscale, mscale_all_dim=mscale_all_dim)
-        return "(0.1 * mscale * log(factor) + 1) / (0.1 * mscale_all_dim * log(factor) + 1)"
-    return "0.1 * log(factor) + 1"
-
-
 def model_from_identified(identified, source: str) -> ModelRope:
     """The :class:`ModelRope` of a model type identified through transformers (:mod:`._hf_read`): each
     distinct layer map is read by the same reader as a row's, from the rope table HF resolved."""
@@ -937,3 +662,28 @@ def model_from_identified(identified, source: str) -> ModelRope:
     stem = _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else identified.model_type)
     return ModelRope(identified.text_type, source, stem, identified.head, 0, order, None, tuple(regimes),
                      tuple(layer_names), notes)
+
+
+def read_through_transformers(data: Mapping, source: str, model_type: str):
+    """The :class:`ModelRope` of a config whose model type has no row, identified through transformers."""
+    import transformers
+
+    from ._hf_read import identify
+
+
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # HF's warnings about its own class defaults are not the user's
+    try:
+        return model_from_identified(identify(data, source, model_type), source)
+    except Exception as err:  # noqa: BLE001 -- whatever HF's code raises on this config is its one-line refusal
+        reason = str(err).splitlines()[0][:300] if str(err) else ""
+        if not isinstance(err, VariantFileError):
+            reason = f"transformers raised {type(err).__name__}: {reason}"
+        reason = reason[len(source) + 2:] if reason.startswith(f"{source}: ") else reason
+        supported = ", ".join(sorted(set(FAMILIES) | set(TEXT_CONFIGS)))
+        raise VariantFileError(f"{source}: key 'model_type': {str(model_type)[:60]!r} has no row in the family "
+                               f"table (supported: {supported}), and reading it through transformers "
+                               f"{transformers.__version__} did not identify its rotary map: {reason}"
+                               f"{did_you_mean(model_type, set(FAMILIES) | set(TEXT_CONFIGS))}") from None
+    finally:
+        transformers.logging.set_verbosity(verbosity)
