@@ -183,7 +183,9 @@ COMMANDS = {
                                  help="a safety stop: CPU seconds for each property; a property that runs "
                                       "past it stops the check with exit 3 and no verdict for it (never an "
                                       "unknown) (default: none)")),
-        (("--budget",), dict(default=None, help=argparse.SUPPRESS)),  # removed: a one-line error with the fix
+        (("--budget",), dict(default=None, metavar="SECONDS",
+                             help="removed: CPU seconds could change a verdict from one machine to another; "
+                                  "use --steps N for more prover steps, --time-limit SECONDS to stop a long run")),
         (("--force",), dict(action="store_true", help=_FORCE_HELP + " (--export and --report)")),
         (("--allow-unproved",), dict(action="store_true", help=_UNPROVED_HELP + " (--export)")),
     ), "Exit 0 when every property is decided (one that does not hold is an answer, with its witness), "
