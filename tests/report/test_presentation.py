@@ -175,8 +175,8 @@ def test_svg_ids_are_unique(chapter):
 # (the rules of one folded group, what each instance after the first shows)
 FOLDED = [
     ("the varying clause alone",
-     ["$T = 3$, $\\pi = [0, 1, 2]$, mask causal L", "$T = 3$, $\\pi = [0, 2, 1]$, mask causal L"],
-     ["$\\pi = [0, 2, 1]$"]),
+     ["$T = 3$, $\\pi = \\mathrm{id}$, mask causal L", "$T = 3$, $\\pi = \\text{(1 2)}$, mask causal L"],
+     ["$\\pi = \\text{(1 2)}$"]),
     ("neighbouring clauses keep their separator",
      ["float64: p_t == p_(t+1) at t = 9007199254740992, re-computed",
       "float16: p_t == p_(t+1) at t = 2048, re-computed"],
