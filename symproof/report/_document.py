@@ -113,6 +113,26 @@ class ClaimView:
         """The badge: *measured* / *tested* for a measured / tested claim that passed, else the status."""
         return verdict_label(self.status, self.kind)
 
+    @property
+    def refutation(self):
+        """The counterexample of the first refuted step (in a chain or a group too), or None: what a refuted
+        claim's conclusion names."""
+        pending = list(self.items)
+        while pending:
+            item = pending.pop(0)
+            if item.status == REFUTED and item.counterexample is not None:
+                return item.counterexample
+            pending[:0] = item.steps
+        return None
+
+    @property
+    def conclusion(self) -> str:
+        """How the proof ends: ``"proved"`` (the statement restated, ∎), ``"measured"`` (likewise, as
+        measured), ``"refuted"`` (the statement is false, with its counterexample, ∎) or ``"open"``."""
+        if self.status == PROVED:
+            return "measured" if self.verdict in (MEASURED, TESTED) else "proved"
+        return "refuted" if self.status == REFUTED else "open"
+
 
 @dataclass
 class Section:
