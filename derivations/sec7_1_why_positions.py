@@ -63,6 +63,10 @@ def attention_weights(d: int = 2, d_k: int = 2):
     return symbol_matrix("q", d, d_k), symbol_matrix("k", d, d_k), symbol_matrix("v", d, d)
 
 
+#: what the entries of the symbolic weights are called in the formulas (a reader meets q_00 before any definition)
+WEIGHT_ENTRIES = r"Entries: $q_{ij}, k_{ij}, v_{ij}$ of $W_Q, W_K, W_V$."
+
+
 def all_permutations(T: int):
     return [list(p) for p in permutations(range(T))]
 
@@ -148,6 +152,7 @@ def perm_bag_of_tokens(proof):
                 shown=(r"P X_{AB}", r"X_{BA}"))
     proof.note("Hence g(X_BA) = g(P X_AB) = g(X_AB) for every invariant g; instances follow.")
     W_Q, W_K, W_V = attention_weights(d, d)
+    proof.note(WEIGHT_ENTRIES)
     summaries = {
         r"sum pooling $\mathbf{1}^T X$": lambda X: ones(3).T * X,
         "max pooling (column-wise max)": lambda X: Matrix([[sp.Max(*X[:, c]) for c in range(d)]]),
@@ -222,6 +227,7 @@ def lemma_chain(proof, mask=None) -> None:
        equations=("7.1",),
        uses=("perm.orthogonal", "perm.equivariance_vs_invariance"))
 def attn_equivariance(proof):
+    proof.note(WEIGHT_ENTRIES)
     for T in (2, 3):
         equivariance_for_all_permutations(proof, T, {"none": None})
     lemma_chain(proof)
@@ -247,6 +253,7 @@ def masks_for(T: int) -> dict:
        equations=("7.2",),
        uses=("attn.equivariance",))
 def attn_masked_equivariance(proof):
+    proof.note(WEIGHT_ENTRIES)
     M = symbol_matrix("m", 3, 3)
     for p in all_permutations(3):
         proof.equal(f"permuting by indices is $P M P^T$ for every finite $M$, $\\pi = {cycle_notation(p)}$",
@@ -282,7 +289,7 @@ def visibility(mask) -> sp.ImmutableMatrix:
 def attn_causal_mask_breaks_equivariance(proof):
     swap = [1, 0]
     L = causal_mask(2)
-    proof.note(f"$\\pi = {cycle_notation(swap)}$ (swap the two tokens), T = 2.")
+    proof.note(f"$\\pi = {cycle_notation(swap)}$ (swap the two tokens), T = 2. " + WEIGHT_ENTRIES)
     proof.differ("the causal mask does not move with the tokens (compared as visibility patterns $e^M$)",
                  visibility(permute_rows_and_columns(L, swap)), visibility(L), witness={},
                  shown=(r"e^{P L P^T}", r"e^{L}"))
@@ -308,7 +315,7 @@ def attn_additive_positions_break_equivariance(proof):
     P = permutation_matrix([1, 0])
     positions = Matrix.vstack(*[sinusoidal_vector(t, [1]).T for t in range(T)])
     proof.note("P_pos: sinusoidal rows p_t = (sin t, cos t) (frequency 1), t = 0, 1: "
-               f"$P_{{pos}} = {sp.latex(positions, mat_delim='[')}$; $\\pi = {cycle_notation([1, 0])}$.")
+               f"$P_{{pos}} = {sp.latex(positions, mat_delim='[')}$; $\\pi = {cycle_notation([1, 0])}$. " + WEIGHT_ENTRIES)
     X = symbol_matrix("x", T, d)
     W = attention_weights(d)
     zero = {s: 0 for s in X.free_symbols}
