@@ -277,7 +277,7 @@ def ids_packing(proof):
     second = int(starts[1])
     proof.check("a document mask alone keeps the running positions", running[second] != reset[second],
                 f"first token of document 1 at column {second}: position {running[second]}, not 0",
-                witness={"column": second, "position": int(running[second]),
+                witness={"inputs: document lengths": lengths, "column": second, "position": int(running[second]),
                          "difference": int(running[second] - reset[second])})
     models = {
         "RoPE": lambda x_, pos, msk: rope_attention(x_, weights, pos, msk),
