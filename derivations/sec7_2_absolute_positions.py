@@ -311,7 +311,7 @@ def sin_shift_matrix_claim(proof):
               Matrix([cos(D * w) * sin(t * w) + sin(D * w) * cos(t * w),
                       -sin(D * w) * sin(t * w) + cos(D * w) * cos(t * w)]),
               shown=r"\begin{bmatrix}\sin(t\omega)\cos(D\omega) + \cos(t\omega)\sin(D\omega) \\ \cos(t\omega)\cos(D\omega) - \sin(t\omega)\sin(D\omega)\end{bmatrix}") \
-        .step("factor: a fixed matrix times s_t", A * pair(t, w), shown="A(D omega) s_t")
+        .step("factor: a fixed matrix times s_t", A * pair(t, w), shown=r"A(D\omega) s_t")
     proof.equal("A(D omega) does not involve t", A.diff(t), sp.zeros(2, 2),
                 shown=(r"\partial A(D\omega) / \partial t", "0"))
     x = sp.Symbol("x", real=True)
