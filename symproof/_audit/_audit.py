@@ -337,6 +337,9 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
         except Exception:  # noqa: BLE001 - a base that needs more than the widths: the builders' default
             base = None
     max_position, factor = None, None
+    if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
+        # a multimodal config (Qwen2-VL, Gemma 3, Llama 4): the text model's values are under text_config
+        config = {**{k: v for k, v in config.items() if k != "text_config"}, **config["text_config"]}
     if isinstance(config, dict):
         value = config.get("max_position_embeddings", config.get("n_positions"))
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
