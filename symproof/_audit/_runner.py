@@ -824,7 +824,12 @@ class _Attempt:
         self.apply, self.maker, self.table, self.keyword, self.shown = apply, maker, table, keyword, shown
 
     def describe(self) -> dict:
-        return {"name": self.row.name, "call": self.shown or self.row.call, "layout": self.layout,
+        call = self.shown or self.row.call
+        extra = self._fill() if self.row.entry != "expr" else {}
+        if extra:  # what the apply is given beyond the row's arguments, from the model (Gemma's base_frequency)
+            call += " with " + ", ".join(f"{k}={_shown_value(v)}" for k, v in extra.items()
+                                         if k != "position_ids")
+        return {"name": self.row.name, "call": call, "layout": self.layout,
                 "layout_shape": LAYOUTS[self.layout], "positions": self.row.positions,
                 "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place"}[self.row.returns]}
 
