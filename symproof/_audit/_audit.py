@@ -17,6 +17,7 @@ float32 angle arithmetic (``ANGLE_ATOL + ANGLE_REL * |angle|`` per pair):
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -409,6 +410,13 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
     if rule == "longrope":  # the per-pair divisors of each regime (lists in the config)
         out["short_factor"] = [_number(f) for f in variant.frequency_factors]
         out["long_factor"] = [_number(f) for f in (variant.long_factors or variant.frequency_factors)]
+        # the scale of cos and sin (both regimes): the config's attention_factor, else HF's default
+        given = _scaling_table(config).get("attention_factor")
+        factor, original = out.get("factor"), out.get("original_max_position")
+        if isinstance(given, (int, float)) and not isinstance(given, bool):
+            out["longrope_mscale"] = float(given)
+        elif factor is not None and original:
+            out["longrope_mscale"] = math.sqrt(1 + math.log(factor) / math.log(original)) if factor > 1 else 1.0
     if rule == "yarn":
         out.update(extrapolation_factor=1, length_is_original=True)
         rope_table = (config or {}).get("rope_scaling") or (config or {}).get("rope_parameters") or {}
@@ -427,6 +435,16 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
                 table.update({key: out[role] for key in keys})
         out["rope_scaling"] = table
     return out
+
+
+def _scaling_table(config) -> dict:
+    """A config's rope scaling table (``rope_scaling`` or ``rope_parameters``, its text model's if multimodal)."""
+    if not isinstance(config, dict):
+        return {}
+    if isinstance(config.get("text_config"), dict):
+        config = {**config, **config["text_config"]}
+    table = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    return table if isinstance(table, dict) else {}
 
 
 def _config_of(like) -> dict | None:

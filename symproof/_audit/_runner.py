@@ -405,6 +405,7 @@ _ROPE_ROLES = {
     "mscale_all_dim": ("mscale_all_dim",),
     "short_factor": ("short_factor", "short_factors", "rescale_factors_short"),
     "long_factor": ("long_factor", "long_factors", "rescale_factors_long"),
+    "longrope_mscale": ("short_mscale", "long_mscale"),
     "extrapolation_factor": ("extrapolation_factor",),
     "attn_factor": ("attn_factor",),
     "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled"),
@@ -1204,6 +1205,11 @@ class Session:
                     inst = self._instance(cls)
                     yield (inst.forward_native, None, None, None, f"{self.built_text(inst, cls.__name__)}"
                                                                   ".forward_native(positions, query, key)")
+                elif cls is not None and [n.lower() for n in _names(getattr(cls, "forward", cls))][1:2] == ["positions"]:
+                    # a vLLM module with no forward_native (Phi3LongRoPEScaledRotaryEmbedding): forward is native
+                    inst = self._instance(cls)
+                    yield (inst.forward, None, None, None, f"{self.built_text(inst, cls.__name__)}"
+                                                           "(positions, query, key)")
                 elif method is not None:
                     yield (method, None, None, None, "forward_native(positions, query, key)")
                 return

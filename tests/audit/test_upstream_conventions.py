@@ -31,6 +31,11 @@ ESM = dict(_LLAMA, max_position_embeddings=1026)  # ESM-2's length; its base is 
 # Flux's rotary: adjacent pairs (a variant file: HF configs are half pairs)
 ADJACENT_1M = 'name = "adjacent"\nkind = "rotary"\nwidth = 64\npairing = "adjacent"\n\n[frequencies]\n' \
               'rule = "geometric"\nbase = 1000000\n'
+# Phi-3 LongRoPE: a list of factors per regime
+PHI3 = {"model_type": "phi3", "hidden_size": 512, "num_attention_heads": 8, "head_dim": 64, "rope_theta": 10000.0,
+        "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0 + r / 32 for r in range(32)],
+                         "long_factor": [1.5 + r / 4 for r in range(32)]}}
 # Qwen2-VL style: the text model's values are under text_config (none at top level)
 QWEN2_VL = {"model_type": "qwen2_vl", "text_config": {
     "hidden_size": 512, "num_attention_heads": 8, "rope_theta": 1000000.0, "max_position_embeddings": 8192,
@@ -57,6 +62,10 @@ CASES = [
      ["direction"], ("jax", "flax")),
     ("no-positions-at-all", "esm_rotary.py:RotaryEmbedding", ESM, "module-qk-implicit", ["(q, k)"], "equivalent",
      ("inv_freq = 1.0 / (10000 ** (", "inv_freq = 1.0 / (1000 ** ("), ["frequency"], ()),
+    ("factor-lists", "vllm_phi3_longrope.py:Phi3LongRoPEScaledRotaryEmbedding", PHI3, "vllm",
+     ["short_factor=[1, 1.03125", "long_factor=[1.5, 1.75", "short_mscale=1.19", "original_max_position_embeddings=4096"],
+     "equivalent", ("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),
+     ["direction"], ()),
     ("config-text-config", "litgpt_rope.py:apply_rope", QWEN2_VL, "table-cos-sin-batch",
      ["seq_len=8192", "base=1000000.0"], "equivalent",
      ("    theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))",
@@ -122,3 +131,16 @@ def test_every_parameter_is_filled_or_listed(tmp_path):
     for parameter in ("min_timescale", "max_timescale", "mesh", "embedding_dims", "cast_as_fprop_dtype",
                       "fprop_dtype", "shard_mode", "rope_linear_scaling_factor", "rngs"):
         assert f"{parameter}=" in named, named
+
+
+def test_vllm_long_factors_at_every_length_are_named(tmp_path):
+    """vLLM started with its default max_model_len (the model's 131072) uses the long factors for every call;
+    HF's rule uses the short ones up to 4096 tokens: the audit names that switch, with the lengths."""
+    source = (UPSTREAM / "vllm_phi3_longrope.py").read_text()
+    assert source.count("MAX_MODEL_LEN = 4096\n") == 1
+    run = _audit(tmp_path, "vllm_phi3_longrope.py:Phi3LongRoPEScaledRotaryEmbedding", PHI3,
+                 source.replace("MAX_MODEL_LEN = 4096\n", "MAX_MODEL_LEN = 131072\n"))
+    assert run.returncode == 1, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert [d["what"] for d in document["differences"]] == ["frequency"]
+    assert "the model uses for calls of length > 4096" in document["differences"][0]["detail"], run.stdout
