@@ -49,13 +49,15 @@ LAYOUTS = {
     "tbhd": "(T, B, H, D)",
     "flat": "(num_tokens, heads * D)",
     "vector": "(D,) one token per call",
+    "qkv": "(B, T, 3, H, D): q, k, v packed",
 }
 
 # parameter names by role (signature inspection)
 _X = ("x", "t", "q", "xq", "query", "input", "inputs", "tensor", "hidden_states", "vec", "qk")
 _K = ("k", "xk", "key")
 _POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions")
-_OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position")
+_OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position",
+           "seqlen_offset", "seqlen_offsets")
 _COS, _SIN = ("cos", "cos_cached", "freqs_cos"), ("sin", "sin_cached", "freqs_sin")
 _FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis", "sincos", "cos_sin")
 _DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims")
@@ -773,6 +775,9 @@ CONVENTIONS = (
                "longer call", "module", ("x",), ("td", "bhtd", "bthd"), positions="prefix"),
     Convention("module-offset", "module(x, offset=start): contiguous positions, one call per position", "module",
                ("x", "offset"), ("td", "bthd", "bhtd"), positions="contiguous"),
+    Convention("module-qkv-offset", "module(qkv, seqlen_offset=start) -> qkv, q, k, v packed as (B, T, 3, H, D), "
+               "tables built by a method of the module: contiguous positions, one call per position (flash-attn)",
+               "module", ("x", "offset"), ("qkv",), positions="contiguous", returns="qkv"),
     Convention("offset", "fn(x, start_pos): contiguous positions, one call per position", "apply", ("x", "offset"),
                ("td", "bthd", "bhtd"), positions="contiguous"),
     Convention("qk-offset", "fn(q, k, offset) -> (q, k): contiguous positions, one call per position", "apply",
@@ -787,6 +792,7 @@ CONVENTIONS = (
 def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
     n, t, d = x.shape
     return {"td": lambda: x, "bhtd": lambda: x[:, None], "bthd": lambda: x[:, :, None],
+            "qkv": lambda: np.stack([x, x, x], axis=2)[:, :, :, None],
             "tbhd": lambda: np.transpose(x, (1, 0, 2))[:, :, None], "flat": lambda: x.reshape(n * t, d),
             "vector": lambda: x.reshape(n * t * d)}[layout]()
 
@@ -832,7 +838,8 @@ class _Attempt:
                                          if k != "position_ids")
         return {"name": self.row.name, "call": call, "layout": self.layout,
                 "layout_shape": LAYOUTS[self.layout], "positions": self.row.positions,
-                "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place"}[self.row.returns]}
+                "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place",
+                            "qkv": "qkv: q and k audited, v checked unchanged"}[self.row.returns]}
 
     def run(self, x: np.ndarray, positions: np.ndarray):
         if self.row.positions == "scalar":
@@ -1013,9 +1020,18 @@ class _Attempt:
         if self.keyword is not None:  # positions passed under the name the code uses
             kwargs[self.keyword] = args.pop(self.row.args.index("positions" if "positions" in self.row.args
                                                                 else "offset"))
+        v_before = A.numpy(xin[:, :, 2]).copy() if self.row.returns == "qkv" else None
         out = self.apply(*args, **kwargs)
         if out is None and not (self.layout == "vector" and self.row.returns == "qk"):  # in place: llama2.c only
             raise RunnerError("returned None; expected the rotated x (an array of the input's shape)")
+        if self.row.returns == "qkv":  # packed: q and k rotated, v kept
+            if getattr(out, "shape", None) is None or tuple(out.shape) != tuple(xl.shape):
+                raise RunnerError(f"returned {type(out).__name__}; expected the packed qkv of shape {xl.shape}")
+            qn = _from_layout(A.numpy(out[:, :, 0]), "bthd", x.shape)
+            kn = _from_layout(A.numpy(out[:, :, 1]), "bthd", x.shape)
+            if not np.array_equal(A.numpy(out[:, :, 2]), v_before):
+                raise RunnerError("changed v in the packed qkv; a rotary map rotates q and k only")
+            return qn, kn
         if self.row.returns == "qk" or (isinstance(out, (tuple, list)) and len(out) == 2 and "k" in self.row.args):
             if out is None:  # rotated in place (llama2.c's loop)
                 out = (xin, kin)
@@ -1233,7 +1249,10 @@ class Session:
                 keyword = _has(sig_of, _OFFSET)
                 if keyword is None:
                     return
-                yield (target, None, None, keyword, f"{self._shown_module(obj)}(x, {keyword}=start)")
+                if (row.layouts == ("qkv",)) != ([n for n in _names(sig_of) if n != "self"][:1] == ["qkv"]):
+                    return  # a packed qkv is given to code that names it so, and only to it
+                packed = "qkv" if row.layouts == ("qkv",) else "x"
+                yield (target, None, None, keyword, f"{self._shown_module(obj)}({packed}, {keyword}=start)")
             else:  # no positions passed: the code numbers the tokens itself
                 if _has(sig_of, _POS) or _has(sig_of, _OFFSET):
                     return

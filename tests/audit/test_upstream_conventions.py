@@ -74,9 +74,11 @@ CASES = [
 ]
 
 
-def _audit(tmp_path, target, config, source=None):
+def _audit(tmp_path, target, config, source=None, flags=(), package=None):
     file, name = target.split(":")
     code = tmp_path / file
+    if package is not None:  # the upstream package the file imports, beside it (its own edits applied)
+        shutil.copytree(UPSTREAM / package, tmp_path / package)
     if source is None:
         shutil.copy(UPSTREAM / file, code)
     else:
@@ -84,8 +86,8 @@ def _audit(tmp_path, target, config, source=None):
     like = tmp_path / ("adjacent.toml" if isinstance(config, str) else "config.json")
     like.write_text(config if isinstance(config, str) else json.dumps(config))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-m", "symproof", "audit", f"{code}:{name}", "--like", str(like), "--json"],
-                         capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    run = subprocess.run([sys.executable, "-m", "symproof", "audit", f"{code}:{name}", "--like", str(like), "--json",
+                          *flags], capture_output=True, text=True, env=env, timeout=900, cwd=tmp_path)
     return run
 
 
@@ -144,3 +146,36 @@ def test_vllm_long_factors_at_every_length_are_named(tmp_path):
     document = json.loads(run.stdout)
     assert [d["what"] for d in document["differences"]] == ["frequency"]
     assert "the model uses for calls of length > 4096" in document["differences"][0]["detail"], run.stdout
+
+
+#: flash-attn's kernel runs in Triton's CPU interpreter here: about 1.5 s a call, so a probe call (one call per
+#: position) needs more than the default 10 s; on a GPU the plain command needs no --timeout
+FLASH_KERNEL = "flash_attn/ops/triton/rotary.py"
+
+
+@pytest.mark.parametrize("planted, verdict, whats", [
+    (None, "equivalent", []),
+    (("    if CONJUGATE:\n        sin = -sin", "    if not CONJUGATE:\n        sin = -sin"), "differs", ["direction"]),
+], ids=["as-shipped", "sine-flipped-in-the-kernel"])
+def test_flash_attn_qkv_packed_with_a_table_built_by_a_method(planted, verdict, whats, tmp_path):
+    pytest.importorskip("triton")
+    pytest.importorskip("einops")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    if planted is not None:
+        shutil.copytree(UPSTREAM / "flash_attn", tmp_path / "edited")
+        kernel = tmp_path / "edited" / "ops" / "triton" / "rotary.py"
+        text = kernel.read_text()
+        assert text.count(planted[0]) == 1
+        kernel.write_text(text.replace(*planted))
+        shutil.copytree(tmp_path / "edited", run_dir / "flash_attn")
+        package = None
+    else:
+        package = "flash_attn"
+    run = _audit(run_dir, "flash_attn_user.py:RotaryEmbedding", LLAMA, flags=("--timeout", "300"), package=package)
+    assert run.returncode == (0 if verdict == "equivalent" else 1), run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["verdict"] == verdict
+    assert document["convention"]["name"] == "module-qkv-offset"
+    assert "(qkv, seqlen_offset=start)" in document["convention"]["call"]
+    assert [d["what"] for d in document["differences"]] == whats
