@@ -975,7 +975,7 @@ class _Attempt:
             elif key in _BASES:
                 extra[name] = float(h.base if h.base is not None else 10000.0)
         # an apply's own rule parameters with defaults (Gemma's scale_factor, rope_proportion): the model's values
-        positional = set(_names(self.apply)[:len(self.row.args) + 1])
+        positional = set([n for n in _names(self.apply) if n != "self"][:len(self.row.args)])
         for p in _params(self.apply):
             key = p.name.lower()
             if p.name in extra or p.name in positional or p.default is p.empty or not (
