@@ -148,9 +148,9 @@ def test_vllm_long_factors_at_every_length_are_named(tmp_path):
     assert "the model uses for calls of length > 4096" in document["differences"][0]["detail"], run.stdout
 
 
-#: flash-attn's kernel runs in Triton's CPU interpreter here: about 1.5 s a call, so a probe call (one call per
-#: position) needs more than the default 10 s; on a GPU the plain command needs no --timeout
-FLASH_KERNEL = "flash_attn/ops/triton/rotary.py"
+#: flash-attn's kernel runs in Triton's CPU interpreter here, about 1.5 s a call: the plain command passes within
+#: its limits (10 s per call of the code, 60 s for the first), about 40 s in all on an idle machine; the test
+#: gives a longer limit only so that a loaded CI machine cannot turn the verdict into a time-out
 
 
 @pytest.mark.parametrize("planted, verdict, whats", [
