@@ -20,6 +20,10 @@ while the model has such a value refuses the audit (:class:`DefaultRefused`).
 This module needs nothing but the standard library and NumPy: it is run as a
 script in the child process that imports the user's code (``_child.py``),
 and imported in-process when :func:`symproof.audit` is given a Python object.
+
+Longer than 600 lines: run by path as that child's whole program, it cannot import a sibling module
+(importing symproof there would let a folder of the user's shadow it), so the convention table, the
+parameter filling and the message framing it needs live in this one file, in that order.
 """
 
 from __future__ import annotations
