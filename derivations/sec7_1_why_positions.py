@@ -41,7 +41,7 @@ from sympy import KroneckerDelta, Matrix, Sum
 
 from symproof import MaskedRowError, claim, sinusoidal_vector
 from symproof.encodings import (
-    causal_mask, permutation_matrix, permute_rows_and_columns, self_attention, softmax_rows,
+    causal_mask, cycle_notation, permutation_matrix, permute_rows_and_columns, self_attention, softmax_rows,
 )
 
 #: the representative size of the general-T lemmas, and a permutation without a fixed point
@@ -61,6 +61,10 @@ def ones(size: int) -> Matrix:
 def attention_weights(d: int = 2, d_k: int = 2):
     """Symbolic ``W_Q``, ``W_K`` (d x d_k) and ``W_V`` (d x d), shared by every token."""
     return symbol_matrix("q", d, d_k), symbol_matrix("k", d, d_k), symbol_matrix("v", d, d)
+
+
+#: what the entries of the symbolic weights are called in the formulas (a reader meets q_00 before any definition)
+WEIGHT_ENTRIES = r"Entries: $q_{ij}, k_{ij}, v_{ij}$ of $W_Q, W_K, W_V$."
 
 
 def all_permutations(T: int):
@@ -112,11 +116,11 @@ def perm_equivariance_vs_invariance(proof):
     perms = all_permutations(T)
     for p in perms:
         P = permutation_matrix(p)
-        proof.equal(f"row sum is invariant, $\\pi = {p}$", ones(T).T * (P * X), ones(T).T * X,
+        proof.equal(f"row sum is invariant, $\\pi = {cycle_notation(p)}$", ones(T).T * (P * X), ones(T).T * X,
                     shown=(r"\mathbf{1}^T (P X)", r"\mathbf{1}^T X"))
     for p in perms:
         P = permutation_matrix(p)
-        proof.equal(f"row-wise map is equivariant, $\\pi = {p}$", (P * X) * W, P * (X * W),
+        proof.equal(f"row-wise map is equivariant, $\\pi = {cycle_notation(p)}$", (P * X) * W, P * (X * W),
                     shown=("(P X) W", "P (X W)"))
     proof.note("General T: 1^T P = 1^T because every column of P holds exactly one 1, and "
                "(P X) W = P (X W) is associativity of the matrix product.")
@@ -124,10 +128,10 @@ def perm_equivariance_vs_invariance(proof):
     proof.note("Invariant but not equivariant: G(X) puts the column sums in row 0 and zeros elsewhere.")
     proof.equal("G is invariant", summary_in_first_row(P * X), summary_in_first_row(X), shown=("G(PX)", "G(X)"))
     zero = {s: 0 for s in X.free_symbols | W.free_symbols}
-    proof.differ("G is not equivariant, $\\pi = [1, 0, 2]$",
+    proof.differ("G is not equivariant, $\\pi = " + cycle_notation([1, 0, 2]) + "$",
                  summary_in_first_row(P * X), P * summary_in_first_row(X), shown=("G(PX)", "P G(X)"),
                  witness={**zero, sp.Symbol("x00", real=True): 1})
-    proof.differ("$F(X) = XW$ is equivariant but not invariant, $\\pi = [1, 0, 2]$",
+    proof.differ("$F(X) = XW$ is equivariant but not invariant, $\\pi = " + cycle_notation([1, 0, 2]) + "$",
                  (P * X) * W, X * W, shown=("F(PX)", "F(X)"),
                  witness={**zero, sp.Symbol("x00", real=True): 1, sp.Symbol("w00", real=True): 1})
 
@@ -148,6 +152,7 @@ def perm_bag_of_tokens(proof):
                 shown=(r"P X_{AB}", r"X_{BA}"))
     proof.note("Hence g(X_BA) = g(P X_AB) = g(X_AB) for every invariant g; instances follow.")
     W_Q, W_K, W_V = attention_weights(d, d)
+    proof.note(WEIGHT_ENTRIES)
     summaries = {
         r"sum pooling $\mathbf{1}^T X$": lambda X: ones(3).T * X,
         "max pooling (column-wise max)": lambda X: Matrix([[sp.Max(*X[:, c]) for c in range(d)]]),
@@ -177,7 +182,7 @@ def equivariance_for_all_permutations(proof, T: int, masks: dict) -> None:
             PMPt = None if M is None else permute_rows_and_columns(M, p)
             label = "" if M is None else f", mask {mask_name} permuted along"
             shown = ("F(PX)", "P F(X)") if M is None else ("F(PX;\\, P M P^T)", "P F(X;\\, M)")
-            proof.equal(f"$T = {T}$, $\\pi = {p}${label}", self_attention(P * X, *W, mask=PMPt), P * F_X,
+            proof.equal(f"$T = {T}$, $\\pi = {cycle_notation(p)}${label}", self_attention(P * X, *W, mask=PMPt), P * F_X,
                         shown=shown)
 
 
@@ -189,7 +194,7 @@ def lemma_chain(proof, mask=None) -> None:
     W_Q, W_K, W_V = attention_weights()
     S = symbol_matrix("s", T, T)
     A, V = symbol_matrix("a", T, T), symbol_matrix("y", T, 2)
-    proof.note(f"Lemma chain at T = {T}, pi = {perm} (no fixed point), symbolic X, W_*, S, A, V. Each lemma "
+    proof.note(f"Lemma chain at T = {T}, $\\pi = {cycle_notation(perm)}$ (no fixed point), symbolic X, W_*, S, A, V. Each lemma "
                "holds for every T by the index argument: P^T P = I (perm.orthogonal), and a row-wise "
                "map commutes with a row permutation, because the softmax normalises row i over that "
                "row's own entries, and row i of P S P^T is row pi(i) of S with its entries reordered by "
@@ -222,6 +227,7 @@ def lemma_chain(proof, mask=None) -> None:
        equations=("7.1",),
        uses=("perm.orthogonal", "perm.equivariance_vs_invariance"))
 def attn_equivariance(proof):
+    proof.note(WEIGHT_ENTRIES)
     for T in (2, 3):
         equivariance_for_all_permutations(proof, T, {"none": None})
     lemma_chain(proof)
@@ -247,9 +253,10 @@ def masks_for(T: int) -> dict:
        equations=("7.2",),
        uses=("attn.equivariance",))
 def attn_masked_equivariance(proof):
+    proof.note(WEIGHT_ENTRIES)
     M = symbol_matrix("m", 3, 3)
     for p in all_permutations(3):
-        proof.equal(f"permuting by indices is $P M P^T$ for every finite $M$, $\\pi = {p}$",
+        proof.equal(f"permuting by indices is $P M P^T$ for every finite $M$, $\\pi = {cycle_notation(p)}$",
                     permute_rows_and_columns(M, p), permutation_matrix(p) * M * permutation_matrix(p).T,
                     shown=(r"\left(M_{\pi(i)\pi(j)}\right)_{ij}", "P M P^T"))
     for T in (2, 3):
@@ -282,7 +289,7 @@ def visibility(mask) -> sp.ImmutableMatrix:
 def attn_causal_mask_breaks_equivariance(proof):
     swap = [1, 0]
     L = causal_mask(2)
-    proof.note("pi = [1, 0] (swap the two tokens), T = 2.")
+    proof.note(f"$\\pi = {cycle_notation(swap)}$ (swap the two tokens), T = 2. " + WEIGHT_ENTRIES)
     proof.differ("the causal mask does not move with the tokens (compared as visibility patterns $e^M$)",
                  visibility(permute_rows_and_columns(L, swap)), visibility(L), witness={},
                  shown=(r"e^{P L P^T}", r"e^{L}"))
@@ -308,7 +315,7 @@ def attn_additive_positions_break_equivariance(proof):
     P = permutation_matrix([1, 0])
     positions = Matrix.vstack(*[sinusoidal_vector(t, [1]).T for t in range(T)])
     proof.note("P_pos: sinusoidal rows p_t = (sin t, cos t) (frequency 1), t = 0, 1: "
-               f"$P_{{pos}} = {sp.latex(positions, mat_delim='[')}$; pi = [1, 0].")
+               f"$P_{{pos}} = {sp.latex(positions, mat_delim='[')}$; $\\pi = {cycle_notation([1, 0])}$. " + WEIGHT_ENTRIES)
     X = symbol_matrix("x", T, d)
     W = attention_weights(d)
     zero = {s: 0 for s in X.free_symbols}

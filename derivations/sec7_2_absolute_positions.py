@@ -56,7 +56,7 @@ D, D1, D2 = sp.symbols("D D1 D2", integer=True)
 r = sp.Symbol("r", integer=True, nonnegative=True)
 m = sp.Symbol("m", integer=True, positive=True)
 beta = sp.Symbol("beta", positive=True)
-w = sp.Symbol("w", positive=True)
+w = sp.Symbol("omega", positive=True)
 omega = IndexedBase("omega", positive=True)
 
 #: the largest concrete width checked through the block structure
@@ -282,7 +282,7 @@ def sin_table_d4(proof):
     proof.table("p_t for d = 4, beta = 10000 (six decimals)", ["t", "sin(t)", "cos(t)", "sin(t/100)", "cos(t/100)"],
                 rows)
     step = lambda freq: pair(t + 1, freq) - pair(t, freq)  # noqa: E731
-    proof.equal("||s_{t+1}(w) - s_t(w)||^2 = 2 - 2 cos w, the same for every t", (step(w).T * step(w))[0],
+    proof.equal("||s_{t+1}(omega) - s_t(omega)||^2 = 2 - 2 cos omega, the same for every t", (step(w).T * step(w))[0],
                 2 - 2 * cos(w))
     proof.holds(r"the fast pair ($\omega = 1$) moves over 1000 times farther than the slow one ($\omega = 1/100$)",
                 sp.StrictGreaterThan(2 - 2 * cos(1), 1000 * (2 - 2 * cos(sp.Rational(1, 100))), evaluate=False))
@@ -292,28 +292,28 @@ def sin_table_d4(proof):
 
 
 @claim("sin.angle_sum", section="7.2", title="Angle-sum formulas",
-       statement=r"\sin((t+D)w) = \sin(tw) \cos(Dw) + \cos(tw) \sin(Dw),\ "
-                 r"\cos((t+D)w) = \cos(tw) \cos(Dw) - \sin(tw) \sin(Dw)")
+       statement=r"\sin((t+D)\omega) = \sin(t\omega) \cos(D\omega) + \cos(t\omega) \sin(D\omega),\ "
+                 r"\cos((t+D)\omega) = \cos(t\omega) \cos(D\omega) - \sin(t\omega) \sin(D\omega)")
 def sin_angle_sum(proof):
-    proof.equal("sin((t+D)w) = sin(tw) cos(Dw) + cos(tw) sin(Dw)", sin((t + D) * w),
+    proof.equal("sin((t+D) omega) = sin(t omega) cos(D omega) + cos(t omega) sin(D omega)", sin((t + D) * w),
                 sin(t * w) * cos(D * w) + cos(t * w) * sin(D * w))
-    proof.equal("cos((t+D)w) = cos(tw) cos(Dw) - sin(tw) sin(Dw)", cos((t + D) * w),
+    proof.equal("cos((t+D) omega) = cos(t omega) cos(D omega) - sin(t omega) sin(D omega)", cos((t + D) * w),
                 cos(t * w) * cos(D * w) - sin(t * w) * sin(D * w))
 
 
 @claim("sin.shift_matrix", section="7.2", title="A shift is a fixed linear map of one pair",
-       statement=r"s_{t+D} = A(Dw) s_t,\ A(x) = R(x)^T", equations=("7.7",),
+       statement=r"s_{t+D} = A(D\omega) s_t,\ A(x) = R(x)^T", equations=("7.7",),
        uses=("sin.definition", "sin.angle_sum"))
 def sin_shift_matrix_claim(proof):
     A = sin_shift(D * w)
-    proof.chain(pair(t + D, w), A * pair(t, w), "s_{t+D} = A(Dw) s_t", shown="s_{t+D}") \
+    proof.chain(pair(t + D, w), A * pair(t, w), "s_{t+D} = A(D omega) s_t", shown="s_{t+D}") \
         .step("angle-sum formulas (sin.angle_sum)",
               Matrix([cos(D * w) * sin(t * w) + sin(D * w) * cos(t * w),
                       -sin(D * w) * sin(t * w) + cos(D * w) * cos(t * w)]),
-              shown=r"\begin{bmatrix}\sin(tw)\cos(Dw) + \cos(tw)\sin(Dw) \\ \cos(tw)\cos(Dw) - \sin(tw)\sin(Dw)\end{bmatrix}") \
-        .step("factor: a fixed matrix times s_t", A * pair(t, w), shown="A(Dw) s_t")
-    proof.equal("A(Dw) does not involve t", A.diff(t), sp.zeros(2, 2),
-                shown=(r"\partial A(Dw) / \partial t", "0"))
+              shown=r"\begin{bmatrix}\sin(t\omega)\cos(D\omega) + \cos(t\omega)\sin(D\omega) \\ \cos(t\omega)\cos(D\omega) - \sin(t\omega)\sin(D\omega)\end{bmatrix}") \
+        .step("factor: a fixed matrix times s_t", A * pair(t, w), shown=r"A(D\omega) s_t")
+    proof.equal("A(D omega) does not involve t", A.diff(t), sp.zeros(2, 2),
+                shown=(r"\partial A(D\omega) / \partial t", "0"))
     x = sp.Symbol("x", real=True)
     proof.equal("A(x) = R(x)^T: in (sin, cos) order the shift turns clockwise", sin_shift(x), rotation(x).T,
                 shown=("A(x)", "R(x)^T"))
@@ -327,15 +327,15 @@ def sin_shift_block(proof):
     A = lambda offset: sin_shift(offset * w)  # noqa: E731
     proof.note("Symbolic d: blockdiag(A_r) blockdiag(B_r) = blockdiag(A_r B_r) and blockdiag(A_r)^T = "
                "blockdiag(A_r^T) (checked below for symbolic blocks), so each statement is one statement "
-               "about a generic pair with a symbolic frequency w.")
+               "about a generic pair with a symbolic frequency omega.")
     blocks = [[sp.MatrixSymbol(f"{name}{q}", 2, 2) for q in range(3)] for name in "AB"]
     proof.equal("block lemma: blockdiag(A_r) blockdiag(B_r) = blockdiag(A_r B_r)",
                 sp.MatMul(BlockDiagMatrix(*blocks[0]), BlockDiagMatrix(*blocks[1])),
                 BlockDiagMatrix(*[sp.MatMul(a, b) for a, b in zip(*blocks)]))
-    proof.equal("generic pair: s_{t+D} = A(Dw) s_t", A(D) * pair(t, w), pair(t + D, w))
+    proof.equal("generic pair: s_{t+D} = A(D omega) s_t", A(D) * pair(t, w), pair(t + D, w))
     proof.equal("generic pair: A(0) = I", A(0), sp.eye(2), shown=("A(0)", "I"))
-    proof.equal("generic pair: A(Dw)^T A(Dw) = I", A(D).T * A(D), sp.eye(2))
-    proof.equal("generic pair: A(D1 w) A(D2 w) = A((D1 + D2) w)", A(D1) * A(D2), A(D1 + D2))
+    proof.equal("generic pair: A(D omega)^T A(D omega) = I", A(D).T * A(D), sp.eye(2))
+    proof.equal("generic pair: A(D1 omega) A(D2 omega) = A((D1 + D2) omega)", A(D1) * A(D2), A(D1 + D2))
     proof.equal("A_D does not involve t", A(D).diff(t), sp.zeros(2, 2), shown=(r"\partial A_D / \partial t", "0"))
 
     pairs_t, _ = width_blocks(t)

@@ -236,7 +236,7 @@ def rope_inner_product(proof):
     proof.chain(lhs, rhs, shown=r"(R(i\omega) q)^T (R(j\omega) k)") \
         .step("transpose of a product: (R q)^T = q^T R^T", MatMul(qm.T, rot(i * w).T, rot(j * w), km),
               shown=r"q^T R(i\omega)^T R(j\omega) k") \
-        .step("rope.relative: R(i w)^T R(j w) = R((j - i) w)", rhs, shown=r"q^T R((j-i)\omega) k")
+        .step("rope.relative: R(i omega)^T R(j omega) = R((j - i) omega)", rhs, shown=r"q^T R((j-i)\omega) k")
 
 
 @claim("rope.score_expansion", section="7.3", title="The score as a cosine term and a sine term",
@@ -472,13 +472,13 @@ def rope_algorithm_7_1_claim(proof):
 def rope_example(proof):
     qe, ke = Matrix([1, 2]), Matrix([3, -1])
     rq, rk = rotation(1) * qe, rotation(3) * ke
-    proof.digits("R(1) q [0]", rq[0], "-1.142640")
-    proof.digits("R(1) q [1]", rq[1], "1.922076")
-    proof.digits("R(3) k [0]", rk[0], "-2.828857")
-    proof.note("The chapter prints R(3) k [1] ~ 1.413352; the exact value 3 sin 3 - cos 3 = 1.41335252... "
+    proof.digits(r"$(R(1)\,q)_0$", rq[0], "-1.142640")
+    proof.digits(r"$(R(1)\,q)_1$", rq[1], "1.922076")
+    proof.digits(r"$(R(3)\,k)_0$", rk[0], "-2.828857")
+    proof.note(r"The chapter prints $(R(3)\,k)_1 \approx 1.413352$; the exact value 3 sin 3 - cos 3 = 1.41335252... "
                "rounds to 1.413353, so the printed digits are checked to within one unit of their last place.")
-    within_last_place(proof, "R(3) k [1] ~ 1.413352 (last digit truncated)", rk[1], "1.413352")
-    proof.digits("R(3) k [1], correctly rounded", rk[1], "1.413353")
+    within_last_place(proof, r"$(R(3)\,k)_1 \approx 1.413352$ (last digit truncated)", rk[1], "1.413352")
+    proof.digits(r"$(R(3)\,k)_1$, correctly rounded", rk[1], "1.413353")
     direct = (rq.T * rk)[0]
     proof.digits("direct product", direct, "5.948935")
     proof.equal("plain product", (qe.T * ke)[0], sp.Integer(1), shown=("q^T k", "1"))
@@ -490,7 +490,7 @@ def rope_example(proof):
     proof.digits("scaled by 1/sqrt(2) (of the equal value cos 2 + 7 sin 2)", via_offset / sqrt(2), "4.206532")
     shifted = score(i + c, j + c, w, qe, ke)
     proof.equal("rope.shift_invariance for these q, k: (i+c, j+c) scores as (i, j)", shifted, score(i, j, w, qe, ke))
-    proof.equal("i' = 6, j' = 8 is its instance i = 1, j = 3, c = 5, w = 1",
+    proof.equal("i' = 6, j' = 8 is its instance i = 1, j = 3, c = 5, omega = 1",
                 score(6, 8, 1, qe, ke), shifted.subs({i: 1, j: 3, c: 5, w: 1}),
                 shown=("(R(6) q)^T (R(8) k)", "(R(1+5) q)^T (R(3+5) k)"))
     proof.equal("so it gives the same score", score(i, j, w, qe, ke).subs({i: 1, j: 3, w: 1}), direct,

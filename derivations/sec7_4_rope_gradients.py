@@ -97,8 +97,8 @@ def grad_frequency(proof):
                 shown=(r"\frac{d}{dx} R(x)", r"\begin{bmatrix}-\sin x & -\cos x \\ \cos x & -\sin x\end{bmatrix}"))
     score = relative_score(D, w)
     expanded = D * (-(q0 * k0 + q1 * k1) * sin(D * w) + (q1 * k0 - q0 * k1) * cos(D * w))
-    proof.chain(sp.diff(score, w), expanded, "ds/dw by diff", shown=r"\frac{ds}{d\omega}") \
-        .step("chain rule: d/dw R(D w) = D R'(D w)",
+    proof.chain(sp.diff(score, w), expanded, r"$ds/d\omega$ by diff", shown=r"\frac{ds}{d\omega}") \
+        .step(r"chain rule: $\frac{d}{d\omega} R(D\omega) = D\, R'(D\omega)$",
               D * (q.T * derivative_of_rotation.subs(x, D * w) * k)[0], shown=r"D\, q^T R'(D\omega) k") \
         .step("expand the 2x2 product and group the sin and cos terms", expanded,
               shown=r"D\left(-(q_0k_0 + q_1k_1)\sin(D\omega) + (q_1k_0 - q_0k_1)\cos(D\omega)\right)")

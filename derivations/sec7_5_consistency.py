@@ -79,7 +79,7 @@ LAYER_ALLOWANCE = rounding_allowance("float64", _operations(LONGEST), MAGNITUDE)
 FAR_ABOVE = 10
 
 i, j, c = sp.symbols("i j c", integer=True)
-w = sp.Symbol("w", positive=True)
+w = sp.Symbol("omega", positive=True)
 q0, q1, k0, k1 = sp.symbols("q0 q1 k0 k1", real=True)
 u0, u1, v0, v1 = sp.symbols("u0 u1 v0 v1", real=True)
 
@@ -109,9 +109,10 @@ def _agree(proof, rule, a, b, allowance=LAYER_ALLOWANCE):
     proof.check(rule, passed, detail, data={"max_abs_difference": None if gap is None else float(gap)})
 
 
-def _disagree(proof, rule, a, b, what: str, allowance=LAYER_ALLOWANCE):
+def _disagree(proof, rule, a, b, what: str, seed: int, allowance=LAYER_ALLOWANCE):
     """``|a - b| > 2^FAR_ABOVE * allowance`` at some entry: the first such ``what`` is the witness, with
-    the digits of its difference that no residue within the allowance can move."""
+    the digits of its difference that no residue within the allowance can move, and the ``seed`` of the
+    normal draws the inputs and weights are made of (``numpy.random.default_rng(seed)``), which fixes them."""
     threshold = allowance.bound * 2 ** FAR_ABOVE
     where = first_index_above(a, b, threshold)
     far = f"|difference| > {power_of_two(allowance.exponent + FAR_ABOVE)} ({power_of_two(FAR_ABOVE)} allowances)"
@@ -119,7 +120,8 @@ def _disagree(proof, rule, a, b, what: str, allowance=LAYER_ALLOWANCE):
     if where is not None:
         difference = abs(Fraction(float(np.asarray(a)[where])) - Fraction(float(np.asarray(b)[where])))
         digits = stable_digits(difference, allowance.bound)
-        witness = {what: where[0]} | ({} if digits is None else {"difference": float(digits)})
+        witness = ({"inputs: normal draws of seed": seed, what: where[0]}
+                   | ({} if digits is None else {"difference": float(digits)}))
     proof.check(rule, where is not None,
                 f"{far} first at {what} {where[0]}, far above rounding" if where is not None else
                 f"no entry with {far}", witness=witness)
@@ -131,7 +133,7 @@ def _disagree(proof, rule, a, b, what: str, allowance=LAYER_ALLOWANCE):
 @claim("scheme.relative_bias", section="7.5", title="A relative bias depends on the offset only",
        statement=r"s_{ij} = x_i^T A x_j + b_{j-i};\ \text{ALiBi } b_D = -m|D|;\ "
                  r"\text{RoPE: offset effect bilinear in content}",
-       assumptions=("i, j, c integers", "m > 0", "w > 0"),
+       assumptions=("i, j, c integers", "m > 0", r"\omega > 0"),
        uses=("rope.score_expansion",))
 def scheme_relative_bias(proof):
     bias = sp.Function("b")
@@ -160,13 +162,13 @@ def scheme_relative_bias(proof):
     effect = _score(q, k, i, j) - _score(q, k, i, i)
     D = j - i
     proof.chain(effect, (q0 * k0 + q1 * k1) * (cos(D * w) - 1) + (q1 * k0 - q0 * k1) * sin(D * w),
-                r"RoPE offset effect: $s_{ij} - s_{ii} = (q_0k_0 + q_1k_1)(\cos((j-i)w) - 1) + (q_1k_0 - q_0k_1)\sin((j-i)w)$",
+                r"RoPE offset effect: $s_{ij} - s_{ii} = (q_0k_0 + q_1k_1)(\cos((j-i)\omega) - 1) + (q_1k_0 - q_0k_1)\sin((j-i)\omega)$",
                 shown=r"s_{ij} - s_{ii}") \
-        .step("R(iw)^T R(jw) = R((j-i)w), and R(0) = I",
-              (q.T * rotation(D * w) * k)[0] - q0 * k0 - q1 * k1, shown=r"q^T R((j-i)w) k - q^T k") \
+        .step("R(i omega)^T R(j omega) = R((j-i) omega), and R(0) = I",
+              (q.T * rotation(D * w) * k)[0] - q0 * k0 - q1 * k1, shown=r"q^T R((j-i)\omega) k - q^T k") \
         .step("collect the content products", (q0 * k0 + q1 * k1) * (cos(D * w) - 1)
               + (q1 * k0 - q0 * k1) * sin(D * w),
-              shown=r"(q_0k_0 + q_1k_1)(\cos((j-i)w) - 1) + (q_1k_0 - q_0k_1)\sin((j-i)w)")
+              shown=r"(q_0k_0 + q_1k_1)(\cos((j-i)\omega) - 1) + (q_1k_0 - q_0k_1)\sin((j-i)\omega)")
     proof.equal("RoPE offset effect scales with the content: q -> 2q doubles it",
                 _score(2 * q, k, i, j) - _score(2 * q, k, i, i), 2 * effect)
     u, v = Matrix([u0, u1]), Matrix([v0, v1])
@@ -199,7 +201,7 @@ def scheme_same_shape_not_same_function(proof):
     with_rope = rope_attention(x_num, weights, positions, causal_mask(length))
     proof.check("both layers give outputs of the same shape", with_sinusoidal.shape == with_rope.shape,
                 f"shape {with_sinusoidal.shape} and {with_rope.shape}")
-    _disagree(proof, "the outputs differ", with_sinusoidal, with_rope, "row")
+    _disagree(proof, "the outputs differ", with_sinusoidal, with_rope, "row", seed=1)
 
 
 # -- 7.5.2 position ids ---------------------------------------------------------------------------
@@ -234,7 +236,7 @@ def ids_left_padding(proof):
     alone = models["learned absolute"](tokens, np.arange(length - n_pad), causal_mask(length - n_pad))
     columns = models["learned absolute"](padded, np.arange(length), mask)[valid]
     _disagree(proof, "learned absolute: column indices as positions change the outputs", columns, alone,
-              "valid token")
+              "valid token", seed=2)
     proof.note("Under pure RoPE a common shift of all positions cancels in exact arithmetic "
                "(see ids.packing), so the column shortcut is exposed by absolute positions.")
 
@@ -248,8 +250,8 @@ def ids_packing(proof):
     offset = MatMul(Transpose(rope_matrix(i + c, ws)), rope_matrix(j + c, ws))
     proof.chain(offset, MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)), "RoPE, d_k = 8",
                 shown=r"R_{i+c}^T R_{j+c}") \
-        .step("blockwise R((i+c)w)^T R((j+c)w) = R((j-i)w)", rope_matrix(j - i, ws), shown=r"R_{j-i}") \
-        .step("blockwise R((j-i)w) = R(iw)^T R(jw)", MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)),
+        .step("blockwise R((i+c) omega)^T R((j+c) omega) = R((j-i) omega)", rope_matrix(j - i, ws), shown=r"R_{j-i}") \
+        .step("blockwise R((j-i) omega) = R(i omega)^T R(j omega)", MatMul(Transpose(rope_matrix(i, ws)), rope_matrix(j, ws)),
               shown=r"R_i^T R_j")
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     proof.equal("RoPE: a within-document score ignores the document offset c",
@@ -275,7 +277,7 @@ def ids_packing(proof):
     second = int(starts[1])
     proof.check("a document mask alone keeps the running positions", running[second] != reset[second],
                 f"first token of document 1 at column {second}: position {running[second]}, not 0",
-                witness={"column": second, "position": int(running[second]),
+                witness={"inputs: document lengths": lengths, "column": second, "position": int(running[second]),
                          "difference": int(running[second] - reset[second])})
     models = {
         "RoPE": lambda x_, pos, msk: rope_attention(x_, weights, pos, msk),
@@ -288,12 +290,12 @@ def ids_packing(proof):
                model(row, reset, document_mask(docs)), alone)
         if name == "RoPE":
             _disagree(proof, "RoPE: reset positions alone still attend across documents",
-                      model(row, reset, causal_mask(len(docs))), alone, "column")
+                      model(row, reset, causal_mask(len(docs))), alone, "column", seed=3)
             _agree(proof, "RoPE: document mask alone = each document alone (the offset cancels)",
                    model(row, running, document_mask(docs)), alone)
         else:
             _disagree(proof, "learned absolute: document mask alone reads the wrong position rows",
-                      model(row, running, document_mask(docs)), alone, "column")
+                      model(row, running, document_mask(docs)), alone, "column", seed=3)
 
 
 @claim("ids.kv_cache", section="7.5", title="KV-cache decoding rotates each token at its true position",
@@ -302,7 +304,7 @@ def ids_packing(proof):
 def ids_kv_cache(proof):
     q, k = Matrix([q0, q1]), Matrix([k0, k1])
     s = sp.Symbol("s", integer=True)
-    proof.equal("true position: the cached score is the full computation's score q^T R((s-t)w) k",
+    proof.equal("true position: the cached score is the full computation's score q^T R((s-t) omega) k",
                 _score(q, k, i, s), (q.T * rotation((s - i) * w) * k)[0])
     proof.differ("query renumbered to 0: the score sees s instead of s - t",
                  _score(q, k, 0, s), _score(q, k, i, s),
@@ -314,7 +316,7 @@ def ids_kv_cache(proof):
     full = rope_attention(x, weights, np.arange(length), causal_mask(length))
     _agree(proof, "incremental decoding = full causal computation", decode_with_cache(x, weights), full)
     _disagree(proof, "query renumbered to 0 at every step differs",
-              decode_with_cache(x, weights, query_positions=np.zeros(length, dtype=int)), full, "step")
+              decode_with_cache(x, weights, query_positions=np.zeros(length, dtype=int)), full, "step", seed=4)
 
 
 # -- 7.5.3 definitions that travel -----------------------------------------------------------------
@@ -365,7 +367,7 @@ def config_reload(proof):
         shifted = dataclasses.replace(configs[0], index_origin=1)
         _disagree(proof, "index origin 1 instead of 0 changes the outputs",
                   rope_apply(x, positions, config=shifted), rope_apply(x, positions, config=configs[0]),
-                  "position")
+                  "position", seed=5)
 
 
 @claim("vocab.mapping", section="7.5", kind="not-in-general", title="An embedding table has one id order",

@@ -51,7 +51,7 @@ nitpick_ignore_regex = [
     # Docstrings name private helpers and submodule paths (the code's own cross-references); these pages
     # document the public surface only, so such a target has no page. A broken reference to a public
     # name (symproof.X) or to a page is still an error.
-    ("py:.*", r"symproof\.(checker|claims|variants|kernels|prover|encodings|_\w+)\..*"),
+    ("py:.*", r"symproof\.(checker|claims|variants|models|kernels|prover|encodings|report|_\w+)\..*"),
     ("py:.*", r"symproof\.checker"),
     ("py:.*", r"(?!symproof\.)[A-Za-z_][\w.]*"),
     ("py:.*", r".* .*"),

@@ -61,6 +61,15 @@ def formula_functions_table() -> list:
                                                                      key=lambda kv: kv[0].lower())])
 
 
+def formula_nearest_forms_table() -> list:
+    from symproof.variants._formula import NEAREST_FORMS
+
+    return _rows(("outside the language", "write it as"),
+                 [(f"`{name}`", "`" + form.split(" (", 1)[0] + "`" + (" (" + form.split(" (", 1)[1] if " (" in form
+                                                                       else ""))
+                  for name, form in sorted(NEAREST_FORMS.items(), key=lambda kv: kv[0].lower())])
+
+
 def fragment_grammar_table() -> list:
     from symproof.prover._fragment import grammar_rows
 
@@ -221,6 +230,7 @@ def trusted_base_table() -> list:
 TABLES = {
     "trusted-base": trusted_base_table,
     "families": families_table, "formula-names": formula_names_table, "formula-functions": formula_functions_table,
+    "formula-nearest-forms": formula_nearest_forms_table,
     "fragment-grammar": fragment_grammar_table, "fragment-matrix": fragment_matrix_table,
     "variant-keys": variant_keys_table, "variant-tables": variant_tables_table, "properties": properties_table,
     "property-titles": property_titles_table, "examples": examples_table, "verdicts": verdicts_table,

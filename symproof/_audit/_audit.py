@@ -20,6 +20,7 @@ Longer than 600 lines: the audit's result, its verdict and the probes it runs ar
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -337,6 +338,9 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
         except Exception:  # noqa: BLE001 - a base that needs more than the widths: the builders' default
             base = None
     max_position, factor = None, None
+    if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
+        # a multimodal config (Qwen2-VL, Gemma 3, Llama 4): the text model's values are under text_config
+        config = {**{k: v for k, v in config.items() if k != "text_config"}, **config["text_config"]}
     if isinstance(config, dict):
         value = config.get("max_position_embeddings", config.get("n_positions"))
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -406,6 +410,13 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
     if rule == "longrope":  # the per-pair divisors of each regime (lists in the config)
         out["short_factor"] = [_number(f) for f in variant.frequency_factors]
         out["long_factor"] = [_number(f) for f in (variant.long_factors or variant.frequency_factors)]
+        # the scale of cos and sin (both regimes): the config's attention_factor, else HF's default
+        given = _scaling_table(config).get("attention_factor")
+        factor, original = out.get("factor"), out.get("original_max_position")
+        if isinstance(given, (int, float)) and not isinstance(given, bool):
+            out["longrope_mscale"] = float(given)
+        elif factor is not None and original:
+            out["longrope_mscale"] = math.sqrt(1 + math.log(factor) / math.log(original)) if factor > 1 else 1.0
     if rule == "yarn":
         out.update(extrapolation_factor=1, length_is_original=True)
         rope_table = (config or {}).get("rope_scaling") or (config or {}).get("rope_parameters") or {}
@@ -424,6 +435,16 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
                 table.update({key: out[role] for key in keys})
         out["rope_scaling"] = table
     return out
+
+
+def _scaling_table(config) -> dict:
+    """A config's rope scaling table (``rope_scaling`` or ``rope_parameters``, its text model's if multimodal)."""
+    if not isinstance(config, dict):
+        return {}
+    if isinstance(config.get("text_config"), dict):
+        config = {**config, **config["text_config"]}
+    table = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    return table if isinstance(table, dict) else {}
 
 
 def _config_of(like) -> dict | None:

@@ -296,13 +296,18 @@ class ChildSession:
                                  "it)", 0)
         if not reply.get("ok"):
             raise _ChildFailure(reply)
+        self.positions_kind = reply["info"].get("positions")
         return reply["info"]
 
     def call(self, x: np.ndarray, positions: np.ndarray, repeat: bool = False):
-        seconds = self.call_seconds * (2 if repeat else 1)
-        reply, arrays = self._request({"op": "call", "repeat": repeat}, [x, positions], seconds,
-                                      f"a probe call with x of shape {tuple(x.shape)}", 2 * x.nbytes + 4096,
-                                      shown=self.call_seconds)
+        # the limit is per call of the code: a convention that calls it once per position (flash-attn's
+        # seqlen_offset, GPT-NeoX's offset) or once per token (llama2.c's loop) has that many calls in a probe
+        calls = {"contiguous": x.shape[1], "scalar": x.shape[0] * x.shape[1]}.get(
+            getattr(self, "positions_kind", None), 1)
+        seconds = self.call_seconds * calls * (2 if repeat else 1)
+        what = f"a probe call with x of shape {tuple(x.shape)}" + (f", {calls} calls of the code" if calls > 1 else "")
+        reply, arrays = self._request({"op": "call", "repeat": repeat}, [x, positions], seconds, what,
+                                      2 * x.nbytes + 4096, shown=self.call_seconds * calls)
         if not reply.get("ok"):
             raise _ChildFailure(reply)
         if len(arrays) < 1 or arrays[0].shape != x.shape or (reply.get("key") and len(arrays) < 2):

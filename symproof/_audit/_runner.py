@@ -20,6 +20,10 @@ while the model has such a value refuses the audit (:class:`DefaultRefused`).
 This module needs nothing but the standard library and NumPy: it is run as a
 script in the child process that imports the user's code (``_child.py``),
 and imported in-process when :func:`symproof.audit` is given a Python object.
+
+Longer than 600 lines: run by path as that child's whole program, it cannot import a sibling module
+(importing symproof there would let a folder of the user's shadow it), so the convention table, the
+parameter filling and the message framing it needs live in this one file, in that order.
 """
 
 from __future__ import annotations
@@ -48,16 +52,18 @@ LAYOUTS = {
     "tbhd": "(T, B, H, D)",
     "flat": "(num_tokens, heads * D)",
     "vector": "(D,) one token per call",
+    "qkv": "(B, T, 3, H, D): q, k, v packed",
 }
 
 # parameter names by role (signature inspection)
 _X = ("x", "t", "q", "xq", "query", "input", "inputs", "tensor", "hidden_states", "vec", "qk")
 _K = ("k", "xk", "key")
 _POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions")
-_OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position")
+_OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position",
+           "seqlen_offset", "seqlen_offsets")
 _COS, _SIN = ("cos", "cos_cached", "freqs_cos"), ("sin", "sin_cached", "freqs_sin")
 _FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis", "sincos", "cos_sin")
-_DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims")
+_DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims")
 _LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_position", "max_len",
         "max_positions", "seqlen", "n_positions", "max_seq_length", "length")
 _BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
@@ -284,9 +290,15 @@ def _length(table):
 
 def _params(fn) -> list:
     try:
-        return list(inspect.signature(fn).parameters.values())
+        params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return []
+    if inspect.isclass(fn) and params and all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        # a metaclass's __call__(*args, **kwargs) hides the class's own (flax nnx): read its __init__
+        init = getattr(fn, "__init__", None)
+        if inspect.isfunction(init):
+            params = list(inspect.signature(init).parameters.values())[1:]
+    return params
 
 
 def _names(fn) -> list:
@@ -385,7 +397,8 @@ _ROPE_ROLES = {
     "factor": ("scaling_factor", "factor", "scale_factor", "rope_scaling_factor", "rope_factor",
                "rotary_scaling_factor"),
     "linear_factor": ("condense_ratio", "interpolate_factor", "interpolation_factor", "seq_len_interpolation_factor",
-                      "position_interpolation_factor", "rope_condense_ratio"),
+                      "position_interpolation_factor", "rope_condense_ratio", "linear_factor",
+                      "rope_linear_scaling_factor", "linear_scaling_factor"),
     "low_freq_factor": ("low_freq_factor",),
     "high_freq_factor": ("high_freq_factor",),
     "original_max_position": ("original_max_position_embeddings", "old_context_len", "original_max_seq_len",
@@ -397,6 +410,7 @@ _ROPE_ROLES = {
     "mscale_all_dim": ("mscale_all_dim",),
     "short_factor": ("short_factor", "short_factors", "rescale_factors_short"),
     "long_factor": ("long_factor", "long_factors", "rescale_factors_long"),
+    "longrope_mscale": ("short_mscale", "long_mscale"),
     "extrapolation_factor": ("extrapolation_factor",),
     "attn_factor": ("attn_factor",),
     "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled"),
@@ -407,7 +421,16 @@ _ROLE_OF = {name: role for role, names in _ROPE_ROLES.items() for name in names}
 #: length parameters that size a table (not a property of the model, like max_position_embeddings)
 _TABLE_LEN = ("end", "seq_len", "max_seq_len", "seqlen", "length", "max_len", "max_seq_length")
 _BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq")
-_DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype")
+_DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype", "fprop_dtype")
+#: the whole head's width (the rotated part is a fraction of it, given separately)
+_HEAD = ("head_size", "head_dim", "kv_channels", "head_dims")
+#: the rotated fraction of the head: rotated width / head width
+_PROPORTION = ("rotary_percent", "rotary_pct", "rope_proportion", "partial_rotary_factor", "rotary_fraction",
+               "rope_pct")
+#: a geometric rule written as timescales min * (max / min)^(2i/d) (MaxText): min 1, max the base
+_TIMESCALE = {"min_timescale": "one", "max_timescale": "base"}
+#: where the code runs, not what it computes: one CPU process (shown in the call like every value filled)
+_PLACEMENT = {"mesh": None, "use_cpu_initialization": True, "use_cpu_init": True}
 #: what a parameter's name says it concerns (words of its lower-case name), when the audit cannot fill it
 _CONCERNS = (
     ("scaling", ("scal", "factor", "ratio", "interpol", "extrapol", "mscale", "beta_", "ntk", "yarn", "longrope",
@@ -475,6 +498,15 @@ def _torch_dtype(name: str):
     return getattr(torch, name)
 
 
+def _dtype_of(param, name: str):
+    """The dtype ``name`` in the library the parameter's default or annotation is of (torch, else JAX's)."""
+    default = param.default
+    text = f"{getattr(type(default), '__module__', '')} {getattr(default, '__module__', '')} {param.annotation}"
+    if "torch" not in text and ("jax" in text or "ml_dtypes" in text or "numpy" in text) and "jax" in sys.modules:
+        return getattr(sys.modules["jax"].numpy, name)
+    return _torch_dtype(name)
+
+
 def _scaling_object(param, h: "Hints"):
     """The model's scaling for a parameter taking it as one object: ``None`` (no scaling), the HF-style dict,
     or the parameter's own dataclass (its default's class, or its annotation) rebuilt from the model's values;
@@ -522,8 +554,16 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
     name = param.name.lower()
     rope = h.rope or {}
     required = param.default is param.empty
-    if name in ("head_size", "head_dim"):
+    if name in _HEAD:
         return h.head_dim
+    if name in _PROPORTION:
+        return h.rotated_dim / h.head_dim
+    if name in _TIMESCALE:
+        if h.base is None:
+            return _UNFILLED
+        return 1 if _TIMESCALE[name] == "one" else float(h.base)
+    if name in _PLACEMENT:
+        return _PLACEMENT[name]
     if name in _DIM:
         return h.rotated_dim
     if name in _BASES:
@@ -544,8 +584,10 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
     if name == "interleaved" and where != "apply":
         return h.pairing == "adjacent"
     if name in _DTYPE_NAMES and (_is_dtype_param(param) or required):
-        return _torch_dtype(dtype)
+        return _dtype_of(param, dtype)
     role = _ROLE_OF.get(name)
+    if role == "rope_scaling" and isinstance(param.default, bool):  # a switch (Megatron's rope_scaling=False)
+        return bool(rope["scaled"]) if rope.get("known") else _UNFILLED
     if role == "rope_scaling":
         return _scaling_object(param, h)
     if role == "scaled":
@@ -609,6 +651,8 @@ def _model_has(concern: str | None, h: "Hints") -> str | None:
 def _shown_value(value) -> str:
     if type(value).__module__.startswith("torch") and type(value).__name__ == "dtype":
         return str(value)
+    if inspect.isclass(value) and value.__module__.startswith("jax"):
+        return f"jax.numpy.{value.__name__}"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return repr(value)
     text = repr(value)
@@ -672,6 +716,7 @@ class Convention:
     needs: str | None = None  # "rotary" (a module making cos, sin) | "table" (a builder) | None
     returns: str = "x"  # x | qk | inplace
     split: bool = False  # the caller rotates x[..., :r] only (r from the cos table) and keeps the rest (HF partial)
+    batch_rows: bool = False  # the table's rows are given a leading batch axis: cos[positions][None] (litgpt)
 
 
 #: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
@@ -710,6 +755,13 @@ CONVENTIONS = (
                "apply", ("x", "k", "cos", "sin"), ("bthd", "bhtd", "td"), needs="table", returns="qk"),
     Convention("table-cos-sin", "cos, sin = build(dim, end, theta); apply(x, cos[positions], sin[positions])",
                "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="table"),
+    Convention("table-cos-sin-batch", "cos, sin = build(dim, end, theta); apply(x, cos[positions][None], "
+               "sin[positions][None]): tables with a batch axis (B, T, D)", "apply", ("x", "cos", "sin"),
+               ("bhtd", "td", "bthd"), needs="table", batch_rows=True),
+    Convention("length-module", "freqs = module(n) (angles of positions 0..n-1); apply(x, freqs[positions])", "apply",
+               ("x", "freqs"), ("tbhd", "bthd", "bhtd", "td"), needs="length"),
+    Convention("positions-table", "freqs = build(dim, <positions keyword>=positions, theta); apply(x, freqs)",
+               "apply", ("x", "freqs"), ("bhtd", "bthd", "td"), needs="positions-table"),
     Convention("table-cos-sin-partial", "cos, sin = build(dim, end, theta); apply(x[..., :r], cos[positions], "
                "sin[positions]), the rest kept", "apply", ("x", "cos", "sin"), ("bthd", "bhtd", "td"),
                needs="table", split=True),
@@ -719,8 +771,16 @@ CONVENTIONS = (
                ("x", "positions"), ("td", "bthd", "bhtd"), positions="shared"),
     Convention("module-qk-positions", "module(q, k, positions) -> (q, k)", "module", ("x", "k", "positions"),
                ("bhtd", "bthd", "td"), positions="full", returns="qk"),
+    Convention("module-qk-implicit", "module(q, k) -> (q, k), positions 0..T-1 implicit: the probes placed at their "
+               "positions in a longer call", "module", ("x", "k"), ("td", "bhtd", "bthd"), positions="prefix",
+               returns="qk"),
+    Convention("module-implicit", "module(x), positions 0..T-1 implicit: the probes placed at their positions in a "
+               "longer call", "module", ("x",), ("td", "bhtd", "bthd"), positions="prefix"),
     Convention("module-offset", "module(x, offset=start): contiguous positions, one call per position", "module",
                ("x", "offset"), ("td", "bthd", "bhtd"), positions="contiguous"),
+    Convention("module-qkv-offset", "module(qkv, seqlen_offset=start) -> qkv, q, k, v packed as (B, T, 3, H, D), "
+               "tables built by a method of the module: contiguous positions, one call per position (flash-attn)",
+               "module", ("x", "offset"), ("qkv",), positions="contiguous", returns="qkv"),
     Convention("offset", "fn(x, start_pos): contiguous positions, one call per position", "apply", ("x", "offset"),
                ("td", "bthd", "bhtd"), positions="contiguous"),
     Convention("qk-offset", "fn(q, k, offset) -> (q, k): contiguous positions, one call per position", "apply",
@@ -735,6 +795,7 @@ CONVENTIONS = (
 def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
     n, t, d = x.shape
     return {"td": lambda: x, "bhtd": lambda: x[:, None], "bthd": lambda: x[:, :, None],
+            "qkv": lambda: np.stack([x, x, x], axis=2)[:, :, :, None],
             "tbhd": lambda: np.transpose(x, (1, 0, 2))[:, :, None], "flat": lambda: x.reshape(n * t, d),
             "vector": lambda: x.reshape(n * t * d)}[layout]()
 
@@ -773,16 +834,50 @@ class _Attempt:
         self.apply, self.maker, self.table, self.keyword, self.shown = apply, maker, table, keyword, shown
 
     def describe(self) -> dict:
-        return {"name": self.row.name, "call": self.shown or self.row.call, "layout": self.layout,
+        call = self.shown or self.row.call
+        extra = self._fill() if self.row.entry != "expr" else {}
+        if extra:  # what the apply is given beyond the row's arguments, from the model (Gemma's base_frequency)
+            call += " with " + ", ".join(f"{k}={_shown_value(v)}" for k, v in extra.items()
+                                         if k != "position_ids")
+        return {"name": self.row.name, "call": call, "layout": self.layout,
                 "layout_shape": LAYOUTS[self.layout], "positions": self.row.positions,
-                "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place"}[self.row.returns]}
+                "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place",
+                            "qkv": "qkv: q and k audited, v checked unchanged"}[self.row.returns]}
 
     def run(self, x: np.ndarray, positions: np.ndarray):
         if self.row.positions == "scalar":
             return self._per_vector(x, positions)
         if self.row.positions == "contiguous":
             return self._per_position(x, positions)
+        if self.row.positions == "prefix":
+            return self._in_prefix(x, positions)
         return self._call(x, positions)
+
+    def _in_prefix(self, x, positions):
+        """Code that numbers its tokens 0..T-1 itself (ESM): each probe row placed at its position in a call of
+        length max + 1, the other rows zero (the map is per token); repeated positions in separate calls, the
+        samples in chunks that keep a call below 2**22 numbers."""
+        n, _, d = x.shape
+        length = int(positions.max()) + 1
+        q, k = np.empty_like(x), (np.empty_like(x) if self.row.returns == "qk" else None)
+        groups: list = []
+        for t, p in enumerate(positions):
+            group = next((g for g in groups if int(p) not in g), None)
+            if group is None:
+                group = {}
+                groups.append(group)
+            group[int(p)] = t
+        chunk = max(1, (1 << 22) // max(1, length * d))
+        for group in groups:
+            ts, ps = list(group.values()), list(group.keys())
+            for b in range(0, n, chunk):
+                full = np.zeros((min(chunk, n - b), length, d))
+                full[:, ps] = x[b:b + chunk, ts]
+                qo, ko = self._call(full, np.arange(length))
+                q[b:b + chunk, ts] = qo[:, ps]
+                if k is not None:
+                    k[b:b + chunk, ts] = ko[:, ps]
+        return q, k
 
     def _per_position(self, x, positions):
         outs = [self._call(x[:, t:t + 1], positions[t:t + 1]) for t in range(x.shape[1])]
@@ -830,6 +925,16 @@ class _Attempt:
         raise RunnerError(f"internal: unknown role {role}")
 
     def _rows(self, positions, xin):
+        rows = self._rows_of(positions, xin)
+        if self.row.batch_rows:  # (T, D) -> (1, T, D): a batch axis the apply requires
+            rows = type(rows)(r[None] for r in rows) if isinstance(rows, (tuple, list)) else rows[None]
+        return rows
+
+    def _rows_of(self, positions, xin):
+        if self.row.needs == "length":  # Megatron: module(n) -> the angles of positions 0..n-1, rows gathered
+            return self.s.arrays.gather(self.maker(int(positions.max()) + 1), positions)
+        if self.row.needs == "positions-table":  # diffusers: build(dim, pos=positions) -> rows of those positions
+            return self.maker(self.s.arrays.ints(positions))
         if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
             return self.maker(self.s.arrays.values(positions.astype(np.float64)))
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
@@ -872,6 +977,16 @@ class _Attempt:
                 extra[name] = h.rotated_dim
             elif key in _BASES:
                 extra[name] = float(h.base if h.base is not None else 10000.0)
+        # an apply's own rule parameters with defaults (Gemma's scale_factor, rope_proportion): the model's values
+        positional = set([n for n in _names(self.apply) if n != "self"][:len(self.row.args)])
+        for p in _params(self.apply):
+            key = p.name.lower()
+            if p.name in extra or p.name in positional or p.default is p.empty or not (
+                    key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) in ("factor", "linear_factor")):
+                continue
+            value = _model_value(p, h, self.s.fill_dtype, "apply")
+            if value is not _UNFILLED:
+                extra[p.name] = value
         if getattr(self, "full_tables", False) and "position_ids" in _names(self.apply):
             extra["position_ids"] = self.s.arrays.ints(self._positions[None, :])
         return extra
@@ -908,9 +1023,18 @@ class _Attempt:
         if self.keyword is not None:  # positions passed under the name the code uses
             kwargs[self.keyword] = args.pop(self.row.args.index("positions" if "positions" in self.row.args
                                                                 else "offset"))
+        v_before = A.numpy(xin[:, :, 2]).copy() if self.row.returns == "qkv" else None
         out = self.apply(*args, **kwargs)
         if out is None and not (self.layout == "vector" and self.row.returns == "qk"):  # in place: llama2.c only
             raise RunnerError("returned None; expected the rotated x (an array of the input's shape)")
+        if self.row.returns == "qkv":  # packed: q and k rotated, v kept
+            if getattr(out, "shape", None) is None or tuple(out.shape) != tuple(xl.shape):
+                raise RunnerError(f"returned {type(out).__name__}; expected the packed qkv of shape {xl.shape}")
+            qn = _from_layout(A.numpy(out[:, :, 0]), "bthd", x.shape)
+            kn = _from_layout(A.numpy(out[:, :, 1]), "bthd", x.shape)
+            if not np.array_equal(A.numpy(out[:, :, 2]), v_before):
+                raise RunnerError("changed v in the packed qkv; a rotary map rotates q and k only")
+            return qn, kn
         if self.row.returns == "qk" or (isinstance(out, (tuple, list)) and len(out) == 2 and "k" in self.row.args):
             if out is None:  # rotated in place (llama2.c's loop)
                 out = (xin, kin)
@@ -1000,7 +1124,8 @@ class Session:
                 found.append((key, value))
             if kind == "table" and inspect.isfunction(value) and (
                     "freqs" in key.lower() or "cos_sin" in key.lower() or "rope_cache" in key.lower()
-                    or key.lower().startswith(("precompute", "build_rope", "rope_init", "compute_freqs"))):
+                    or key.lower().startswith(("precompute", "build_rope", "rope_init", "compute_freqs"))
+                    or "rotary_pos_emb" in key.lower() and not key.lower().startswith("apply")):
                 found.append((key, value))
             if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope")):
                 found.append((key, value))
@@ -1099,6 +1224,11 @@ class Session:
                     inst = self._instance(cls)
                     yield (inst.forward_native, None, None, None, f"{self.built_text(inst, cls.__name__)}"
                                                                   ".forward_native(positions, query, key)")
+                elif cls is not None and [n.lower() for n in _names(getattr(cls, "forward", cls))][1:2] == ["positions"]:
+                    # a vLLM module with no forward_native (Phi3LongRoPEScaledRotaryEmbedding): forward is native
+                    inst = self._instance(cls)
+                    yield (inst.forward, None, None, None, f"{self.built_text(inst, cls.__name__)}"
+                                                           "(positions, query, key)")
                 elif method is not None:
                     yield (method, None, None, None, "forward_native(positions, query, key)")
                 return
@@ -1122,8 +1252,18 @@ class Session:
                 keyword = _has(sig_of, _OFFSET)
                 if keyword is None:
                     return
-                yield (target, None, None, keyword, f"{self._shown_module(obj)}(x, {keyword}=start)")
-            else:
+                if (row.layouts == ("qkv",)) != ([n for n in _names(sig_of) if n != "self"][:1] == ["qkv"]):
+                    return  # a packed qkv is given to code that names it so, and only to it
+                packed = "qkv" if row.layouts == ("qkv",) else "x"
+                yield (target, None, None, keyword, f"{self._shown_module(obj)}({packed}, {keyword}=start)")
+            else:  # no positions passed: the code numbers the tokens itself
+                if _has(sig_of, _POS) or _has(sig_of, _OFFSET):
+                    return
+                if "k" in row.args:
+                    if _required_count(sig_of) != 2 or not _has(sig_of, _K):
+                        return
+                    yield (target, None, None, None, f"{self._shown_module(obj)}(q, k)")
+                    return
                 if _required_count(sig_of) != 1 or _has(sig_of, _K):
                     return
                 yield (target, None, None, None, f"{self._shown_module(obj)}(x)")
@@ -1145,7 +1285,7 @@ class Session:
                 if fn is not obj:
                     continue
                 yield (fn, None, None, None, "")
-            elif row.needs in ("rotary", "angles"):
+            elif row.needs in ("rotary", "angles", "length"):
                 makers = []
                 if inspect.isclass(obj) or hasattr(obj, "forward"):
                     makers.append(obj)
@@ -1158,11 +1298,15 @@ class Session:
                         continue
                     if fn is not obj and maker is not obj and named_apply is None and named_table is None:
                         continue  # the named target must be one of the pieces called
+                    if row.needs == "length" and not _takes_length(maker):
+                        continue
                     inst = self._instance(maker)
                     mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
                     made = self.built_text(inst, mname)
                     if row.needs == "angles":
                         yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
+                    elif row.needs == "length":
+                        yield (fn, inst, None, None, f"freqs = {made}(n); {name}(x, freqs[positions])")
                     else:
                         takes = "seq_len=n" if row.positions == "contiguous" else "position_ids"
                         yield (fn, inst, None, None, f"{made}(x, {takes}) -> cos, sin; "
@@ -1180,11 +1324,41 @@ class Session:
                         continue
                     if fn is not obj and builder is not obj and named_apply is None and named_table is None:
                         continue  # the named target must be one of the pieces called
+                    keyword = _has(builder, _POS)
+                    if (row.needs == "positions-table") != (keyword is not None):
+                        continue
+                    if keyword is not None:
+                        maker, text = self._positions_builder(builder, keyword, fn)
+                        yield (fn, maker, None, None, f"{text}; {name}(x, freqs)")
+                        continue
                     table = self._build_table(builder)
                     shape = _table_kind(table)
                     if (row.name.startswith("table-cos-sin")) != (shape == "pair"):
                         continue
                     yield (fn, None, table, None, f"{self.used[-1]}; {name}({', '.join(_arg_text(row))})")
+
+    def _positions_builder(self, builder, keyword, apply):
+        """``positions -> rows`` of a builder that takes the positions (diffusers' ``get_1d_rotary_pos_embed(dim,
+        pos)``): its other parameters filled from the model; a switch the apply takes too (``use_real``) given the
+        apply's default, so the table is of the form the apply reads."""
+        name = getattr(builder, "__name__", "build")
+        filling = fill_parameters(builder, self.hints, self.fill_dtype, skip=(keyword,), owner=name)
+        shared = {p.name: p.default for p in _params(apply) if isinstance(p.default, bool)}
+        for p in _params(builder):
+            if p.name in shared and p.name not in filling.kwargs and isinstance(p.default, bool):
+                filling.kwargs[p.name] = shared[p.name]
+                filling.shown.append(f"{p.name}={shared[p.name]!r} (as {getattr(apply, '__name__', 'the apply')} "
+                                     "reads it)")
+                filling.defaults = [d for d in filling.defaults if not d.endswith(f": {p.name}={p.default!r}")]
+        kwargs = dict(filling.kwargs)
+        text = f"freqs = {name}({keyword}=positions, {', '.join(filling.shown)})"
+        self.used.append(text)
+
+        def maker(positions):
+            return builder(**kwargs, **{keyword: positions})
+
+        self.fillings[id(maker)] = (maker, filling)
+        return maker, text
 
     def _module_callable(self, obj):
         """A callable module: ``Class`` instantiated from the model, an instance, or ``Class.method``."""
@@ -1418,6 +1592,12 @@ def _is_bound_method_of_class(obj) -> bool:
     return inspect.isfunction(obj) and "." in getattr(obj, "__qualname__", "") and _names(obj)[:1] == ["self"]
 
 
+def _takes_length(maker) -> bool:
+    """A module whose call takes a length first (Megatron's ``forward(max_seq_len, offset=0)``)."""
+    names = [n.lower() for n in _names(getattr(maker, "forward", maker)) if n != "self"]
+    return bool(names) and names[0] in _LEN
+
+
 def _required_count(fn) -> int:
     return len([n for n in _required(fn) if n != "self"])
 
@@ -1433,8 +1613,9 @@ def _extra_text(fn) -> str:
 
 
 def _arg_text(row) -> list:
-    return [{"x": "x", "k": "k", "freqs": "table[positions]", "cos": "cos[positions]", "sin": "sin[positions]"}[r]
-            for r in row.args]
+    rows = "[None]" if row.batch_rows else ""
+    return [{"x": "x", "k": "k", "freqs": f"table[positions]{rows}", "cos": f"cos[positions]{rows}",
+             "sin": f"sin[positions]{rows}"}[r] for r in row.args]
 
 
 def _table_kind(table) -> str:
@@ -1452,7 +1633,7 @@ def _fits(fn, row) -> bool:
     n_args = len(row.args)
     if len(names) < n_args and not any(p.kind == p.VAR_POSITIONAL for p in _params(fn)):
         return False
-    if len([n for n in required[n_args:] if n not in _FILLED]) > 0:
+    if len([n for n in required[n_args:] if n not in _FILLED + _BASES]) > 0:
         return False
     head = names[:n_args]
     for role, name in zip(row.args, head):

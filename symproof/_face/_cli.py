@@ -224,7 +224,7 @@ COMMANDS = {
         (("--cast-module",), dict(action="store_true",
                                   help="with --dtype: cast the whole module, buffers included (module.to(dtype))")),
         (("--timeout",), dict(type=float, default=None, metavar="SECONDS",
-                              help="most seconds one probe call may take (default 10; the first call has its own "
+                              help="most seconds one call of the code may take (default 10; the first call has its own "
                                    "warm-up limit)")),
     ), "Probe the rotary code NAME of FILE.py (or of an importable module) with basis vectors and compare it with "
        "the declared model. How it is called is found from its signature: fn(x, positions); fn(q, k, positions) "

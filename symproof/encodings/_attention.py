@@ -19,7 +19,7 @@ from sympy import ImmutableMatrix
 
 from .._ground._errors import InvalidInputError, MaskedRowError
 
-__all__ = ["permutation_matrix", "permute_rows_and_columns", "softmax_rows", "self_attention", "causal_mask"]
+__all__ = ["permutation_matrix", "cycle_notation", "permute_rows_and_columns", "softmax_rows", "self_attention", "causal_mask"]
 
 
 def _check_permutation(perm) -> list:
@@ -43,6 +43,23 @@ def permutation_matrix(perm) -> ImmutableMatrix:
     perm = _check_permutation(perm)
     size = len(perm)
     return ImmutableMatrix(size, size, lambda i, j: 1 if perm[i] == j else 0)
+
+
+def cycle_notation(perm) -> str:
+    r"""The permutation ``i -> perm[i]`` in cycle notation, as LaTeX: ``[1, 2, 0]`` is ``\text{(0 1 2)}``,
+    ``[1, 0, 3, 2]`` is ``\text{(0 1)(2 3)}`` (fixed points left out), the identity is ``\mathrm{id}``."""
+    perm = _check_permutation(perm)
+    seen, cycles = set(), []
+    for start in range(len(perm)):
+        if start in seen or perm[start] == start:
+            continue
+        cycle, k = [], start
+        while k not in seen:
+            seen.add(k)
+            cycle.append(str(k))
+            k = perm[k]
+        cycles.append("(" + " ".join(cycle) + ")")
+    return r"\text{" + "".join(cycles) + "}" if cycles else r"\mathrm{id}"
 
 
 def permute_rows_and_columns(M, perm) -> ImmutableMatrix:

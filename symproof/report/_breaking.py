@@ -16,7 +16,11 @@ import sympy as sp
 from sympy.matrices.expressions import BlockDiagMatrix, MatMul
 from sympy.printing.precedence import PRECEDENCE
 
-from ._printers import _ENTITIES, _LATEX, _MATHML, _NAMED_ENTITY, _RAW_RELATION, FUNCTION_APPLICATION, FUNCTION_SPACE, HEAD_TERMS, MATHML_NAMESPACE, MAX_TERMS, MINUS, TAIL_TERMS, _as_printable, _fitting_latex, _kept_indices, _latex_whole, _mathml_inner, _matmul_factors, _minus_signs, _positive_first, _precedence, _tight_fences, _unwrap_rows
+from ._printers import (
+    _ENTITIES, _LATEX, _MATHML, _NAMED_ENTITY, _RAW_RELATION, FUNCTION_APPLICATION, FUNCTION_SPACE, HEAD_TERMS,
+    MATHML_NAMESPACE, MAX_TERMS, MINUS, TAIL_TERMS, _as_printable, _fitting_latex, _kept_indices, _latex_whole,
+    _mathml_inner, _matmul_factors, _minus_signs, _positive_first, _precedence, _tight_fences, _unwrap_rows,
+)
 
 LINE_EM = 15.0
 #: items are at least this wide (em) where their terms allow: shorter ones are joined with their neighbours

@@ -20,7 +20,7 @@ import sympy as sp
 from .._ground._errors import InvalidInputError
 from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
-from ._printers import _as_printable, _fitting_latex
+from ._sides import _row_names, _text, named_sides
 from ._prose import CLAIM_ID
 from ._views import View, joint_view
 from ._witness import Counterexample, counterexample
@@ -73,7 +73,7 @@ class Item:
     view: View | None = None
     #: the two printed sides (or this chain row and the one above) are the same text
     same: bool = False
-    #: a group: what sets each instance after the first apart (``pi = [0, 2, 1]``), one text per instance
+    #: a group: what sets each instance after the first apart (``pi = (1 2)``), one text per instance
     instances: list = field(default_factory=list)
     #: a chain: for each row (its first, then one per step), whether the row prints the computed
     #: expression; a run of rows that compute to the same text prints it once, on its last row, and
@@ -113,6 +113,26 @@ class ClaimView:
     def verdict(self) -> str:
         """The badge: *measured* / *tested* for a measured / tested claim that passed, else the status."""
         return verdict_label(self.status, self.kind)
+
+    @property
+    def refutation(self):
+        """The counterexample of the first refuted step (in a chain or a group too), or None: what a refuted
+        claim's conclusion names."""
+        pending = list(self.items)
+        while pending:
+            item = pending.pop(0)
+            if item.status == REFUTED and item.counterexample is not None:
+                return item.counterexample
+            pending[:0] = item.steps
+        return None
+
+    @property
+    def conclusion(self) -> str:
+        """How the proof ends: ``"proved"`` (the statement restated, ∎), ``"measured"`` (likewise, as
+        measured), ``"refuted"`` (the statement is false, with its counterexample, ∎) or ``"open"``."""
+        if self.status == PROVED:
+            return "measured" if self.verdict in (MEASURED, TESTED) else "proved"
+        return "refuted" if self.status == REFUTED else "open"
 
 
 @dataclass
@@ -346,10 +366,6 @@ def _mark_defined_above(items, claim_id: str) -> None:
         view.defined_above = tuple((anchor, tuple(names)) for anchor, names in above.items())
 
 
-def _text(expr) -> str | None:
-    return None if expr is None else _fitting_latex(_as_printable(expr))
-
-
 #: a common form whose LaTeX is longer than this is folded under the named relation (HTML ``<details>``)
 FOLD_CHARS = 240
 
@@ -385,97 +401,11 @@ def _is_zero(expr) -> bool:
     return isinstance(expr, sp.Basic) and expr == 0
 
 
-# -- what a step and a chain show: their two sides, a formula per row, the statement's sides at the ends -----------
-
-def named_sides(item: Item) -> bool:
-    """Whether the derivation names both sides of the step (``shown=("F(PX)", "P F(X)")``)."""
-    return bool(item.shown) and all(item.shown)
-
-
-def shows_both_sides(item: Item) -> bool:
-    """A step shows its two sides: named by the derivation, or computed and printed apart (``lhs = rhs``)."""
-    return named_sides(item) or (item.view is not None and not item.same and len(item.view.exprs) == 2)
-
-
-def _row_names(chain: Item) -> list:
-    return [chain.shown] + [step.shown[1] if step.shown else None for step in chain.steps]
-
-
-def row_formulas(chain: Item) -> list:
-    """What each row of a chain shows: its name (LaTeX), its computed expression, or both; never nothing."""
-    names = _row_names(chain)
-    return [[f for f in (names[k], chain.view.exprs[k] if chain.computed_rows[k] else None) if f is not None]
-            for k in range(len(names))]
-
-
-_SPACING = re.compile(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)(?![A-Za-z])|\\[,;:! ]|\s+")
-
-
-def _normal_tex(text: str) -> str:
-    return _SPACING.sub("", text or "")
-
-
-def _top_level_split(text: str, separators) -> list:
-    """``text`` split at ``separators`` outside braces, brackets and parentheses."""
-    out, start, depth, k = [], 0, 0, 0
-    while k < len(text):
-        ch = text[k]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0:
-            found = next((sep for sep in separators if text.startswith(sep, k)), None)
-            if found:
-                out.append(text[start:k])
-                k = start = k + len(found)
-                continue
-        k += 1
-    return out + [text[start:]]
-
-
-_RELATION_SEPARATORS = (r",\ ", r";\ ", r":\ ")
-_EQUALS = ("=",)
-
-
-def statement_relations(claim, chain: Item | None = None) -> list:
-    r"""The relations a chain of ``claim`` may run between: those of its statement and equations (split at
-    ``,\ ``, ``;\ ``, ``:\ `` outside brackets), and a lemma ``$...$`` its own label states. Each relation is
-    the list of its sides, normalised (spacing commands and blanks dropped)."""
-    texts = [t for t in (claim.statement, *claim.equations) if isinstance(t, str)]
-    if chain is not None and chain.label:
-        texts += re.findall(r"\$([^$]+)\$", chain.label)
-    relations = []
-    for text in texts:
-        for piece in _top_level_split(text, _RELATION_SEPARATORS):
-            sides = [_normal_tex(side) for side in _top_level_split(piece, _EQUALS)]
-            if len(sides) >= 2:
-                relations.append(sides)
-    return relations
-
-
-def chain_ends(chain: Item) -> tuple:
-    """The chain's first and last row as a reader sees them: the formula the derivation names them by (its
-    first, resp. last, ``=``-separated part), else the computed expression's LaTeX; normalised."""
-    names = _row_names(chain)
-    first = _top_level_split(names[0], _EQUALS)[0] if names[0] else _text(chain.view.exprs[0])
-    last = _top_level_split(names[-1], _EQUALS)[-1] if names[-1] else _text(chain.view.exprs[-1])
-    return _normal_tex(first), _normal_tex(last)
-
-
-def runs_between_sides(claim, chain: Item) -> bool:
-    """Whether ``chain`` starts at the left side of a relation of the statement and ends at its right side
-    (or at a later side of a relation ``a = b = c``)."""
-    first, last = chain_ends(chain)
-    return any(first == sides[a] and last in sides[a + 1:] for sides in statement_relations(claim, chain)
-               for a in range(len(sides) - 1))
-
-
-_INSTANCE = re.compile(r"\[[^\]]*\]|\(\d[^)]*\)|\d+")
+_INSTANCE = re.compile(r"\\mathrm\{id\}|\\text\{\(\d[\d ()]*\}|\[[^\]]*\]|\(\d[^)]*\)|\d+")
 
 
 def _fold_repeats(items: list) -> list:
-    """Consecutive proved steps that differ only in their numbers (``pi = [1, 0]``...) form one group."""
+    """Consecutive proved steps that differ only in their numbers (``pi = (0 1)``, ``pi = id``...) form one group."""
     out = []
     for item in items:
         previous = out[-1] if out else None
@@ -499,24 +429,34 @@ def _fold_repeats(items: list) -> list:
     return out
 
 
-_PERMUTATION = re.compile(r"\\pi = \[([\d, ]+)\]")
+# a permutation as a rule names it, in cycle notation (``cycle_notation``): ``\pi = \text{(0 1 2)}``, or the identity
+_PERMUTATION = re.compile(r"\\pi = (?:\\mathrm\{id\}|\\text\{((?:\(\d+(?: \d+)+\))+)\})")
 
 
-def _moved(rule: str) -> int:
-    """How much an instance shows move: 2 when every permutation in its rule moves every token
-    (``pi = [1, 2, 0]``), 1 when each moves some, 0 at the identity (``pi = [0, 1, 2]``), unfolded
-    there a check shows nothing move; a rule naming no permutation counts as 1."""
-    found = [[int(n) for n in p.split(",")] for p in _PERMUTATION.findall(rule)]
+_SIZE = re.compile(r"\bT = (\d+)")
+
+
+def _moved(rule: str, size: int) -> int:
+    r"""How much an instance shows move: 2 when every permutation in its rule moves every token
+    (``\pi = (0 1 2)`` of three tokens), 1 when each moves some, 0 at the identity (``\pi = \mathrm{id}``),
+    unfolded there a check shows nothing move; a rule naming no permutation counts as 1.  The number of
+    tokens is the rule's ``T = n`` when it states one, else ``size``."""
+    found = [[int(n) for n in re.findall(r"\d+", cycles)] for cycles in _PERMUTATION.findall(rule)]
     if not found:
         return 1
-    if any(p == sorted(p) for p in found):
+    if any(not moved for moved in found):
         return 0
-    return 2 if all(all(n != k for k, n in enumerate(p)) for p in found) else 1
+    stated = _SIZE.search(rule)
+    tokens = int(stated.group(1)) if stated else size
+    return 2 if all(len(moved) == tokens for moved in found) else 1
 
 
 def _telling_first(steps: list) -> None:
-    """Put first (the instance a group shows unfolded) the first one that moves the most tokens."""
-    best = max(range(len(steps)), key=lambda k: (_moved(steps[k].rule), -k))
+    """Put first (the instance a group shows unfolded) the first one that moves the most tokens (a group
+    whose rules state no ``T = n`` permutes as many tokens as the largest index any of them names, plus one)."""
+    size = 1 + max((int(n) for step in steps for cycles in _PERMUTATION.findall(step.rule)
+                    for n in re.findall(r"\d+", cycles)), default=0)
+    best = max(range(len(steps)), key=lambda k: (_moved(steps[k].rule, size), -k))
     steps.insert(0, steps.pop(best))
 
 
@@ -525,8 +465,8 @@ _CLAUSE_END = re.compile(r"[,:] ")
 
 
 def _clauses(rule: str) -> list:
-    """The clauses of ``rule`` and the separators between them: ``"$T = 3$, $\\pi = [0, 2, 1]$, mask causal"``
-    is ``["$T = 3$", ", ", "$\\pi = [0, 2, 1]$", ", ", "mask causal"]``."""
+    """The clauses of ``rule`` and the separators between them: ``"$T = 3$, $\\pi = (1 2)$, mask causal"``
+    is ``["$T = 3$", ", ", "$\\pi = (1 2)$", ", ", "mask causal"]``."""
     out, start, depth, math = [], 0, 0, False
     for k, ch in enumerate(rule):
         if ch == "$":
@@ -545,7 +485,7 @@ def _varying_clauses(rules: list) -> list:
     """For each rule of a group, the clauses that are not the same in every rule of the group.
 
     The first instance is shown whole; the others repeat it except in their numbers, so a reader needs
-    only the clauses that change (``pi = [0, 2, 1]``, not the sentence around it again).  When the rules do
+    only the clauses that change (``pi = (1 2)``, not the sentence around it again).  When the rules do
     not split alike, or every clause changes, each rule is kept whole."""
     split = [_clauses(rule) for rule in rules]
     if len({len(pieces) for pieces in split}) != 1:

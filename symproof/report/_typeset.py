@@ -1,7 +1,7 @@
 """The engine's plain text (details, rules, table cells, tactic tags) as a page typesets it.
 
 The engine writes its evidence for a terminal: ``|exact - -0.416147| = 1.6345e-7``,
-``t = 1 -> t = 10``, ``entrywise (trig-polynomial)``.  :func:`typeset_pieces`
+``t = 1 -> t = 10``, ``a != b``, ``entrywise (trig-polynomial)``.  :func:`typeset_pieces`
 reads such a line once into pieces (text, a sign, a number); the HTML and
 LaTeX renderers each print the pieces with their own small printer, so both
 formats make the same decision about every minus sign, exponent and arrow.
@@ -55,8 +55,10 @@ SIGNS = {
     "geq": ("\u2265", r"\ensuremath{\geq}"),
     "leq": ("\u2264", r"\ensuremath{\leq}"),
     "to": ("\u2192", r"\ensuremath{\to}"),
+    "equals": ("=", "="),
+    "neq": ("\u2260", r"\ensuremath{\neq}"),
 }
-_ASCII_SIGNS = {">=": "geq", "<=": "leq", "->": "to"}
+_ASCII_SIGNS = {">=": "geq", "<=": "leq", "->": "to", "==": "equals", "!=": "neq"}
 
 #: each tactic's tag as the engine records it, and the phrase a reader reads
 TACTIC_PHRASES = {
@@ -94,7 +96,7 @@ _BINARY = r"(?:(?<=\b[A-Za-z] )|(?<=[\d)|] ))-(?= )|-(?= -?\d)(?<= -)"
 # a verdict as the prover's ``str()`` spells it: ``proved by structural``, ``proved by entrywise (power)``
 _TAG = "(?:" + "|".join(sorted(map(re.escape, TACTIC_PHRASES), key=len, reverse=True)) + ")"
 _VERDICT = rf"\b(?P<status>proved|refuted|unknown) by (?P<tag>{_TAG}(?: \({_TAG}(?:, {_TAG})*\))?)(?![\w-])"
-_TOKEN = re.compile(rf"(?P<verdict>{_VERDICT})|(?P<sign>>=|<=|->)|(?P<binary>{_BINARY})|(?P<number>{_SIGNED})")
+_TOKEN = re.compile(rf"(?P<verdict>{_VERDICT})|(?P<sign>>=|<=|->|==|!=)|(?P<binary>{_BINARY})|(?P<number>{_SIGNED})")
 
 
 def typeset_pieces(text: str) -> tuple:

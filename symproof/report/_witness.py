@@ -36,6 +36,9 @@ MAX_EXACT_CHARS = 120
 MAX_DIFFERENCE_CHARS = 240
 #: how many entries of two matrices are compared to say how many differ (beyond, only the first is found)
 MAX_COUNTED_ENTRIES = 64
+#: two matrix sides are shown whole in the box when each has at most this many entries and each entry's exact
+#: form is at most MAX_EXACT_CHARS long (else the box names the entry that differs and its two values only)
+MAX_SHOWN_ENTRIES = 6
 #: significant digits of a decimal value
 DIGITS = 4
 #: a canonical form splitting trig arguments over a common unit is tried only up to this multiple
@@ -79,6 +82,8 @@ class Counterexample:
     differing: int = 0
     #: the named values of a computed check (``difference = 2.29``), printed as the check gave them
     named: list = field(default_factory=list)
+    #: the two sides at the witness when they are small matrices (shown whole beside the entry), else None
+    sides: tuple | None = None
 
     @property
     def entry_text(self) -> str:
@@ -152,6 +157,7 @@ def _compare(view: Counterexample, left, right) -> None:
                 return
             view.entry = differ[0][:1] if left.cols == 1 else differ[0]
             view.entries, view.differing = len(cells), len(differ) if counted else 0
+            view.sides = _shown_sides(left, right)
             left, right = left[differ[0]], right[differ[0]]
     if isinstance(left, sp.MatrixBase) or isinstance(right, sp.MatrixBase):
         return
@@ -159,6 +165,15 @@ def _compare(view: Counterexample, left, right) -> None:
         return
     view.left, view.right = _value(left), _value(right)
     view.difference = _value(left - right, MAX_DIFFERENCE_CHARS)
+
+
+def _shown_sides(left, right):
+    """Both sides in their display forms, when they are small enough to show whole; else None."""
+    if len(left) > MAX_SHOWN_ENTRIES:
+        return None
+    shown = tuple(side.applyfunc(display_form) for side in (left, right))
+    texts = [_fitting_latex(entry) for side in shown for entry in side]
+    return shown if all(text is not None and len(text) <= MAX_EXACT_CHARS for text in texts) else None
 
 
 def _value(number, limit: int = MAX_EXACT_CHARS) -> Value:

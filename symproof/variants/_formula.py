@@ -211,8 +211,26 @@ _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**
 _HINTS = {
     ast.BitXor: "uses '^', which is not a power here: write '**'",
     ast.FloorDiv: "uses '//', which is not supported: write floor(a / b)",
-    ast.Mod: "uses '%', which is not supported",
+    ast.Mod: "uses '%', which is outside the formula language: write a % b as a - b*floor(a/b)",
     ast.MatMult: "uses '@', which is not supported",
+}
+
+
+#: functions papers use that the language does not have, and how to write each with the ones it has
+#: (``a``, ``b``, ``x`` stand for the arguments; the docs' formula reference prints this table)
+NEAREST_FORMS = {
+    "mod": "a - b*floor(a/b)", "Mod": "a - b*floor(a/b)", "fmod": "a - b*floor(a/b)",
+    "sign": "where(x > 0, 1, where(x < 0, -1, 0))", "sgn": "where(x > 0, 1, where(x < 0, -1, 0))",
+    "Heaviside": "where(x > 0, 1, where(x < 0, 0, 1/2))", "step": "where(x >= 0, 1, 0)",
+    "round": "floor(x + 1/2) (halves up; Python's round sends them to the even neighbour)",
+    "trunc": "where(x >= 0, floor(x), ceiling(x))",
+    "expm1": "exp(x) - 1", "log1p": "log(1 + x)", "log2": "log(x, 2)", "log10": "log(x, 10)", "ln": "log(x)",
+    "pow": "a**b", "square": "x**2", "rsqrt": "1/sqrt(x)", "reciprocal": "1/x",
+    "sigmoid": "1/(1 + exp(-x))", "softplus": "log(1 + exp(x))",
+    "tanh": "(exp(2*x) - 1)/(exp(2*x) + 1)", "sinh": "(exp(x) - exp(-x))/2", "cosh": "(exp(x) + exp(-x))/2",
+    "maximum": "Max(a, b)", "minimum": "Min(a, b)", "fabs": "abs(x)", "Abs": "abs(x)",
+    "clamp": "clip(x, low, high)", "clip_by_value": "clip(x, low, high)", "if_else": "where(c, a, b)",
+    "ceil": "ceiling(x)",
 }
 
 
@@ -389,8 +407,11 @@ class _Checker:
                 self._visit(node.args[0], depth + 1)
                 return
             if name not in FUNCTIONS:
-                raise _Refused(f"calls {name!r}, which is not an allowed function "
-                               f"(allowed: {sorted(FUNCTIONS)})")
+                if name in NEAREST_FORMS:
+                    raise _Refused(f"calls {name!r}, which is outside the formula language; write it as "
+                                   f"{NEAREST_FORMS[name]}")
+                raise _Refused(f"calls {name!r}, which is outside the formula language "
+                               f"(its functions: {sorted(FUNCTIONS)})")
             if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
                 raise _Refused(f"passes keyword or starred arguments to {name!r}; only positional ones are allowed")
             _, low, high = FUNCTIONS[name]

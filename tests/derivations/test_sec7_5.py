@@ -92,4 +92,4 @@ def test_the_offset_proof_fails_for_a_rotation_that_is_not_relative(claims, sect
                         lambda m, freqs: sp.BlockDiagMatrix(*[rotation(m**2 * f) for f in freqs]))
     result = run_claim(claims["ids.packing"])
     assert result.status == "refuted", result.reason
-    assert "R((i+c)w)^T R((j+c)w)" in result.reason
+    assert "R((i+c) omega)^T R((j+c) omega)" in result.reason

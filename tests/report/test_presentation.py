@@ -18,7 +18,10 @@ from symproof.report._views import joint_view
 
 #: what the page may weigh (bytes of index.html; figures and kernel listings are separate files); 6 KB of it
 #: are the thin spaces after function names (``rspace`` on U+2061), without which Chromium sets ``sin a`` as ``sina``
-PAGE_BUDGET = 410_000
+#: it was 410,000 until the witness boxes of seven matrix counterexamples showed their two sides whole (3.2 KB);
+#: the proofs' conclusion lines, the entry names of W_Q, W_K, W_V and the inputs of the computed
+#: counterexamples were paid for by cycle notation and unused class attributes, so the budget moved by that only
+PAGE_BUDGET = 413_500
 
 
 @pytest.fixture(scope="module")
@@ -175,8 +178,8 @@ def test_svg_ids_are_unique(chapter):
 # (the rules of one folded group, what each instance after the first shows)
 FOLDED = [
     ("the varying clause alone",
-     ["$T = 3$, $\\pi = [0, 1, 2]$, mask causal L", "$T = 3$, $\\pi = [0, 2, 1]$, mask causal L"],
-     ["$\\pi = [0, 2, 1]$"]),
+     ["$T = 3$, $\\pi = \\mathrm{id}$, mask causal L", "$T = 3$, $\\pi = \\text{(1 2)}$, mask causal L"],
+     ["$\\pi = \\text{(1 2)}$"]),
     ("neighbouring clauses keep their separator",
      ["float64: p_t == p_(t+1) at t = 9007199254740992, re-computed",
       "float16: p_t == p_(t+1) at t = 2048, re-computed"],

@@ -14,7 +14,7 @@ import sympy as sp
 
 from symproof import Claim, rotation, run_claim
 from symproof.report import build_document, render_html
-from symproof.report._document import _text, named_sides, row_formulas, runs_between_sides, shows_both_sides
+from symproof.report._sides import _text, named_sides, row_formulas, runs_between_sides, shows_both_sides
 
 a, b, x = sp.symbols("a b x", real=True)
 

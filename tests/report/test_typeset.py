@@ -40,6 +40,9 @@ RELATIONS = [
     ("width >= 2", "width \u2265 2", r"width \ensuremath{\geq} 2"),
     ("rotary_dim <= head_dim", "rotary_dim \u2264 head_dim", r"rotary\_dim \ensuremath{\leq} head\_dim"),
     ("t = 1 -> t = 10", "t = 1 \u2192 t = 10", r"t = 1 \ensuremath{\to} t = 10"),
+    # a Python comparison reads as an equation or an inequation
+    ("p_t == p_(t+1) at t = 2048", "p_t = p_(t+1) at t = 2048", r"p\_t = p\_(t+1) at t = 2048"),
+    ("norm != 1", "norm \u2260 1", r"norm \ensuremath{\neq} 1"),
 ]
 
 TACTICS = [

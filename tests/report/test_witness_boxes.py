@@ -84,12 +84,14 @@ def _tree_has_trig_remnant(expr) -> bool:
     return False
 
 
-_PERMUTATION = re.compile(r"\u03c0=\[([\d,]+)\]")
+# a permutation as the page shows it: a list (the old notation) or cycle notation, the identity as "id"
+_PERMUTATION = re.compile(r"\u03c0=(id(?![A-Za-z])|\[[\d,]+\]|(?:\(\d+(?:\d+)*\))+)")
 
 
 def _identity_permutations(rule_text: str) -> list:
-    found = [[int(n) for n in p.split(",")] for p in _PERMUTATION.findall(rule_text.replace(" ", ""))]
-    return [p for p in found if p == list(range(len(p)))]
+    found = _PERMUTATION.findall(rule_text.replace(" ", ""))
+    return [p for p in found if p == "id" or (p.startswith("[") and p[1:-1].split(",") == [
+        str(k) for k in range(len(p[1:-1].split(",")))])]
 
 
 # a scalar entry bound in a box: a name with a numeric subscript (x_{00}, a_0) or digits (x00), then "="
@@ -131,6 +133,8 @@ class TestTheDetectorsCatchTheDefects:
 
     @pytest.mark.parametrize("rule, identities", [
         ("row sum is invariant, π = [0, 1, 2]", 1), ("T=2, π=[1, 0]", 0), ("π=[0,1] then π=[1,0]", 1), ("no π", 0),
+        ("row sum is invariant, π = id", 1), ("T=2, π = (0 1)", 0), ("π = (0 1 2) then π = id", 1),
+        ("π = (0 1)(2 3)", 0), ("π = identity", 0),
     ])
     def test_identity_permutation(self, rule, identities):
         assert len(_identity_permutations(rule)) == identities

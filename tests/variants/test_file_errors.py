@@ -118,3 +118,42 @@ def test_a_reserved_parameter_name_is_refused_with_a_rename_that_works(tmp_path,
     path.write_text(GOOD.replace("base = 10000", f'base = "10000 * {rename}"') + f"[params]\n{rename} = 2\n",
                     encoding="utf-8")
     assert load_variant(str(path)).params[rename] == 2
+
+
+def _nearest_forms():
+    from symproof.variants._formula import NEAREST_FORMS
+
+    return sorted(NEAREST_FORMS.items())
+
+
+def _instance(form: str) -> str:
+    """The suggested form with its placeholders filled, as a user would write it for a frequency."""
+    import re
+
+    form = form.split(" (", 1)[0]
+    fill = {"a": "(r + 3)", "b": "2", "x": "(r + 2)", "low": "0", "high": "1", "c": "(r > 1)"}
+    return re.sub(r"\b(a|b|x|low|high|c)\b", lambda m: fill[m.group(1)], form)
+
+
+@pytest.mark.parametrize("name, form", _nearest_forms(), ids=[name for name, _ in _nearest_forms()])
+def test_a_function_outside_the_language_is_refused_with_a_form_that_loads(tmp_path, name, form):
+    """mod, sign, round ...: the refusal says the function is outside the language and how to write it, and
+    what it says to write loads."""
+    arguments = {"clamp": "r, 0, 1", "clip_by_value": "r, 0, 1", "if_else": "r > 1, 1, 2"}.get(name, "r + 1")
+    if name in ("mod", "Mod", "fmod", "pow", "maximum", "minimum"):
+        arguments = "r + 3, 2"
+    path = tmp_path / "v.toml"
+    path.write_text(GOOD.replace("base = 10000", f'base = "10000 * (2 + {name}({arguments}))"'), encoding="utf-8")
+    with pytest.raises(VariantFileError) as info:
+        load_variant(str(path))
+    assert "outside the formula language; write it as" in str(info.value), str(info.value)
+    written = _instance(form)
+    path.write_text(GOOD.replace("base = 10000", f'base = "10000 * (2 + abs({written}))"'), encoding="utf-8")
+    assert load_variant(str(path)).kind == "rotary", written
+
+
+def test_a_percent_sign_is_refused_with_the_floor_form():
+    from symproof.variants._formula import parse_formula
+
+    with pytest.raises(VariantFileError, match=r"a - b\*floor\(a/b\)"):
+        parse_formula("r % 2", names={"r"})

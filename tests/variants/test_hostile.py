@@ -26,7 +26,7 @@ def _file(tmp_path, transform):
 HOSTILE = [
     # (formula text for position.transform, words the message must contain)
     ('__import__("os").system("touch PWNED")', "not a plain function name"),
-    ('__import__("os")', "'__import__', which is not an allowed function"),
+    ('__import__("os")', "'__import__', which is outside the formula language"),
     ("m.__class__", "Attribute"),
     ("().__class__.__bases__[0]", "not allowed"),
     ("(lambda: 1)()", "not a plain function name"),
@@ -35,7 +35,7 @@ HOSTILE = [
     ("m[0]", "Subscript"),
     ('"a string"', "string"),
     ('b"bytes"', "string"),
-    ('eval("1")', "'eval', which is not an allowed function"),
+    ('eval("1")', "'eval', which is outside the formula language"),
     ('exec("1")', "'exec'"),
     ('open("/etc/passwd")', "'open'"),
     ('getattr(m, "x")', "'getattr'"),
