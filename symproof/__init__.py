@@ -44,6 +44,7 @@ _LAZY = {
     **dict.fromkeys(("Variant", "check_variant", "load_variant"), "variants"),
     **dict.fromkeys(("load_model", "load_model_config"), "models"),
     **dict.fromkeys(("AuditResult", "audit"), "_audit"),
+    "TimeLimitExceeded": "_ground._budget",
     "checklist": "checklist",
     **dict.fromkeys(("verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult"), "_face._api"),
 }
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time the names l
     from . import checker, claims, encodings, kernels, models, prover, report, testing, variants
     from ._face._api import CheckResult, ExportResult, VerifyResult, check, export, verify
     from ._audit import AuditResult, audit
+    from ._ground._budget import TimeLimitExceeded
     from ._ground._errors import (
         CertificateError, InvalidInputError, MaskedRowError, PositionOutOfRangeError, SymproofError,
         UndefinedExpressionError, VariantFileError,
@@ -92,7 +94,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "verify", "VerifyResult", "check", "CheckResult", "export", "ExportResult",
     "SymproofError", "InvalidInputError", "UndefinedExpressionError", "PositionOutOfRangeError",
-    "MaskedRowError", "VariantFileError", "CertificateError",
+    "MaskedRowError", "VariantFileError", "CertificateError", "TimeLimitExceeded",
     "prove_equal", "Verdict", "Step", "find_witness", "Certificate", "check_certificate",
     "claim", "Claim", "Proof", "ClaimResult", "load_claims", "select_claims", "run_claim", "run_claims",
     "rotation", "sin_shift", "rope_matrix", "sin_shift_matrix", "sinusoidal_vector", "frequencies",

@@ -169,7 +169,7 @@ VERDICT_MEANINGS = {
     "refuted": "an exact witness: a point where every subterm of both sides is defined and the sides certainly "
                "differ",
     "unknown": "neither: outside the fragment, no tactic decides it, no witness among the points tried, or the "
-               "budget ran out; the reason says which",
+               "step budget ran out; the reason says which (a time limit never gives unknown: it stops the run)",
     "measured": "a table of measurements that all passed (a claim about floating-point behaviour): never shown "
                 "as proved, counts as passing",
     "tested": "the `kernel` property of `symproof check`: the exported files agreed with the exact definition at "

@@ -164,26 +164,36 @@ def _property(result: ClaimResult) -> str:
 _MAX_TEXT = 1 << 20
 
 
-def check(path_or_text: str | os.PathLike, *, budget: float | None = None) -> CheckResult:
+_REMOVED = object()
+
+
+def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_limit: float | None = None,
+          budget: object = _REMOVED) -> CheckResult:
     """Check which of the chapter's properties a variant keeps: ``symproof check`` in Python.
 
     ``path_or_text``: a variant description (.toml) or model config (config.json) by path, the
     name of a shipped example (``symproof examples``), or the text itself (TOML, or JSON
     starting with ``{``; a text is told from a name by a line break or a leading ``{``).
-    ``budget``: CPU seconds for each property (the command's ``--budget``; default 5).
+    ``steps``: the step budget of each property (the command's ``--steps``; default
+    :data:`symproof.variants.DEFAULT_STEPS`): the verdicts depend on the file and it only.
+    ``time_limit``: seconds of CPU time for each property, a safety stop (default: none); when
+    one property passes it, :class:`~symproof.TimeLimitExceeded` is raised (no verdict).
     An invalid file raises :class:`~symproof.VariantFileError` naming the key and what was expected."""
     from .._ground._budget import BudgetExhausted, cpu_budget
     from .._ground._examples import resolve_example
-    from ._check_command import CHECK_BUDGET, LOAD_BUDGET, MAX_BUDGET, exit_code, format_results, results_as_dict
+    from ..prover._budget import validate_steps, validate_timeout
+    from ..variants._check import DEFAULT_STEPS, removed_budget
+    from ._check_command import LOAD_BUDGET, exit_code, format_results, results_as_dict
     from ..models._check import check_model, format_model, model_as_dict, model_exit_code
     from ..models._config import load_model
     from ..models._json import is_model_config, loads_config
     from ..variants._spec import load_variant, loads_variant
     from ..variants import check_variant
 
-    budget = CHECK_BUDGET if budget is None else budget
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget <= MAX_BUDGET:
-        raise InvalidInputError(f"budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget!r}")
+    if budget is not _REMOVED:
+        raise InvalidInputError(removed_budget("check(budget=...)", "steps=N", "time_limit=SECONDS"))
+    steps = DEFAULT_STEPS if steps is None else validate_steps(steps)
+    time_limit = validate_timeout(time_limit, "time_limit")
     if not isinstance(path_or_text, (str, os.PathLike)):
         raise InvalidInputError(f"check: expected a path, an example name or the text of a variant or config, "
                                 f"got {type(path_or_text).__name__}")
@@ -206,12 +216,12 @@ def check(path_or_text: str | os.PathLike, *, budget: float | None = None) -> Ch
         raise VariantFileError(f"{source}: loading takes more than {LOAD_BUDGET:g} s of CPU time (the load "
                                "budget)") from None
     if model_config:
-        checked = check_model(model, budget=budget)
+        checked = check_model(model, steps=steps, time_limit=time_limit)
         seconds = time.perf_counter() - start
         results = tuple(r for _, regime_results in checked for r in regime_results)
         return CheckResult(model, results, seconds, model_exit_code(checked), format_model(model, checked, seconds),
                            model_as_dict(model, checked, seconds))
-    results = tuple(check_variant(variant, budget=budget, kernel_targets={"numpy", "c"}))
+    results = tuple(check_variant(variant, steps=steps, time_limit=time_limit, kernel_targets={"numpy", "c"}))
     seconds = time.perf_counter() - start
     return CheckResult(variant, results, seconds, exit_code(results), format_results(variant, results, seconds),
                        results_as_dict(variant, results, seconds))

@@ -9,7 +9,13 @@ Exit codes:
 - ``1`` — the check ran but some property stayed ``unknown``, or the kernel
   generated from the definition disagrees with it (a bug to report);
 - ``2`` — the description (or an option) is invalid: the error names the
-  file, the key and what was expected.
+  file, the key and what was expected;
+- ``3`` — stopped: a property ran past ``--time-limit`` (a safety stop, not a
+  verdict); the line on stderr names it, and no verdict is printed for it.
+
+The verdicts depend on the file and ``--steps`` only (prover steps, counted
+the same way on every machine); ``--time-limit`` can stop a run, never change
+one of its answers.
 """
 
 from __future__ import annotations
@@ -18,13 +24,13 @@ import json
 import os
 import time
 
-from .._ground._budget import BudgetExhausted, cpu_budget
+from .._ground._budget import BudgetExhausted, TimeLimitExceeded, cpu_budget
 from .._ground._errors import InvalidInputError, VariantFileError
 from .._ground._examples import resolve_example
 from .._ground._io import check_owned_files, output_folder
 from .._ground._text import one_line
 from ..prover import PROVED
-from ..variants._check import check_variant
+from ..variants._check import DEFAULT_STEPS, check_variant, removed_budget
 from ..variants._results import _property_key, exit_code, format_results, results_as_dict
 from ..models._config import load_model
 from ..models._json import is_model_config
@@ -37,10 +43,10 @@ __all__ = ["main_check"]
 LOAD_BUDGET = 3.0
 #: a model type read through transformers: importing it, building and running the shrunk model
 IDENTIFY_BUDGET = 300.0
-#: default seconds of CPU time for deciding all the properties (``--budget``)
-CHECK_BUDGET = 5.0
-#: the largest ``--budget`` accepted (a day)
-MAX_BUDGET = 86400.0
+#: the largest ``--time-limit`` accepted (a day)
+MAX_TIME_LIMIT = 86400.0
+#: the exit code of a run stopped by ``--time-limit`` (no verdict for the property it names)
+STOPPED = 3
 #: the properties an exported kernel rests on: unless all are proved, ``--export`` writes nothing
 #: (``--allow-unproved``: it writes the kernel, its header naming them)
 EXPORT_RESTS_ON = ("kernel",)
@@ -49,9 +55,41 @@ EXPORT_RESTS_ON = ("kernel",)
 def main_check(args) -> int:
     """Run ``symproof check`` for parsed arguments; returns the exit code (see the module docstring)."""
     start = time.perf_counter()
-    budget = getattr(args, "budget", None)
-    if budget is not None and not 0 < budget <= MAX_BUDGET:
-        raise InvalidInputError(f"--budget: expected a number of seconds in (0, {MAX_BUDGET:g}], got {budget}")
+    if getattr(args, "budget", None) is not None:
+        raise InvalidInputError(removed_budget("--budget SECONDS", "--steps N", "--time-limit SECONDS"),
+                                option="--budget")
+    budget = limits(args)
+    try:
+        return _main_check(args, start, budget)
+    except TimeLimitExceeded as stop:
+        print(one_line(stopped_line(stop)), file=_stderr())
+        return STOPPED
+
+
+def stopped_line(stop: TimeLimitExceeded) -> str:
+    """The line a run stopped by ``--time-limit`` ends with."""
+    return (f"symproof check: {stop} (--time-limit SECONDS allows more; a time limit only stops a run, "
+            "the verdicts depend on the file and --steps only)")
+
+
+def limits(args) -> dict:
+    """``{"steps": ..., "time_limit": ...}`` from ``--steps`` and ``--time-limit``, checked."""
+    given = getattr(args, "steps", None)
+    steps = DEFAULT_STEPS if given is None else given
+    if isinstance(steps, str):  # the command line's text: a whole number, written in digits
+        text = steps.strip().replace("_", "")
+        steps = int(text) if text.isdigit() and len(text) <= 13 else None
+    if steps is None or isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 10**12:
+        raise InvalidInputError(f"--steps: expected a whole number of prover steps in [1, 10**12], "
+                                f"got {str(given)[:40]}", option="--steps")
+    seconds = getattr(args, "time_limit", None)
+    if seconds is not None and not 0 < seconds <= MAX_TIME_LIMIT:
+        raise InvalidInputError(f"--time-limit: expected a number of seconds in (0, {MAX_TIME_LIMIT:g}], "
+                                f"got {seconds}", option="--time-limit")
+    return {"steps": steps, "time_limit": seconds}
+
+
+def _main_check(args, start, budget) -> int:
     files = [args.file] if isinstance(args.file, str) else list(args.file)
     if len(files) > 1 or any(os.path.isdir(f) for f in files):
         return _main_scan(args, files, budget)
@@ -83,7 +121,7 @@ def main_check(args) -> int:
     # the kernel property runs the numpy and C files (cheap), and the torch file when it is the one
     # --export writes: importing torch costs a check about 1.7 s and 200 MB
     targets = {"numpy", "c"} | ({getattr(args, "target", "numpy")} if export_dir is not None else set())
-    results = check_variant(variant, budget=budget, kernel_targets=targets)
+    results = check_variant(variant, kernel_targets=targets, **budget)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
         print(json.dumps(results_as_dict(variant, results, seconds), indent=2))
@@ -108,7 +146,7 @@ def _main_scan(args, files, budget) -> int:
             raise InvalidInputError(f"--{option} takes one file; a scan of several configs writes nothing",
                                     option=f"--{option}")
     jobs = getattr(args, "jobs", None)
-    return scan(files, jobs=1 if jobs is None else jobs, budget=budget, as_json=getattr(args, "json", False))
+    return scan(files, jobs=1 if jobs is None else jobs, limits=budget, as_json=getattr(args, "json", False))
 
 
 def _main_model(args, start, budget) -> int:
@@ -136,7 +174,7 @@ def _main_model(args, start, budget) -> int:
             raise InvalidInputError(f"--report: {args.file} has several rotary regimes or a head layout the "
                                     "report does not show; check it without --report", option="--report")
         report_dir = output_folder(report_dir, "--report")
-    checked = check_model(model, budget=budget)
+    checked = check_model(model, **budget)
     seconds = time.perf_counter() - start
     if getattr(args, "json", False):
         print(json.dumps(model_as_dict(model, checked, seconds), indent=2))

@@ -174,13 +174,23 @@ COMMANDS = {
                              help="also write the kernel generated from the variant's definition to DIR")),
         (("--target",), dict(choices=_variant_targets, default="numpy",
                              help="language of the --export kernel: {choices} (default: numpy)")),
-        (("--budget",), dict(type=float, default=5.0, metavar="SECONDS",
-                             help="CPU seconds for each property (every property starts with the whole "
-                                  "budget); one not decided within it is unknown (default: 5)")),
+        (("--steps",), dict(default=2_000_000, metavar="N",
+                            help="prover steps for each property (every property starts with the whole "
+                                 "budget); one not decided within them is unknown. Steps are counted the "
+                                 "same way on every machine: the verdicts depend on the file and N only "
+                                 "(default: 2000000)")),
+        (("--time-limit",), dict(type=float, default=None, metavar="SECONDS",
+                                 help="a safety stop: CPU seconds for each property; a property that runs "
+                                      "past it stops the check with exit 3 and no verdict for it (never an "
+                                      "unknown) (default: none)")),
+        (("--budget",), dict(default=None, metavar="SECONDS",
+                             help="removed: CPU seconds could change a verdict from one machine to another; "
+                                  "use --steps N for more prover steps, --time-limit SECONDS to stop a long run")),
         (("--force",), dict(action="store_true", help=_FORCE_HELP + " (--export and --report)")),
         (("--allow-unproved",), dict(action="store_true", help=_UNPROVED_HELP + " (--export)")),
     ), "Exit 0 when every property is decided (one that does not hold is an answer, with its witness), "
-       "1 when one stays unknown or the generated kernel disagrees, 2 for an invalid file or option."),
+       "1 when one stays unknown or the generated kernel disagrees, 2 for an invalid file or option, 3 when "
+       "--time-limit stopped the check."),
     "audit": Command(_cmd_audit, "audit your own RoPE code against a model: equivalent, after re-laying "
                                  "weights, or what differs", (
         (("target",), dict(metavar="FILE.py:NAME",

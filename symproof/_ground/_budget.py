@@ -1,20 +1,21 @@
 """A bound on the CPU time of a piece of work: past it, the work is abandoned with a clear reason.
 
-Structural bounds (file size, width, digits, exponents, value sizes, let depth)
-keep every *input* small; the prover can still meet a small statement that
-takes it a very long time (a product of a dozen cosines, nested ``exp``).
-:func:`cpu_budget` raises :class:`BudgetExhausted` from a ``SIGPROF`` timer
-once the process has used ``seconds`` of CPU time inside the block.  CPU
-time, not wall time, so that a machine busy with other work does not turn a
-decided property into an unknown one.  The CPU time of the child processes the
-work waited for (a C compiler, say) counts too: it is added when the block
-ends, and work that used more than its budget in all is abandoned then, so a
-budget too small for the work never returns a verdict, whoever did the work.
-The timer fires again every 10 ms after the budget is spent: an exception
-raised inside a callback that swallows it (a destructor run by the garbage
-collector) must not leave the block unbounded.  ``BudgetExhausted`` derives from
-``BaseException`` so that no ``except Exception`` on the way swallows it.
-Only the command line sets budgets (signals belong to the main thread).
+Verdicts never depend on time: the prover's budgets count steps
+(:mod:`symproof.prover._budget`), the same on every machine.  CPU time bounds
+what is not a verdict: loading a file (:func:`cpu_budget`, past which the file
+is refused with :class:`BudgetExhausted`) and the safety stop of ``symproof
+check --time-limit`` (:func:`cpu_time_limit`, past which the check stops with
+:class:`TimeLimitExceeded`: no verdict for the property it names, never an
+*unknown*).  Both raise from a ``SIGPROF`` timer once the process has used
+``seconds`` of CPU time inside the block.  The CPU time of the child processes
+the work waited for (a C compiler, say) counts too: it is added when the block
+ends, and work that used more than its limit in all is abandoned then, whoever
+did the work.  The timer fires again every 10 ms after the limit is spent: an
+exception raised inside a callback that swallows it (a destructor run by the
+garbage collector) must not leave the block unbounded.  Both exceptions derive
+from ``BaseException`` so that no ``except Exception`` on the way swallows
+them.  Only the main thread arms the timer (signals belong to it); elsewhere
+the block runs unbounded.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ try:
 except ImportError:  # not on Windows, where no timer is armed either (no setitimer)
     resource = None
 
-__all__ = ["BudgetExhausted", "cpu_budget"]
+__all__ = ["BudgetExhausted", "TimeLimitExceeded", "cpu_budget", "cpu_time_limit"]
 
 
 class BudgetExhausted(BaseException):
@@ -38,6 +39,23 @@ class BudgetExhausted(BaseException):
     def __init__(self, seconds: float, what: str):
         self.seconds, self.what = seconds, what
         super().__init__(f"{what}: the budget of {seconds:g} s of CPU time is used up")
+
+
+class TimeLimitExceeded(BaseException):
+    """A time limit stopped the work: there is no verdict, and none is made up.
+
+    Time limits are safety stops (``symproof check --time-limit``, ``prove_equal(timeout=...)``):
+    verdicts depend on the step budget only, so a limit that fires never turns one answer into
+    another; it ends the work, and the caller says so.  A ``BaseException``, like
+    ``KeyboardInterrupt``, so that no ``except Exception`` on the way (SymPy's, a tactic's) turns
+    the stop into an answer.
+    """
+
+    def __init__(self, seconds: float | None, what: str, clock: str = "CPU"):
+        self.seconds, self.what, self.clock = seconds, what, clock
+        kind = "CPU time" if clock == "CPU" else "wall time"
+        limit = "" if seconds is None else f" of {seconds:g} s of {kind}"
+        super().__init__(f"stopped: {what} exceeded the time limit{limit}; no verdict")
 
 
 def _children_cpu() -> float:
@@ -61,10 +79,17 @@ _LEAVING = frozenset({__file__, contextlib.__file__})
 _REFIRE_SECONDS = 0.01
 
 
+def cpu_time_limit(seconds: float | None, what: str):
+    """:func:`cpu_budget` as a safety stop: past ``seconds`` of CPU time the block is left with
+    :class:`TimeLimitExceeded` (no verdict) instead of :class:`BudgetExhausted`."""
+    return cpu_budget(seconds, what, stop=True)
+
+
 @contextmanager
-def cpu_budget(seconds: float | None, what: str):
+def cpu_budget(seconds: float | None, what: str, *, stop: bool = False):
     """Run the block with at most ``seconds`` of CPU time, its waited-for children's included
-    (``None``: no bound)."""
+    (``None``: no bound); past it, :class:`BudgetExhausted` (``stop``: :class:`TimeLimitExceeded`)."""
+    error = TimeLimitExceeded if stop else BudgetExhausted
     usable = (seconds is not None and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
     if not usable:
@@ -75,7 +100,7 @@ def cpu_budget(seconds: float | None, what: str):
         # not while the block is being left: the ``finally`` below disarms the timer and must run
         if frame is not None and frame.f_code.co_filename in _LEAVING:
             return
-        raise BudgetExhausted(seconds, what)
+        raise error(seconds, what)
 
     try:
         seconds_f = min(float(seconds), 1e6)
@@ -93,7 +118,7 @@ def cpu_budget(seconds: float | None, what: str):
         yield
         spent = (_own_cpu() - own) + (_children_cpu() - children)
         if spent > seconds_f:
-            raise BudgetExhausted(seconds, what)
+            raise error(seconds, what)
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)

@@ -16,16 +16,18 @@ from .._ground._errors import InvalidInputError
 from .._export import Kernel, check_target_name, kernel_files, module_name, write_kernel
 from .._ground._provenance import call_length_provenance
 from .._ground._text import one_line
-from ..variants._check import check_variant
+from ..variants._check import DEFAULT_STEPS, check_variant
 from ._model import ModelRope, attention_scaling
 
 __all__ = ["check_model", "format_model", "model_as_dict", "model_exit_code", "model_kernel", "export_model",
            "check_model_target"]
 
 
-def check_model(model: ModelRope, budget=None) -> list:
-    """``[(regime, results)]``: the verdicts of every rotary regime (NoPE regimes: no results)."""
-    return [(r, [] if r.variant is None else check_variant(r.variant, budget=budget)) for r in model.regimes]
+def check_model(model: ModelRope, steps: int | None = DEFAULT_STEPS, time_limit: float | None = None) -> list:
+    """``[(regime, results)]``: the verdicts of every rotary regime (NoPE regimes: no results); ``steps``
+    and ``time_limit`` as for :func:`~symproof.variants.check_variant`, for each property."""
+    return [(r, [] if r.variant is None else check_variant(r.variant, steps=steps, time_limit=time_limit))
+            for r in model.regimes]
 
 
 def model_exit_code(checked) -> int:

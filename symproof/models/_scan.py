@@ -119,14 +119,17 @@ def scan_paths(paths) -> list:
 
 def _one(job):
     """``(path, exit code, line, seconds)`` of one config (runs in a worker)."""
-    path, budget = job
+    path, limits = job
+    from .._ground._budget import TimeLimitExceeded
     from ._check import check_model, model_exit_code
     from ._config import load_model
 
     start = time.perf_counter()
     try:
         model = load_model(path)
-        checked = check_model(model, budget=budget)
+        checked = check_model(model, **(limits or {}))
+    except TimeLimitExceeded as stop:
+        return path, 3, f"{stop} (--time-limit SECONDS allows more)", time.perf_counter() - start
     except SymproofError as err:
         return path, 2, f"refused: {err}", time.perf_counter() - start
     except MemoryError:
@@ -225,7 +228,7 @@ def _in_pool(work, jobs: int) -> list:
     return done
 
 
-def scan(paths, *, jobs: int = 1, budget=None, as_json: bool = False) -> int:
+def scan(paths, *, jobs: int = 1, limits: dict | None = None, as_json: bool = False) -> int:
     """Check every config ``paths`` name; print one line each and a summary; return the largest exit code."""
     import json
 
@@ -234,7 +237,7 @@ def scan(paths, *, jobs: int = 1, budget=None, as_json: bool = False) -> int:
     found = find_configs(paths)
     files = [item for item in found if isinstance(item, str)]
     start = time.perf_counter()
-    work = [(path, budget) for path in files]
+    work = [(path, limits) for path in files]
     if jobs == 1 or len(files) <= 1:
         checked = [_one(job) for job in work]
     else:
@@ -243,18 +246,20 @@ def scan(paths, *, jobs: int = 1, budget=None, as_json: bool = False) -> int:
     done = [next(results) if isinstance(item, str) else (item.path, 2, f"refused: {item.why}", 0.0)
             for item in found]
     seconds = time.perf_counter() - start
-    counts = {0: 0, 1: 0, 2: 0}
+    counts = {0: 0, 1: 0, 2: 0, 3: 0}
     for _, code, _, _ in done:
         counts[code] += 1
     if as_json:
         print(json.dumps({"configs": [{"path": p, "exit_code": c, "summary": line, "seconds": round(s, 4)}
                                       for p, c, line, s in done],
                           "checked": counts[0], "unknown": counts[1], "refused": counts[2],
+                          "stopped": counts[3],
                           "seconds": round(seconds, 4)}, indent=2))
     else:
         for path, code, line, _ in done:
             print(one_line(f"{path}: [{code}] {line}"))
         print(f"{len(done)} config(s): {counts[0]} checked, {counts[1]} with a property unknown or a kernel "
-              f"mismatch, {counts[2]} refused ({seconds:.2f} s, {seconds / len(done):.3f} s per config, "
+              f"mismatch, {counts[2]} refused" + (f", {counts[3]} stopped by --time-limit" if counts[3] else "")
+              + f" ({seconds:.2f} s, {seconds / len(done):.3f} s per config, "
               f"{jobs} job(s))")
     return max(code for _, code, _, _ in done)

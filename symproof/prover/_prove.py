@@ -59,13 +59,18 @@ need not trust the tactics, their search or their speed-ups.
 
 Budget and failures
 -------------------
-``timeout`` seconds (default :data:`DEFAULT_TIMEOUT`) bound a call: a
-cooperative deadline is checked between tactics, sum entries, matrix entries,
-blocks and witness candidates, and on the main thread a ``SIGALRM`` timer
-(``signal.setitimer``) interrupts a single long SymPy call; either way the
-answer is *unknown* ("budget exhausted") and the timer and handler are
-restored.  Any exception from a tactic other than a :class:`SymproofError`
-becomes *unknown* with its type and message.
+A call is bounded by a **step budget** (``steps``, default
+:data:`DEFAULT_STEPS`): the cooperative check points between tactics, sum
+entries, matrix entries, blocks and witness candidates, and inside the
+trig-polynomial expansion (one step per ring term built), count steps; past the
+budget the answer is *unknown* ("step budget of N steps exhausted").  The count
+depends on the statement only, so the verdict is the same on every machine,
+busy or idle.  ``timeout`` seconds of wall time (default ``None``: none) are a
+safety stop, not a budget: when they pass, :class:`~symproof.TimeLimitExceeded`
+leaves the call (it never answers *unknown* because of the clock); on the main
+thread a ``SIGALRM`` timer (``signal.setitimer``) interrupts a single long SymPy
+call, and the timer and handler are restored.  Any exception from a tactic
+other than a :class:`SymproofError` becomes *unknown* with its type and message.
 
 Longer than 600 lines: the dispatcher and the tactics it chooses between (scalar, sums,
 trigonometric, matrix, blockwise) share the step recorder and the certificate assembly; the tactics
@@ -99,10 +104,12 @@ from ._sums import OutsideTable, close_sum, range_index
 from ._trigpoly import rewrite_trig, to_trig_polynomial
 from ._fragment import Outside, parse_statement
 from ._witness import (
-    complete_witness, condition_holds, defined_context, evaluate_at, find_defined_point, find_witness, format_witness,
+    complete_witness, condition_holds, defined_context, evaluate_at, expression_size, find_defined_point, find_witness,
+    format_witness,
 )
 
-__all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT"]
+__all__ = ["Step", "Verdict", "prove_equal", "PROVED", "REFUTED", "UNKNOWN", "TACTICS", "DEFAULT_TIMEOUT",
+           "DEFAULT_STEPS"]
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 
@@ -239,7 +246,7 @@ def _structural(lhs, rhs) -> Verdict:
 
 
 def _prove_scalar(lhs, rhs) -> Verdict:
-    _budget.check()
+    _budget.check(1 + expression_size(lhs) + expression_size(rhs))  # the tactics read both sides whole
     if lhs == rhs:
         return _structural(lhs, rhs)
     inside = _non_commutative_trig(lhs - rhs)
@@ -599,7 +606,7 @@ def _prove_entrywise(lhs, rhs, left, right, *, offset=(0, 0)) -> Verdict:
             a, b = left[i, j], right[i, j]
             if a == b:
                 continue
-            _budget.check()
+            _budget.check()  # (the entry's size is counted when it is proved)
             a, b = _exact_floats(a), _exact_floats(b)
             if a == b:
                 entries.append((i, j, Certificate("structural", a, b)))
@@ -740,11 +747,15 @@ def _prove_blockwise(lhs, rhs, left_blocks, right_blocks) -> Verdict:
 # -- the public entry point ---------------------------------------------------------------------
 
 
-#: seconds one ``prove_equal`` call may take before it answers *unknown* ("budget exhausted")
-DEFAULT_TIMEOUT = 10.0
+#: steps one ``prove_equal`` call may count before it answers *unknown* ("step budget of N steps exhausted")
+DEFAULT_STEPS = 1_000_000
+
+#: the default safety stop of one call, in seconds of wall time: none (the step budget bounds it)
+DEFAULT_TIMEOUT = None
 
 
-def prove_equal(lhs: Any, rhs: Any, *, timeout: float | None = DEFAULT_TIMEOUT, check: bool = True) -> Verdict:
+def prove_equal(lhs: Any, rhs: Any, *, steps: int | None = DEFAULT_STEPS, timeout: float | None = DEFAULT_TIMEOUT,
+                check: bool = True) -> Verdict:
     """Decide whether ``lhs`` and ``rhs`` are equal for every value of their symbols.
 
     Both sides are SymPy expressions, or matrices of the same shape (explicit
@@ -759,8 +770,12 @@ def prove_equal(lhs: Any, rhs: Any, *, timeout: float | None = DEFAULT_TIMEOUT, 
     (``witness`` maps each free symbol to an exact value where the sides
     certifiably differ) or ``"unknown"`` (with a ``reason``: outside the
     declared fragment, no witness found, a tactic failed internally, the
-    certificate was rejected, or the ``timeout`` budget in seconds was
-    exhausted; ``None`` means no budget).  With ``check=True`` (the default)
+    certificate was rejected, or the step budget ``steps`` was exhausted;
+    ``None`` means no step budget of its own).  The verdict depends on the
+    statement and ``steps`` only, never on the machine's speed or load.
+    ``timeout``: seconds of wall time after which the call is stopped with
+    :class:`symproof.TimeLimitExceeded` (no verdict; ``None``, the default: no
+    time limit).  With ``check=True`` (the default)
     every proof's certificate is re-checked by the independent checker before
     it is returned; callers that re-check later (``symproof verify``) pass
     ``check=False`` to do it once.
@@ -769,11 +784,14 @@ def prove_equal(lhs: Any, rhs: Any, *, timeout: float | None = DEFAULT_TIMEOUT, 
     numpy array, a relation), mismatched or symbolic shapes and a matrix
     compared with a scalar; :class:`UndefinedExpressionError` for undefined
     expressions (``nan``, ``zoo``, a denominator or a ``log`` argument that
-    vanishes identically), before any tactic runs.  No other exception leaves it.
+    vanishes identically), before any tactic runs; :class:`symproof.TimeLimitExceeded` when
+    ``timeout`` passes, and the step budget of an enclosing computation (``symproof check``'s
+    per-property budget) when that is spent first.  No other exception leaves it.
     """
     timeout = _budget.validate_timeout(timeout)
+    steps = _budget.validate_steps(steps)
     try:
-        with _budget.budget(timeout):
+        with _budget.time_limit(timeout, "prove_equal"), _budget.steps(steps, "prove_equal") as frame:
             try:
                 statement = parse_statement(lhs, rhs, _vanishes_identically)
             except Outside as why:
@@ -792,8 +810,11 @@ def prove_equal(lhs: Any, rhs: Any, *, timeout: float | None = DEFAULT_TIMEOUT, 
         return Verdict(UNKNOWN, "internal", lhs, rhs, reason=f"a step was rejected by the checker: {err.message}")
     except SymproofError:
         raise
-    except _budget.BudgetExhausted:
-        return Verdict(UNKNOWN, "budget", lhs, rhs, reason=f"budget exhausted ({timeout:g} s)")
+    except _budget.StepBudgetExhausted as spent:
+        if spent.frame is not frame:  # an enclosing budget: the enclosing work is over, not this call alone
+            raise
+        return Verdict(UNKNOWN, "budget", lhs, rhs,
+                       reason=f"step budget of {steps} steps exhausted (prove_equal(..., steps=N) raises it)")
     except RecursionError:
         return Verdict(UNKNOWN, "internal", lhs, rhs, reason="a tactic failed: the expression is nested too deeply")
     except Exception as err:  # noqa: BLE001 - a tactic's failure is an unknown, never a crash

@@ -25,11 +25,14 @@ first, and a denominator that reduces to zero is reported.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import reduce
 
 import sympy as sp
 from sympy import Add, Dummy, Pow, Rational, cos, sin
+
+from . import _budget
 
 __all__ = ["TrigPolynomial", "to_trig_polynomial", "rewrite_trig", "MAX_MULTIPLE"]
 
@@ -342,11 +345,22 @@ def _power_reduced(base, n, reduce):
     result, square = None, base
     while n:
         if n & 1:
-            result = square if result is None else reduce(result * square)
+            if result is not None:
+                _budget.check(len(result) * len(square))  # the terms this product builds, at most
+                result = reduce(result * square)
+            else:
+                result = square
         n >>= 1
         if n:
+            _budget.check(len(square) * len(square))
             square = reduce(square * square)
     return result
+
+
+def _power_terms(terms: int, n: int) -> int:
+    """At most how many terms ``p**n`` has when ``p`` has ``terms``: the monomials of degree ``n``
+    in ``terms`` variables (the step cost of building it, charged before it is built)."""
+    return math.comb(n + terms - 1, n) if terms > 1 else 1
 
 
 def _to_ring(expr, ring, index, reduce=None):
@@ -360,15 +374,20 @@ def _to_ring(expr, ring, index, reduce=None):
         total = ring.zero
         for arg in expr.args:
             total += _to_ring(arg, ring, index, reduce)
+        _budget.check(len(expr.args))
         return total
     if isinstance(expr, sp.Mul):
         product = ring.one
         for arg in expr.args:
-            product *= _to_ring(arg, ring, index, reduce)
+            factor = _to_ring(arg, ring, index, reduce)
+            # one step per term the product can have: the work of the expansion, counted before it is done
+            _budget.check(len(product) * len(factor))
+            product *= factor
         return product
     base, n = _to_ring(expr.base, ring, index, reduce), int(expr.exp)
     if reduce is not None and n > BIG_POWER and len(base) > 1:
         return _power_reduced(reduce(base), n, reduce)
+    _budget.check(_power_terms(len(base), n))
     return base ** n
 
 
@@ -419,6 +438,7 @@ def _reduce_ring_element(poly, ring, gens, n, multipliers=None):
     one_minus_c2 = [ring.one - gens[n + k] ** 2 for k in range(n)]
     reduced = ring.zero
     for monom, coeff in poly.terms():
+        _budget.check()
         if all(monom[k] < 2 for k in range(n)):
             reduced += ring({monom: coeff})
             continue

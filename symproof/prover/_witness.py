@@ -15,6 +15,7 @@ non-commutative symbol has no numeric witness (numbers commute).
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 from contextlib import contextmanager
@@ -179,11 +180,23 @@ def _completion(point):
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _nodes(expr) -> int:
+    return sum(1 for _ in sp.preorder_traversal(expr))
+
+
+def expression_size(expr) -> int:
+    """The number of nodes of ``expr``'s tree (the step cost of evaluating it once at a point)."""
+    if not isinstance(expr, sp.Basic) or not isinstance(expr, sp.Expr):
+        return 1
+    return _nodes(expr)
+
+
 def _is_witness(lhs, rhs, point) -> bool:
     """Both sides defined at ``point`` at every subterm, evaluated bottom-up on the unevaluated
     trees (no substitution: SymPy's evaluation of ``1/(1 + 1/x)`` at ``x = 0`` gives 0), their
     values certainly different, and the statement's other side conditions satisfiable there."""
-    _budget.check()
+    _budget.check(expression_size(lhs) + expression_size(rhs))  # the evaluation's work: one step per node evaluated
     return certainly_different(lhs, rhs, point) and _completion(point) is not None
 
 

@@ -6,7 +6,7 @@
 command ``symproof check`` is :mod:`symproof._face._check_command`.
 """
 
-from ._check import PROPERTY_TITLES, Property, check_variant, properties_of
+from ._check import DEFAULT_STEPS, PROPERTY_TITLES, Property, check_variant, properties_of
 from ._formula import FUNCTIONS, Formula, clip, parse_formula, ramp
 from ._kernel import VariantKernel, build_kernel
 from ._results import results_as_dict, shipped_variants
@@ -14,7 +14,7 @@ from ._spec import KINDS, Variant, load_variant, parse_variant
 
 __all__ = [
     "Variant", "load_variant", "parse_variant", "KINDS",
-    "check_variant", "properties_of", "Property", "PROPERTY_TITLES",
+    "check_variant", "DEFAULT_STEPS", "properties_of", "Property", "PROPERTY_TITLES",
     "Formula", "parse_formula", "FUNCTIONS", "clip", "ramp",
     "VariantKernel", "build_kernel",
     "results_as_dict", "shipped_variants",

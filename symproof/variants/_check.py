@@ -28,10 +28,12 @@ from typing import Iterable
 
 import sympy as sp
 
-from .._ground._budget import BudgetExhausted, cpu_budget
+from .._ground._budget import cpu_time_limit
+from .._ground._errors import InvalidInputError
 from ..claims import Claim, ClaimResult, Proof, run_claim
 from ..encodings import sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
+from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
 from ._kernel_file import check_kernel, prepare_targets
@@ -620,20 +622,46 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
                  derive=derive, name=prop.key)
 
 
-def check_variant(variant: Variant, only: Iterable[str] | None = None, budget: float | None = None,
-                  kernel_targets: Iterable[str] | None = None) -> list:
+#: the default step budget of each property (``symproof check --steps``): the verdicts depend on it and on
+#: the file only.  Calibrated so that every shipped and published-scheme variant is decided as it was on an
+#: idle machine under the old 5-s CPU budget (the costliest decided property, the
+#: shift of tests/variants/published/logn_scaling.toml, counts 480 584 steps: a quarter of it)
+DEFAULT_STEPS = 2_000_000
+
+_REMOVED_BUDGET = object()
+
+
+def removed_budget(what: str, steps: str, time_limit: str) -> str:
+    """The one-line error for the removed seconds budget, naming the options that replace it."""
+    return (f"{what} was removed: budgets count prover steps now, so that a verdict never depends on the "
+            f"machine ({steps}, default {DEFAULT_STEPS}); {time_limit} stops a run that takes too long, "
+            "without a verdict")
+
+
+def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: int | None = DEFAULT_STEPS,
+                  kernel_targets: Iterable[str] | None = None, *, time_limit: float | None = None,
+                  budget: object = _REMOVED_BUDGET) -> list:
     """Decide every property that applies to ``variant``; one ``ClaimResult`` per property.
 
     ``status`` is ``"proved"`` when the property holds, ``"refuted"`` (with an
     exact witness where there is one) when it does not, ``"unknown"`` when
     neither could be shown.  ``only`` restricts to some property keys; ``kernel_targets``, the export targets whose files the
     ``kernel`` property writes and runs (default: numpy, torch and C, where available).
-    ``budget``: seconds of CPU time for each property (the command line sets
-    one); a property still running when its budget is used up is ``"unknown"``
-    with the budget as its reason, and the next property starts with a full one.
+    ``steps``: the step budget of each property (prover steps counted at the
+    prover's check points; ``None``: no bound); a property that spends it is
+    ``"unknown"`` with the budget as its reason, and the next property starts
+    with a full one.  The verdicts depend on the variant and ``steps`` only.
+    ``time_limit``: seconds of CPU time for each property, a safety stop
+    (``None``, the default: none): when one property passes it, the check
+    stops with :class:`symproof.TimeLimitExceeded` (its ``results`` holds the
+    properties decided before; the stopped one has no verdict).
     """
     import time
 
+    if budget is not _REMOVED_BUDGET:
+        raise InvalidInputError(removed_budget("check_variant(budget=...)", "steps=N", "time_limit=SECONDS"))
+    steps = _budget.validate_steps(steps)
+    time_limit = _budget.validate_timeout(time_limit, "time_limit")
     results = []
     for prop in properties_of(variant, kernel_targets):
         if only and prop.key not in only:
@@ -644,10 +672,16 @@ def check_variant(variant: Variant, only: Iterable[str] | None = None, budget: f
         start = time.perf_counter()
         try:
             # each property has the whole budget: one costly property leaves the others theirs
-            with cpu_budget(budget, f"property {prop.key}"):
+            with cpu_time_limit(time_limit, f"the {prop.key} property of {variant.name}"), \
+                    _budget.steps(steps, f"the {prop.key} property") as frame:
                 results.append(_within_domain(variant, run_claim(claim)))
-        except BudgetExhausted:
-            results.append(_out_of_budget(claim, budget, time.perf_counter() - start))
+        except _budget.StepBudgetExhausted as spent:
+            if spent.frame is not frame:
+                raise
+            results.append(_out_of_budget(claim, steps, time.perf_counter() - start))
+        except _budget.TimeLimitExceeded as stop:
+            stop.results = tuple(results)
+            raise
     return results
 
 
@@ -688,7 +722,7 @@ def _within_domain(variant: Variant, result: ClaimResult) -> ClaimResult:
     return result
 
 
-def _out_of_budget(claim: Claim, budget: float, seconds: float):
-    reason = (f"not decided within the prover budget ({budget:g} s of CPU time for this property; "
-              "symproof check --budget SECONDS gives more)")
+def _out_of_budget(claim: Claim, steps: int, seconds: float):
+    reason = (f"the {claim.name} property: step budget of {steps} steps exhausted, not decided "
+              "(symproof check --steps N gives more)")
     return ClaimResult(claim, UNKNOWN, seconds, Proof(claim), reason, ("budget",), [])

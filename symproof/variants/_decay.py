@@ -41,7 +41,7 @@ from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf, to_rational
 
 from ..checker._interval import real_enclosure, value_at
-from ..prover import prove_equal
+from ..prover import _budget, prove_equal
 from ._formula import LookupBase
 
 __all__ = ["decay_statement", "derive_decay", "SMALL_OFFSETS", "FAR_OFFSETS", "MAX_ABEL_PAIRS"]
@@ -284,6 +284,7 @@ class _RoformerBound:
             if g is None:
                 return None
             re = im = total = iv.mpf(0)
+            _budget.check(self.n)  # one step per pair summed: the property's step budget bounds the search
             for k, w in enumerate(self.omegas):
                 a = iv.mpf(1) if self.amplitudes is None else self.fixed[k] if k in self.fixed else \
                     _iv_of(value_at(self.amplitudes[k], {D: d}, PRECISION))

@@ -67,7 +67,7 @@ BUDGETED = {
 def test_costly_statement_ends_within_the_prover_budget(tmp_path, case):
     path = tmp_path / f"{case}.toml"
     path.write_text(BUDGETED[case], encoding="utf-8")
-    done = symproof("check", path, "--budget", "1")
+    done = symproof("check", path, "--steps", "200000")
     assert done.returncode in (0, 1), done.stderr[-3000:]
     assert "Traceback" not in done.stderr and done.stderr == "", done.stderr[-3000:]
     lines = done.stdout.splitlines()
@@ -79,7 +79,8 @@ def test_costly_statement_ends_within_the_prover_budget(tmp_path, case):
     assert (done.returncode == 1) == (bool(unknown) or kernel_refuted)
     # every unknown property says why: the budget, or a bound met while evaluating at a concrete point
     reasons = [lines[lines.index(line) + 1] for line in unknown]
-    assert all("prover budget" in r or "beyond the accepted" in r or "not decided" in r for r in reasons), reasons
+    assert all("step budget of 200000 steps exhausted" in r or "beyond the accepted" in r or "not decided" in r
+               for r in reasons), reasons
 
 
 def _wide(name, old, new):
@@ -97,7 +98,7 @@ VALID_LARGE = {
 def test_valid_large_description_is_answered(tmp_path, case):
     path = tmp_path / f"{case}.toml"
     path.write_text(VALID_LARGE[case], encoding="utf-8")
-    done = symproof("check", path, "--export", tmp_path / "out", "--budget", "30")
+    done = symproof("check", path, "--export", tmp_path / "out")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "unknown" not in done.stdout
     assert any((tmp_path / "out").iterdir())
@@ -128,6 +129,8 @@ def test_widest_export_is_written(tmp_path):
     assert len(re.findall(r"^    [0-9.e+-]+,  // \S", text, flags=re.M)) == 8192
 
 
-@pytest.mark.parametrize("budget", ["0", "-1", "nan", "inf", "1e300"])
-def test_budget_option_is_checked(budget):
-    assert_one_line_error(symproof("check", shipped_variants()["xpos"], "--budget", budget), "--budget")
+@pytest.mark.parametrize("option, value", [("--steps", v) for v in ("0", "-1", "nan", "1.5", "1e300", "10000000000000")]
+                         + [("--time-limit", v) for v in ("0", "-1", "nan", "inf", "1e300")]
+                         + [("--budget", v) for v in ("5", "nan")])
+def test_budget_options_are_checked(option, value):
+    assert_one_line_error(symproof("check", shipped_variants()["xpos"], option, value), option)

@@ -13,7 +13,8 @@ problems (empty when the verdict is sound):
   ``true``/``undefined``;
 * an exception => a ``SymproofError``; an ``UndefinedExpressionError`` on a
   statement the evaluator finds defined somewhere is a problem too;
-* the call returns within ``timeout + SLACK`` seconds of wall time.
+* the call returns (a verdict, or the stop :class:`symproof.TimeLimitExceeded`) within
+  ``timeout + SLACK`` seconds of wall time.
 
 *unknown* is always acceptable.
 """
@@ -30,7 +31,7 @@ from sympy.core.function import AppliedUndef
 from sympy.matrices.expressions.matexpr import MatrixElement
 
 import _oracle as O
-from symproof import SymproofError, UndefinedExpressionError, prove_equal
+from symproof import SymproofError, TimeLimitExceeded, UndefinedExpressionError, prove_equal
 
 SLACK = 3.0  # seconds past the budget a call may take (a loaded two-core machine)
 
@@ -314,7 +315,7 @@ def audit(lhs, rhs, kind=None, timeout=2.0, seed=0):
     start = time.monotonic()
     try:
         verdict = prove_equal(lhs, rhs, timeout=timeout)
-    except SymproofError as err:
+    except (SymproofError, TimeLimitExceeded) as err:  # a stop by the time limit is no verdict, and says so
         verdict = err
     except Exception as err:  # noqa: BLE001 - escaping is exactly what is being tested
         verdict = err

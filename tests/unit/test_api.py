@@ -6,6 +6,7 @@ result has a one-line repr."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_check_is_the_commands_verdicts(given, file, capsys):
 
 
 def test_check_reads_a_model_config_as_json_text(capsys):
-    result = symproof.check(LLAMA.read_text(encoding="utf-8"), budget=5)
+    result = symproof.check(LLAMA.read_text(encoding="utf-8"), steps=2_000_000)
     code, out = _command(capsys, ["check", str(LLAMA), "--json"])
     assert result.exit_code == code
     assert repr(result).startswith("<CheckResult llama config")
@@ -95,9 +96,13 @@ def test_check_raises_what_the_command_reports(given, error, words):
         symproof.check(given)
 
 
-def test_check_budget_is_validated():
-    with pytest.raises(symproof.InvalidInputError, match="budget"):
-        symproof.check("xpos", budget=0)
+@pytest.mark.parametrize("limits, words", [
+    (dict(steps=0), "steps must be a whole number"), (dict(steps=2.5), "steps must be a whole number"),
+    (dict(time_limit=0), "time_limit must be a positive number"), (dict(budget=5), "budget=...) was removed"),
+])
+def test_check_budget_is_validated(limits, words):
+    with pytest.raises(symproof.InvalidInputError, match=re.escape(words)):
+        symproof.check("xpos", **limits)
 
 
 def test_export_gives_the_sources_and_writes_what_the_command_writes(tmp_path, capsys):

@@ -1,5 +1,5 @@
 """The command line's help says what the code does: every "(default: X)" is the default the code uses,
-and ``check --budget`` is, as its help says, the budget of each property."""
+and ``check --steps`` is, as its help says, the step budget of each property."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _code_default_of_none():
 
 #: options whose help states the default in words rather than as a value
 IN_WORDS = {("verify", "ids"): "all", ("report", "only"): "all", ("export", "rotary_dim"): "all of --head-dim",
-            ("checklist", "only"): "all", ("checklist", "attn"): "sdpa in float64, else eager in float32: eager in "
+            ("check", "time_limit"): "none", ("checklist", "only"): "all", ("checklist", "attn"): "sdpa in float64, else eager in float32: eager in "
                                                                    "float64 turns fully masked pad rows into NaN"}
 
 
@@ -61,27 +61,30 @@ def test_every_stated_default_is_the_codes(command, dest, stated, default):
     assert _same(stated, default), (command, dest, stated, default)
 
 
-def test_check_budget_default_is_the_checks_constant():
-    from symproof._face._check_command import CHECK_BUDGET
+def test_check_steps_default_is_the_checks_constant():
+    from symproof.variants._check import DEFAULT_STEPS
 
-    budget = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "budget")
-    assert budget.default == CHECK_BUDGET
+    steps = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "steps")
+    assert steps.default == DEFAULT_STEPS
 
 
-def test_check_budget_is_per_property_as_the_help_says(monkeypatch):
-    """Each property gets the whole --budget (not one budget shared by all): what the help promises."""
+def test_check_steps_are_per_property_as_the_help_says(monkeypatch):
+    """Each property gets the whole --steps (not one budget shared by all): what the help promises."""
+    from symproof.prover import _budget
     from symproof.variants import _check, load_variant, shipped_variants
 
-    budget = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "budget")
-    assert "each property" in budget.help and "all the properties" not in budget.help
+    steps = next(a for a in build_parser().subcommands["check"]._actions if a.dest == "steps")
+    assert "each property" in steps.help and "all the properties" not in steps.help
     granted = []
-    real = _check.cpu_budget
+    real = _budget.steps
 
-    def recording(seconds, what):
-        granted.append((seconds, what))
-        return real(seconds, what)
+    def recording(limit, what="the statement"):
+        if what != "prove_equal":
+            granted.append((limit, what))
+        return real(limit, what)
 
-    monkeypatch.setattr(_check, "cpu_budget", recording)
-    results = _check.check_variant(load_variant(shipped_variants()["xpos"]), budget=7.0, kernel_targets={"numpy"})
-    assert [seconds for seconds, _ in granted] == [7.0] * len(results)
+    monkeypatch.setattr(_budget, "steps", recording)
+    results = _check.check_variant(load_variant(shipped_variants()["xpos"]), steps=7_000_000,
+                                   kernel_targets={"numpy"})
+    assert [limit for limit, _ in granted] == [7_000_000] * len(results)
     assert len({what for _, what in granted}) == len(results)  # one per property

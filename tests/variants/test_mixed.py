@@ -131,7 +131,7 @@ def test_four_axes_are_decided_within_the_default_budget():
     # such angles, which the trig-polynomial tactic could not expand within the budget at four axes
     rows = [[0.31, -0.72, 0.05, 0.9], [0.12, 0.4, -0.33, 0.0], [-0.8, 0.27, 0.61, -0.15], [0.02, 0.0, 0.0, 0.5]]
     variant = _mixed(position={"axes": ["t", "x", "y", "z"]}, frequencies={"per_axis": rows})
-    got = {r.claim.name: r.status for r in check_variant(variant, budget=5.0)}
+    got = {r.claim.name: r.status for r in check_variant(variant)}
     # decay: the pairs turn by D (sum of a row) = 0.54, 0.19, -0.07, 0.52 per step: RoFormer's bound oscillates
     assert got == dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y, kernel=Y, decay="refuted")
 
