@@ -117,6 +117,10 @@ def scan_paths(paths) -> list:
     return [item for item in find_configs(paths) if isinstance(item, str)]
 
 
+#: the exit code of a config the scan failed on through an error of symproof's own
+INTERNAL_ERROR = 4
+
+
 def _one(job):
     """``(path, exit code, line, seconds)`` of one config (runs in a worker)."""
     path, limits = job
@@ -136,6 +140,10 @@ def _one(job):
         return path, 2, "refused: checking it needs more memory than is available", time.perf_counter() - start
     except RecursionError:
         return path, 2, "refused: it is nested too deeply to check", time.perf_counter() - start
+    except Exception as err:  # noqa: BLE001 -- a bug of ours on one config must not end the scan of the others
+        what = f"{type(err).__name__}: {' '.join(str(err).split())[:200]}".rstrip(": ")
+        return (path, INTERNAL_ERROR, f"failed: symproof raised {what} on this config (a bug in symproof: please "
+                "report it with the config)", time.perf_counter() - start)
     parts = []
     for regime, results in checked:
         if regime.variant is None:
@@ -246,20 +254,21 @@ def scan(paths, *, jobs: int = 1, limits: dict | None = None, as_json: bool = Fa
     done = [next(results) if isinstance(item, str) else (item.path, 2, f"refused: {item.why}", 0.0)
             for item in found]
     seconds = time.perf_counter() - start
-    counts = {0: 0, 1: 0, 2: 0, 3: 0}
+    counts = {0: 0, 1: 0, 2: 0, 3: 0, INTERNAL_ERROR: 0}
     for _, code, _, _ in done:
         counts[code] += 1
     if as_json:
         print(json.dumps({"configs": [{"path": p, "exit_code": c, "summary": line, "seconds": round(s, 4)}
                                       for p, c, line, s in done],
                           "checked": counts[0], "unknown": counts[1], "refused": counts[2],
-                          "stopped": counts[3],
+                          "stopped": counts[3], "failed": counts[INTERNAL_ERROR],
                           "seconds": round(seconds, 4)}, indent=2))
     else:
         for path, code, line, _ in done:
             print(one_line(f"{path}: [{code}] {line}"))
         print(f"{len(done)} config(s): {counts[0]} checked, {counts[1]} with a property unknown or a kernel "
               f"mismatch, {counts[2]} refused" + (f", {counts[3]} stopped by --time-limit" if counts[3] else "")
+              + (f", {counts[INTERNAL_ERROR]} failed by an internal error" if counts[INTERNAL_ERROR] else "")
               + f" ({seconds:.2f} s, {seconds / len(done):.3f} s per config, "
               f"{jobs} job(s))")
     return max(code for _, code, _, _ in done)

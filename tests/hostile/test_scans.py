@@ -240,3 +240,26 @@ def test_a_folder_that_holds_only_an_unreadable_tree_is_not_called_empty(tmp_pat
 def test_jobs_out_of_range_is_still_one_line():
     done = symproof("check", CONFIGS / "phi-2.json", CONFIGS / "olmo-7b.json", "--jobs", "0")
     assert_one_line_error(done, "--jobs: expected 1 to 256")
+
+
+def test_an_internal_error_on_one_config_is_its_line_and_the_scan_goes_on(tmp_path, monkeypatch, capsys):
+    """A bug of symproof's own (here: the reader raising KeyError on one file) is that config's line, exit 4,
+    naming the error; the other configs are checked."""
+    from symproof.models import _config, _scan
+
+    folder = _configs(tmp_path / "zoo")
+    real = _config.load_model
+    victim = sorted(folder.iterdir())[0]
+
+    def load_model(path):
+        if str(path) == str(victim):
+            raise KeyError("rope_theta")
+        return real(path)
+
+    monkeypatch.setattr(_config, "load_model", load_model)
+    code = _scan.scan([str(folder)], jobs=1)
+    lines = capsys.readouterr().out.strip().splitlines()
+    failed = [line for line in lines if "[4] failed: symproof raised KeyError: 'rope_theta'" in line]
+    assert code == 4 and len(failed) == 1 and str(victim) in failed[0], lines
+    assert sum("[0]" in line for line in lines) == len(lines) - 2, lines  # the others, then the summary
+    assert "1 failed by an internal error" in lines[-1], lines[-1]
