@@ -705,6 +705,15 @@ def check_owned_files(folder, names: Sequence[str], *, option: str, folders: Seq
 MAX_INPUT_BYTES = 1 << 20
 
 
+def read_input_text(path, *, error=InvalidInputError, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """:func:`read_input_file`'s bytes as UTF-8 text, or one ``error`` naming the file and the first bad byte."""
+    raw = read_input_file(path, error=error, max_bytes=max_bytes)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise error(f"{os.fspath(path)}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
 def read_input_file(path, *, error=InvalidInputError, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them, or one clear ``error``.
 

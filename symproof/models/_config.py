@@ -446,8 +446,8 @@ class _Reader:
         if given is not None:
             # HF follows layer_types and ignores the pattern; saved configs carry both: they must agree
             if key in data and given != types:
-                raise cfg.fail(key, f"gives another layer pattern than layer_types, which HF follows; expected "
-                                    f"the two to agree or one of them")
+                raise cfg.fail(key, "gives another layer pattern than layer_types, which HF follows; expected "
+                                    "the two to agree or one of them")
             types = given
         self.layer_names = list(types)
         names = [t for t in ("sliding_attention", "full_attention") if t in types]

@@ -11,14 +11,13 @@ import os
 from typing import Mapping
 
 from .._ground._errors import VariantFileError
-from .._ground._io import read_input_file
+from .._ground._io import read_input_file, read_input_text
 
 __all__ = ["MAX_CONFIG_BYTES", "is_model_config", "read_config", "loads_config"]
 
 
 #: largest config file read (published configs are a few kB; LongRoPE's factor lists add ~2 kB)
 MAX_CONFIG_BYTES = 1 << 20
-
 
 
 def is_model_config(path) -> bool:
@@ -35,16 +34,9 @@ def is_model_config(path) -> bool:
     return head.lstrip()[:1] == b"{"
 
 
-
 def read_config(source: str) -> Mapping:
     # regular files only, read with a bound: /dev/zero, a FIFO or a huge file never hang or fill memory
-    raw = read_input_file(source, error=VariantFileError, max_bytes=MAX_CONFIG_BYTES)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason})") from None
-    return loads_config(text, source)
-
+    return loads_config(read_input_text(source, error=VariantFileError, max_bytes=MAX_CONFIG_BYTES), source)
 
 
 def loads_config(text: str, source: str = "<text>") -> Mapping:

@@ -23,7 +23,6 @@ def _slug(text: str) -> str:
     return slug if slug and slug[0].isalnum() else "model-config"
 
 
-
 @dataclass(frozen=True)
 class Regime:
     """One rotary map of a model and the decoder layers that use it (``variant`` None: NoPE, the identity)."""
@@ -32,7 +31,6 @@ class Regime:
     layers: tuple
     variant: Variant | None
     layer_type: str | None = None  # the HF layer_types value the regime was read for, if any
-
 
 
 @dataclass(frozen=True)
@@ -79,9 +77,7 @@ class ModelRope:
                 and self.output_order is None and self.mrope_section is None)
 
 
-
 _HALF_HOW = "rotate_half, half pairs (r, r + d/2)"
-
 
 
 def _bands(section):
@@ -89,7 +85,6 @@ def _bands(section):
     for k, size in enumerate(section):
         yield "thw"[k % 3], lo, lo + size
         lo += size
-
 
 
 def _ranges(layers) -> str:
@@ -107,11 +102,9 @@ def _ranges(layers) -> str:
     return ", ".join(out)
 
 
-
 def attention_scaling(variant: Variant) -> sp.Expr:
     """The exact factor HF multiplies cos and sin by (1 when the variant has none)."""
     return variant.attention_scaling()
-
 
 
 def scaling_note(variant: Variant) -> str:
@@ -120,7 +113,6 @@ def scaling_note(variant: Variant) -> str:
         return "attention scaling 1: apply does not scale"
     return (f"attention scaling {sp.N(scaling, 10)}: HF multiplies cos and sin by it, so apply multiplies the "
             "rotated coordinates by it")
-
 
 
 def cfg_number_text(value) -> str:

@@ -99,7 +99,6 @@ def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim):
     return "sqrt(1 + log(factor) / log(L0))"
 
 
-
 def _yarn(cfg, doc, rope, prefix, notes, rotary_dim, factor, attention):
     params = doc["params"]
     beta_fast = cfg.number(rope, "beta_fast", prefix) or 32  # HF: `or`, so 0 means the default too

@@ -25,7 +25,6 @@ def to_latex(expr) -> str:
     return _latex_lines(items) if len(items) > 1 else text
 
 
-
 def to_mathml(expr, *, display: str = "block") -> str:
     """A complete ``<math>`` element for ``expr``; a display formula wider than :data:`LINE_EM` is a
     breakable row (:func:`break_items`)."""
@@ -34,7 +33,6 @@ def to_mathml(expr, *, display: str = "block") -> str:
         if len(items) > 1:
             return _mathml_lines(items)
     return _wrap_math(_mathml_inner(expr), display)
-
 
 
 def mathml_relation(lhs, relation: str, rhs, *, display: str = "block") -> str:
@@ -46,7 +44,6 @@ def mathml_relation(lhs, relation: str, rhs, *, display: str = "block") -> str:
             return _mathml_lines(items)
     inner = _mathml_inner(lhs) + f"<mo>{symbol}</mo>" + _mathml_inner(rhs)
     return _wrap_math(f"<mrow>{inner}</mrow>", display)
-
 
 
 def latex_relation(lhs, relation: str, rhs) -> str:

@@ -42,12 +42,10 @@ class Property:
     derive: Callable | None = None  # a full derivation, for properties that are not pairwise
 
 
-
 def _mirror(variant: Variant, offset=D, origin=0) -> tuple:
     """The positions of the mirrored offset: (0, -D), or (D, 0) when positions are non-negative (the
     same offset -D, with the key before the query)."""
     return (offset, origin) if variant.positions == "nonnegative" else (origin, -offset)
-
 
 
 def _direction(letter: str, variant: Variant) -> tuple:
@@ -59,9 +57,7 @@ def _direction(letter: str, variant: Variant) -> tuple:
     return f"{left} != {right} in general: the sign of the offset is visible", "sensitivity"
 
 
-
 _VECTORS = ({q0: 1, q1: 0, k0: 1, k1: 0}, {q0: 1, q1: 0, k0: 0, k1: 1}, {q0: 0, q1: 1, k0: 1, k1: 0})
-
 
 
 def _residual_at(pair, witness):
@@ -77,7 +73,6 @@ def _residual_at(pair, witness):
     except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
         return None
     return residual if is_certainly_nonzero(residual) else None
-
 
 
 #: the symbols of the generic statements that are positions (or offsets that become positions)

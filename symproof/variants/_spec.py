@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import sympy as sp
 
 from .._ground._errors import VariantFileError
-from .._ground._io import read_input_file
+from .._ground._io import read_input_text
 from .._ground._text import did_you_mean
 from ..encodings import rotation
 from ._format import (  # noqa: F401 -- the format's bounds and schema are read here by their users too
@@ -516,13 +516,7 @@ def _plain(value):
 
 def load_variant(path: str | os.PathLike) -> Variant:
     """Read and validate a variant description file (TOML): a regular file of at most 1 MB."""
-    raw = read_input_file(path, error=VariantFileError)
-    source = os.fspath(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise VariantFileError(f"{source}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-    return loads_variant(text, source)
+    return loads_variant(read_input_text(path, error=VariantFileError), os.fspath(path))
 
 
 def loads_variant(text: str, source: str = "<text>") -> Variant:
