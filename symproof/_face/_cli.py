@@ -44,7 +44,7 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from ..kernels import main_export
+    from ._export_command import main_export
 
     return main_export(args)
 
@@ -69,7 +69,7 @@ def _cmd_compare(args) -> int:
 
 def _cmd_checklist(args) -> int:
     try:
-        from ..checklist import main_checklist
+        from ._checklist_command import main_checklist
     except ImportError as err:  # torch and transformers are optional: say which is missing, in one line
         raise SymproofError(f"symproof checklist needs torch and transformers installed ({err})") from None
 

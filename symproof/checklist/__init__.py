@@ -10,10 +10,10 @@ import types as _types
 
 from ._items import FAILS, HOLDS, NOT_APPLICABLE, Item
 from ._model import ModelUnderTest, build_from_config
-from ._run import ITEMS, ChecklistResult, checklist, main_checklist
+from ._run import ITEMS, ChecklistResult, checklist
 
 __all__ = ["checklist", "ChecklistResult", "Item", "ITEMS", "HOLDS", "FAILS", "NOT_APPLICABLE",
-           "ModelUnderTest", "build_from_config", "main_checklist"]
+           "ModelUnderTest", "build_from_config"]
 
 
 class _CallableModule(_types.ModuleType):

@@ -6,9 +6,6 @@ witness says where), ``2`` the input is invalid (not a config or checkpoint, not
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,16 +15,15 @@ if TYPE_CHECKING:
     import torch
 
 from .._ground._errors import InvalidInputError, SymproofError
-from .._ground._examples import resolve_example
 from .._ground._text import did_you_mean, one_line
 from ._configured import configured_map
 from ._items import FAILS, ITEMS as _RUNS
 
 #: every item, in the chapter's order: the name is the key of ``only=``, ``--only`` and the JSON
 ITEMS = {**_RUNS, "configured_map": configured_map}
-from ._model import ModelUnderTest, build_from_config
+from ._model import ModelUnderTest
 
-__all__ = ["checklist", "ChecklistResult", "main_checklist", "ITEMS"]
+__all__ = ["checklist", "ChecklistResult", "ITEMS"]
 
 
 @dataclass
@@ -105,26 +101,5 @@ def checklist(model: "torch.nn.Module", *, only: "Sequence[str] | None" = None,
     notes = tuple(n for n in (getattr(model, "symproof_build_note", ""),) if n)
     return ChecklistResult(name or type(model).__name__, str(under_test.dtype).replace("torch.", ""),
                            under_test.attn_implementation, items, time.perf_counter() - started, notes)
-
-
-def main_checklist(args) -> int:
-    _selected(args.only)  # a mistyped item is refused before the model is built
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # the reload item's loading bars are not the checklist's progress
-    import torch
-
-    torch.set_num_threads(1)  # the shrunk model is tiny: on shared cores, threads cost ten times what they save
-    path = resolve_example(args.path)
-    model = build_from_config(path, attn_implementation=args.attn)
-    progress = sys.stderr if sys.stderr.isatty() else None
-    source = os.path.join(path, "config.json") if os.path.isdir(path) else path
-    result = checklist(model, only=args.only, progress=progress, config=source,
-                       name=f"{args.path} ({model.config.model_type}, shrunk, seeded random weights)")
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2, default=str))
-    else:
-        print(result.summary())
-    return 0 if result.passed else 1
 
 

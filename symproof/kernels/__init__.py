@@ -36,6 +36,6 @@ __all__ += [
     "ROPE_REFERENCES",
 ]
 
-from ._export import KERNELS, TARGETS, export_kernel, kernel_listings, kernel_sources, main_export
+from ._export import KERNELS, TARGETS, export_kernel, kernel_listings, kernel_sources
 
-__all__ += ["KERNELS", "TARGETS", "export_kernel", "kernel_sources", "kernel_listings", "main_export"]
+__all__ += ["KERNELS", "TARGETS", "export_kernel", "kernel_sources", "kernel_listings"]

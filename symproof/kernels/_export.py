@@ -17,14 +17,12 @@ import os
 from typing import Any, Iterable
 
 from .._ground._errors import InvalidInputError, SymproofError
-from .._export import TARGETS, Kernel, file_name, kernel_files, write_kernel
-from .._ground._io import check_owned_files, output_folder
+from .._export import TARGETS, Kernel, kernel_files, write_kernel
 from .._ground._provenance import rope_provenance
-from .._ground._text import one_line
 from .._export._config import RopeConfig
 from .._export._symbolic import rope_spec
 
-__all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "kernel_sources", "kernel_listings", "main_export",
+__all__ = ["KERNELS", "TARGETS", "KERNEL_CLAIMS", "export_kernel", "kernel_sources", "kernel_listings",
            "check_export_options"]
 
 #: the claims a kernel's correctness rests on; re-run and recorded in every exported file
@@ -134,17 +132,4 @@ def check_export_options(kernel: str, head_dim, rotary_dim=None, denominator=Non
         raise InvalidInputError(f"--base: expected a number greater than 1 and less than {MAX_BASE:g}, "
                                 f"got {base:g}")
 
-
-def main_export(args) -> int:
-    """``symproof export KERNEL --target T --out DIR [...]``: write the files, print their paths."""
-    check_export_options(args.kernel, args.head_dim, args.rotary_dim, getattr(args, "denominator", None), args.base)
-    out = output_folder(args.out, "--out")
-    check_owned_files(out, [file_name(f"symproof_{args.kernel}", args.target)], option="--out")
-    options = dict(head_dim=args.head_dim, rotary_dim=args.rotary_dim, base=args.base,
-                   denominator=getattr(args, "denominator", None), pairing=args.pairing,
-                   dtype=getattr(args, "dtype", None))
-    for path in export_kernel(args.kernel, args.target, out, force=bool(getattr(args, "force", False)),
-                              allow_unproved=bool(getattr(args, "allow_unproved", False)), **options):
-        print(one_line(path))
-    return 0
 
