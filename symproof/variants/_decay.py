@@ -40,6 +40,7 @@ import sympy as sp
 from mpmath import iv
 from mpmath.libmp import finf, fnan, fninf, to_rational
 
+from .._ground._errors import VariantFileError
 from ..checker._interval import real_enclosure, value_at
 from ..prover import _budget, prove_equal
 from ._formula import LookupBase
@@ -178,13 +179,36 @@ def _rotary(variant, proof) -> None:
         if _rises(previous, current):
             return _record_rise(proof, d, previous, current)
         previous = current
-    for d in FAR_OFFSETS:
+    named = [d for d in _named_distances(variant) if d > SMALL_OFFSETS]
+    for d in list(dict.fromkeys(named + list(FAR_OFFSETS))):
         low, high = bound.at(d), bound.at(d + 1)
         if _rises(low, high):
             return _record_rise(proof, d, low, high)
+    near = f", near the {len(named)} distances the scale and transform formulas name" if named else ""
     proof.undecided("check", "a distance D >= 0 with B(D + 1) > B(D)",
-                    f"no certified rise of B at D = 0..{SMALL_OFFSETS} nor at the powers of two 2^7..2^20",
+                    f"no certified rise of B at D = 0..{SMALL_OFFSETS}{near} nor at the powers of two 2^7..2^20",
                     method="witness")
+
+
+def _named_distances(variant) -> list:
+    """The distances where a scale or the position transform may step: around every number their
+    formulas name (``where(m + 1 > 8192, ...)`` steps between D = 8191 and 8192), for a query at ``D``
+    and a key at 0, read on a few pairs."""
+    m = sp.Symbol("m", integer=True)
+    formulas = []
+    try:
+        formulas.append(variant.angle_position(m))
+        for k in _spread(variant.n_pairs):
+            formulas += [variant.scale("query", m, k), variant.scale("key", m, k)]
+    except (VariantFileError, TypeError, ValueError, ArithmeticError):
+        pass  # a formula with no value at a symbolic position names nothing here: the scan above still runs
+    numbers = {abs(atom) for formula in formulas for atom in formula.atoms(sp.Number)}
+    near = []
+    for number in sorted(numbers):
+        if 2 <= number <= 2**20:
+            base = int(sp.floor(number))
+            near += [base - 2, base - 1, base, base + 1]
+    return [d for d in dict.fromkeys(near) if d >= 0]
 
 
 def _rises(before, after) -> bool:

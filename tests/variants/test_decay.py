@@ -193,6 +193,15 @@ ROTARY_CASES = {
     # rotary check only refutes (a rise) or shows constancy: unknown, never a wrong refutation
     "decaying-scale": (_rotary(frequencies={"rule": "formula", "formula": "0"}, scale={"query": "2**(-m/8)"}),
                        "unknown"),
+    # slow frequencies (B falls for thousands of steps) and queries that double after position 8191: B
+    # rises from D = 8191 to 8192, a distance the scale's formula names (neither small nor a power of two)
+    "step-at-8192": (_rotary(frequencies={"rule": "list", "values": ["1/1000000", "1/2000000", "1/4000000",
+                                                                      "1/8000000"]},
+                             scale={"query": "where(m + 1 > 8192, 2, 1)"}), "refuted"),
+    # the same step written on the key side, mirrored: a key at 0 never moves, so no rise is found there
+    "step-on-keys": (_rotary(frequencies={"rule": "list", "values": ["1/1000000", "1/2000000", "1/4000000",
+                                                                      "1/8000000"]},
+                             scale={"key": "where(m + 1 > 8192, 2, 1)"}), "unknown"),
 }
 
 
@@ -203,6 +212,11 @@ def test_rotary_decay(name):
     assert result.status == expected, result.reason
     if result.witnesses:
         _assert_rise_is_real(variant, result)
+
+
+def test_a_step_the_formula_names_is_probed_where_it_is():
+    result = _decay(ROTARY_CASES["step-at-8192"][0])
+    assert result.proof.parts[-1].witness == {sp.Symbol("D", integer=True): 8191} or "D: 8191" in result.witness_text
 
 
 def test_rope_is_refuted_by_a_rise_and_the_abel_identity_is_proved():
