@@ -19,12 +19,7 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 DESKTOP_WIDTH = 1280
 #: the share of display formulas that may scroll sideways on a phone (wide matrices cannot break)
 PHONE_SCROLL_SHARE = 0.10
-#: bytes of index.html (figures and kernel listings are separate files); 6 KB of it are the thin spaces
-#: after function names (``rspace`` on U+2061), without which Chromium sets ``sin a`` as ``sina``
-#: it was 410,000 until the witness boxes of seven matrix counterexamples showed their two sides whole (3.2 KB);
-#: the proofs' conclusion lines, the entry names of W_Q, W_K, W_V and the inputs of the computed
-#: counterexamples were paid for by cycle notation and unused class attributes, so the budget moved by that only
-PAGE_BUDGET = 413_500
+from .conftest import PAGE_BUDGET
 
 #: every display formula: whether its content is wider than its box (it scrolls, or an ancestor that
 #: clips it is too narrow), and whether it is a claim's statement

@@ -16,12 +16,7 @@ from symproof.report import build_document, render_html, render_latex
 from symproof.report._prose import split_prose
 from symproof.report._views import joint_view
 
-#: what the page may weigh (bytes of index.html; figures and kernel listings are separate files); 6 KB of it
-#: are the thin spaces after function names (``rspace`` on U+2061), without which Chromium sets ``sin a`` as ``sina``
-#: it was 410,000 until the witness boxes of seven matrix counterexamples showed their two sides whole (3.2 KB);
-#: the proofs' conclusion lines, the entry names of W_Q, W_K, W_V and the inputs of the computed
-#: counterexamples were paid for by cycle notation and unused class attributes, so the budget moved by that only
-PAGE_BUDGET = 413_500
+from .conftest import PAGE_BUDGET
 
 
 @pytest.fixture(scope="module")
