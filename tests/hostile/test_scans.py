@@ -113,10 +113,12 @@ def test_a_killed_worker_is_a_refused_line_not_a_hang(tmp_path):
 def test_ctrl_c_during_a_parallel_scan_is_one_line(tmp_path):
     """Ctrl-C reaches the whole foreground group: the workers ignore it, the scan ends them and says so."""
     folder = _configs(tmp_path / "zoo")
-    for copy in range(3):  # enough configs that both workers are still inside one when the signal comes
+    # enough configs that both workers are seen inside one before the scan ends: a config takes a third of a
+    # second now, and sixteen of them were once all checked between two looks on a loaded machine
+    for copy in range(12):
         for name in FOUR:
             shutil.copy(folder / f"{name}.json", folder / f"{name}-{copy}.json")
-    for _ in range(3):  # a scan that ended before both workers were seen busy is started again
+    for _ in range(5):  # a scan that ended before both workers were seen busy is started again
         scan = _start("check", folder, "--jobs", "2")
         try:
             workers = _busy_workers(scan, 2)
