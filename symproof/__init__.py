@@ -19,7 +19,7 @@ from ._ground import _display
 from ._ground._version import __version__  # the one place the version is written: symproof/_ground/_version.py
 
 
-def _notebook_view(result, format: str):
+def _notebook_view(result: object, format: str) -> str:
     """Results show in Jupyter through the face's printers (registered here, since every import of a
     symproof module imports this package first; the prover never imports the face)."""
     from ._face._notebook import render
