@@ -202,13 +202,8 @@ def _named_distances(variant) -> list:
             formulas += [variant.scale("query", m, k), variant.scale("key", m, k)]
     except (VariantFileError, TypeError, ValueError, ArithmeticError):
         pass  # a formula with no value at a symbolic position names nothing here: the scan above still runs
-    numbers = {abs(atom) for formula in formulas for atom in formula.atoms(sp.Number)}
-    near = []
-    for number in sorted(numbers):
-        if 2 <= number <= 2**20:
-            base = int(sp.floor(number))
-            near += [base - 2, base - 1, base, base + 1]
-    return [d for d in dict.fromkeys(near) if d >= 0]
+    numbers = sorted({abs(atom) for formula in formulas for atom in formula.atoms(sp.Number)})
+    return [d for d in dict.fromkeys(_near(numbers)) if d >= 0]
 
 
 def _rises(before, after) -> bool:
@@ -672,12 +667,19 @@ def _spread(count: int) -> list:
 def _distances(expr) -> list:
     """Distances tried for a rise: 0..SMALL_OFFSETS, the neighbours of every number the formula
     names, then the powers of two."""
-    near = []
-    for atom in expr.atoms(sp.Number):
-        if 2 <= abs(atom) <= 2**20:
-            base = int(sp.floor(abs(atom)))
-            near += [base - 2, base - 1, base, base + 1]
+    near = _near(expr.atoms(sp.Number))
     return list(dict.fromkeys(list(range(SMALL_OFFSETS + 1)) + near + list(FAR_OFFSETS)))
+
+
+def _near(numbers) -> list:
+    """The integer neighbours of every number of ``numbers`` between 2 and 2^20 (a step or a clip at
+    ``c`` shows between ``c - 2`` and ``c + 1``), in the order the numbers come."""
+    near = []
+    for number in numbers:
+        if 2 <= abs(number) <= 2**20:
+            base = int(sp.floor(abs(number)))
+            near += [base - 2, base - 1, base, base + 1]
+    return near
 
 
 def _bias(variant, proof) -> None:
