@@ -68,6 +68,11 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _json_digest(text: str) -> str:
+    """The digest of a command's JSON output, machine-dependent fields normalised, keys sorted."""
+    return _digest(json.dumps(_normalised(json.loads(text)), indent=1, sort_keys=True).encode())
+
+
 def _folder_digests(label: str, folder: Path) -> dict:
     return {f"{label}/{path.name}": _digest(path.read_bytes()) for path in sorted(folder.iterdir())
             if path.is_file() and not path.name.startswith(".")}
@@ -81,8 +86,7 @@ def outputs() -> dict:
         for name in (*_variants(), *CONFIGS):
             out = scratch / f"{name}-numpy"
             text = _run("check", name, "--json", "--export", str(out), "--target", "numpy")
-            digests[f"check {name} --json"] = _digest(
-                json.dumps(_normalised(json.loads(text)), indent=1, sort_keys=True).encode())
+            digests[f"check {name} --json"] = _json_digest(text)
             digests.update(_folder_digests(f"check {name} --export numpy", out))
         for name, target in MORE_TARGETS:
             out = scratch / f"{name}-{target}"
@@ -93,14 +97,18 @@ def outputs() -> dict:
             _run("export", "rope", "--head-dim", "64", "--target", target, *extra, "--out", str(out))
             digests.update(_folder_digests(f"export rope {target} {' '.join(extra)}".rstrip(), out))
         text = _run("verify", "--json")
-        digests["verify --json"] = _digest(json.dumps(_normalised(json.loads(text)), indent=1,
-                                                      sort_keys=True).encode())
+        digests["verify --json"] = _json_digest(text)
     return digests
 
 
 def read_golden() -> dict:
     lines = GOLDEN.read_text(encoding="utf-8").splitlines()
     return {line[66:]: line[:64] for line in lines if line and not line.startswith("#")}
+
+
+def changed_outputs(golden: dict, digests: dict) -> list:
+    """The names whose digest differs between ``golden`` and ``digests`` (recorded on one side only too)."""
+    return sorted(name for name in golden.keys() | digests.keys() if golden.get(name) != digests.get(name))
 
 
 def main(argv) -> int:
@@ -110,8 +118,7 @@ def main(argv) -> int:
                           encoding="utf-8")
         print(f"{len(digests)} digests written to {GOLDEN.relative_to(REPO)}")
         return 0
-    golden = read_golden()
-    changed = sorted(name for name in golden.keys() | digests.keys() if golden.get(name) != digests.get(name))
+    changed = changed_outputs(read_golden(), digests)
     for name in changed:
         print(f"changed: {name}")
     return 1 if changed else 0

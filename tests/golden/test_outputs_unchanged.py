@@ -19,5 +19,5 @@ def test_outputs_match_the_recorded_digests():
     golden = snapshot.read_golden()
     digests = snapshot.outputs()
     assert golden, "tests/golden/outputs.sha256 is empty"
-    changed = sorted(name for name in golden.keys() | digests.keys() if golden.get(name) != digests.get(name))
+    changed = snapshot.changed_outputs(golden, digests)
     assert changed == [], f"outputs differ from tests/golden/outputs.sha256 (run snapshot.py --write if meant): {changed}"
