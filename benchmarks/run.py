@@ -1,7 +1,8 @@
 """Every benchmark, one command: ``python benchmarks/run.py [--quick]``.
 
 Runs, in order, the prover benchmark (``bench_prover.py``), the whole-chapter
-``symproof verify`` wall time (``bench_chapter.py``) and, when present, the
+``symproof verify`` wall time (``bench_chapter.py``), ``symproof check`` on every
+shipped and test variant (``bench_variants.py``) and, when present, the
 kernel throughput benchmark (``bench_kernels.py``) and the Triton kernel on a GPU
 (``bench_triton_gpu.py``, skipped without CUDA), each in its own
 interpreter so that one's SymPy cache or imports do not flatter the next.
@@ -22,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 BENCHMARKS = {
     "prover": ("bench_prover.py", True),
     "chapter": ("bench_chapter.py", False),
+    "variants": ("bench_variants.py", False),
     "kernels": ("bench_kernels.py", True),
     "kernels-gpu": ("bench_triton_gpu.py", True),  # says "skipped" without a CUDA device
 }

@@ -183,7 +183,8 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     from .._ground._examples import resolve_example
     from ..prover._budget import validate_steps, validate_timeout
     from ..variants._check import DEFAULT_STEPS, removed_budget
-    from ._check_command import LOAD_BUDGET, exit_code, format_results, results_as_dict
+    from ._check_command import LOAD_BUDGET
+    from ..variants._results import exit_code, format_results, results_as_dict
     from ..models._check import check_model, format_model, model_as_dict, model_exit_code
     from ..models._config import load_model
     from ..models._json import is_model_config, loads_config

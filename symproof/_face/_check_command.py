@@ -29,12 +29,12 @@ from .._ground._errors import InvalidInputError, VariantFileError
 from .._ground._examples import resolve_example
 from .._ground._io import check_owned_files, output_folder
 from .._ground._text import one_line
-from ..prover import PROVED
-from ..variants._check import DEFAULT_STEPS, check_variant, removed_budget
-from ..variants._results import _property_key, exit_code, format_results, results_as_dict
-from ..models._config import load_model
 from ..models._json import is_model_config
 from ..variants._spec import Variant, load_variant
+from ..variants._steps import DEFAULT_STEPS, removed_budget
+
+# the checker, the prover and the family table are imported where they are used: a file refused while it
+# is read (most refusals) pays for reading it only
 
 __all__ = ["main_check"]
 
@@ -120,6 +120,9 @@ def _main_check(args, start, budget) -> int:
         check_report_folder(report_dir, "variant", "--report")
     # the kernel property runs the numpy and C files (cheap), and the torch file when it is the one
     # --export writes: importing torch costs a check about 1.7 s and 200 MB
+    from ..variants._check import check_variant
+    from ..variants._results import exit_code, format_results, results_as_dict
+
     targets = {"numpy", "c"} | ({getattr(args, "target", "numpy")} if export_dir is not None else set())
     results = check_variant(variant, kernel_targets=targets, **budget)
     seconds = time.perf_counter() - start
@@ -154,7 +157,7 @@ def _main_model(args, start, budget) -> int:
     from ..models._check import check_model, check_model_target, format_model, model_as_dict, model_exit_code, \
         model_kernel
 
-    from ..models._config import reads_through_transformers
+    from ..models._config import load_model, reads_through_transformers
 
     load_budget = IDENTIFY_BUDGET if reads_through_transformers(args.file) else LOAD_BUDGET
     try:
@@ -194,6 +197,8 @@ def _export_checked(kernel, target: str, export_dir, results, args) -> None:
     a file that does not import, run or agree is not written, in one line, and the check itself answered
     (its exit 1: the kernel disagrees).  ``--allow-unproved`` writes it anyway, its header saying so."""
     from .._export import write_kernel
+    from ..prover import PROVED
+    from ..variants._results import _property_key
 
     unproved = [(_property_key(r), r.status, r.reason) for r in results
                 if _property_key(r) in EXPORT_RESTS_ON and r.status != PROVED]

@@ -191,7 +191,7 @@ COMMANDS = {
     ), "Exit 0 when every property is decided (one that does not hold is an answer, with its witness), "
        "1 when one stays unknown or the generated kernel disagrees, 2 for an invalid file or option, 3 when "
        "--time-limit stopped the check, 4 when a scan met an internal error on a config (a symproof bug; the "
-       "other configs are checked all the same)."),
+       "other configs are checked all the same).", loads=("symproof.variants._spec",)),
     "audit": Command(_cmd_audit, "audit your own RoPE code against a model: equivalent, after re-laying "
                                  "weights, or what differs", (
         (("target",), dict(metavar="FILE.py:NAME",

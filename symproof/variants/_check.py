@@ -42,6 +42,7 @@ from ._properties import (
     omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
 )
 from ._spec import Variant
+from ._steps import DEFAULT_STEPS, removed_budget
 
 __all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]
 
@@ -622,20 +623,7 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
                  derive=derive, name=prop.key)
 
 
-#: the default step budget of each property (``symproof check --steps``): the verdicts depend on it and on
-#: the file only.  Calibrated so that every shipped and published-scheme variant is decided as it was on an
-#: idle machine under the old 5-s CPU budget (the costliest decided property, the
-#: shift of tests/variants/published/logn_scaling.toml, counts 480 584 steps: a quarter of it)
-DEFAULT_STEPS = 2_000_000
-
 _REMOVED_BUDGET = object()
-
-
-def removed_budget(what: str, steps: str, time_limit: str) -> str:
-    """The one-line error for the removed seconds budget, naming the options that replace it."""
-    return (f"{what} was removed: budgets count prover steps now, so that a verdict never depends on the "
-            f"machine ({steps}, default {DEFAULT_STEPS}); {time_limit} stops a run that takes too long, "
-            "without a verdict")
 
 
 def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: int | None = DEFAULT_STEPS,

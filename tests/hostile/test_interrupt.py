@@ -122,7 +122,7 @@ def test_ctrl_c_before_the_first_heavy_import(tmp_path, launcher):
 
 # (command, a module only that command imports, the line)
 WHILE_RUNNING = [
-    (["check", "xpos"], "symproof.variants", "symproof check: interrupted"),
+    (["check", "xpos"], "symproof.variants._check", "symproof check: interrupted"),
     (["report", "--only", "rope.relative", "--out", "out"], "symproof.report", "symproof report: interrupted"),
     (["examples"], "symproof._ground._examples", "symproof examples: interrupted"),
 ]

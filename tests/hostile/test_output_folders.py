@@ -610,17 +610,17 @@ def test_check_export_of_a_kernel_not_proved(tree, target, monkeypatch, capsys):
     """A `kernel` property left unknown: nothing is written, one line, exit 1 (the check answered: the
     kernel is not proved); --allow-unproved writes it, saying so in its header.  (The kernel property is
     numerical evidence outside the prover's step budget, so it is made unknown here directly.)"""
-    from symproof._face import _check_command
     from symproof._face._cli import main
     from symproof.prover import UNKNOWN
+    from symproof.variants import _check
 
-    real_check = _check_command.check_variant
+    real_check = _check.check_variant
 
     def kernel_unknown(variant, **options):
         return [dataclasses.replace(r, status=UNKNOWN, reason="not decided") if r.claim.name == "kernel" else r
                 for r in real_check(variant, **options)]
 
-    monkeypatch.setattr(_check_command, "check_variant", kernel_unknown)
+    monkeypatch.setattr(_check, "check_variant", kernel_unknown)
     variant = shipped_variants()["xpos"]
     assert main(["check", variant, "--export", str(tree / "out"), "--target", target]) == 1
     refusal = [line for line in capsys.readouterr().err.splitlines() if "nothing written" in line]

@@ -3,7 +3,7 @@
 import pytest
 
 from symproof.variants import Variant, check_variant
-from symproof._face._check_command import exit_code
+from symproof.variants._results import exit_code
 
 ROPE = {"name": "probe", "kind": "rotary", "width": 4, "pairing": "adjacent",
         "frequencies": {"rule": "geometric", "base": 10000}}

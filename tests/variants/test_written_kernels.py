@@ -156,17 +156,16 @@ def test_all_zero_frequencies_and_nope_are_expressible_and_decided():
 def test_the_command_runs_the_file_it_exports(monkeypatch, tmp_path, extra, expected):
     """symproof check runs the numpy and C files, and the torch file when --export writes it."""
     from symproof._face._cli import main
-    from symproof._face import _check_command as _main
-    from symproof.variants import shipped_variants
+    from symproof.variants import _check, shipped_variants
 
     seen = []
-    real = _main.check_variant
+    real = _check.check_variant
 
     def spy(variant, **options):
         seen.append(options.get("kernel_targets"))
         return real(variant, **options)
 
-    monkeypatch.setattr(_main, "check_variant", spy)
+    monkeypatch.setattr(_check, "check_variant", spy)
     args = [a.replace("OUT", str(tmp_path / "out")) for a in extra]
     assert main(["check", shipped_variants()["xpos"], *args]) in (0, 1)
     assert seen == [expected]
