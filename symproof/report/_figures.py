@@ -154,7 +154,7 @@ def _draw_sinusoidal_d4(c: Canvas, results):
             value = float(table[t, dim])
             c.rect(left + dim * cell_w, top + t * cell_h, cell_w, cell_h, "#%02x%02x%02x" % colormap(value))
             c.text(left + (dim + 0.5) * cell_w, top + (t + 0.5) * cell_h,
-                   _six_decimals(exact[dim].subs(t_symbol, int(t))), FONT["cell"],
+                   f"${_six_decimals(exact[dim].subs(t_symbol, int(t)))}$", FONT["cell"],
                    color="#ffffff" if abs(value) > 0.6 else "#000000")
     ax.frame(range(4), positions, "coordinate", r"position $t$", r"$d = 4$: the fast pair moves, the slow one barely",
              xtexts=[r"$\sin t$", r"$\cos t$", r"$\sin(t/100)$", r"$\cos(t/100)$"],

@@ -27,8 +27,10 @@ __all__ = ["Canvas", "Axes", "to_svg", "to_pdf", "to_tex_overlay", "svg_label", 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
 #: label, tick and title sizes in canvas units (a canvas is 440 units wide: see the page's phone bound)
 FONT = {"label": 14, "tick": 13, "title": 14, "legend": 13, "cell": 13}
-#: a script's size relative to its base
+#: a script's size relative to its base, and the smallest size a script is set at (12 units of a 440-unit
+#: canvas read 9.4 px on a 390 px phone)
 SCRIPT_SCALE = 0.86
+MIN_SCRIPT = 12
 
 # ColorBrewer RdBu, reversed (blue for -1, red for +1), matplotlib's RdBu_r
 _RDBU_R = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
@@ -46,6 +48,11 @@ def colormap(value: float, lo: float = -1.0, hi: float = 1.0) -> tuple:
     a, b = _rgb(_RDBU_R[k]), _rgb(_RDBU_R[k + 1])
     f = u - k
     return tuple(int(round(x + (y - x) * f)) for x, y in zip(a, b))
+
+
+def _n1(value: float) -> str:
+    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
 
 
 def _n(value: float) -> str:
@@ -178,7 +185,7 @@ def _math_runs(tex: str, size: float) -> list:
             runs.append((_SYMBOLS.get(command, command), False, size, 0))
         elif script:
             inner = argument[1:-1] if argument.startswith("{") else argument
-            small = round(size * SCRIPT_SCALE, 2)
+            small = max(round(size * SCRIPT_SCALE, 2), MIN_SCRIPT)
             shift = 0.45 * size if script == "^" else -0.3 * size
             runs += [(text, italic, small, shift) for text, italic, _, _ in _math_runs(inner, small)]
         elif letter:
@@ -243,7 +250,8 @@ def to_svg(canvas: Canvas, label: str, prefix: str) -> str:
         kind = item[0]
         if kind == "line":
             _, points, color, width, dash = item
-            path = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
+            # a tenth of a unit is under a fifth of a pixel at the widest the page shows a figure
+            path = " ".join(f"{_n1(x)},{_n1(y)}" for x, y in points)
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{_n(width)}"'
                        f'{_dash(dash)}/>')
         elif kind == "rect":
