@@ -7,7 +7,7 @@ here is evidence; the claims below each introduction are.
 
 from __future__ import annotations
 
-__all__ = ["SECTION_INTROS", "ALGORITHM_7_1"]
+__all__ = ["ALGORITHM_7_1", "SECTION_INTROS"]
 
 #: a short introduction per chapter section, what the section sets out to show
 SECTION_INTROS = {

@@ -20,8 +20,18 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-__all__ = ["Canvas", "Axes", "to_svg", "to_pdf", "to_tex_overlay", "svg_label", "colormap", "COLORS",
-           "FONT", "SCRIPT_SCALE"]
+__all__ = [
+    "COLORS",
+    "FONT",
+    "SCRIPT_SCALE",
+    "Axes",
+    "Canvas",
+    "colormap",
+    "svg_label",
+    "to_pdf",
+    "to_svg",
+    "to_tex_overlay",
+]
 
 #: matplotlib's default cycle, the colours the figures have always used
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
@@ -47,7 +57,7 @@ def colormap(value: float, lo: float = -1.0, hi: float = 1.0) -> tuple:
     k = min(int(u), len(_RDBU_R) - 2)
     a, b = _rgb(_RDBU_R[k]), _rgb(_RDBU_R[k + 1])
     f = u - k
-    return tuple(int(round(x + (y - x) * f)) for x, y in zip(a, b))
+    return tuple(round(x + (y - x) * f) for x, y in zip(a, b))
 
 
 def _n1(value: float) -> str:
@@ -90,7 +100,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list:
     power = 10 ** math.floor(math.log10(span))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= span)
     first = math.ceil(lo / step - 1e-9)
-    return [k * step for k in range(first, int(math.floor(hi / step + 1e-9)) + 1)]
+    return [k * step for k in range(first, math.floor(hi / step + 1e-9) + 1)]
 
 
 def tick_text(value: float) -> str:
@@ -167,8 +177,7 @@ class Axes:
 _SYMBOLS = {"omega": "\u03c9", "beta": "\u03b2", "theta": "\u03b8", "alpha": "\u03b1", "partial": "\u2202",
             "lfloor": "\u230a", "rfloor": "\u230b", "|": "\u2016", ",": "\u2009", " ": " ", "pm": "\u00b1",
             "dots": "\u2026", "cdot": "\u22c5", "cos": "cos", "sin": "sin", "le": "\u2264", "ge": "\u2265"}
-_UPRIGHT_WORDS = {"cos", "sin"}
-_TOKEN = re.compile(r"\\mathrm\{([^{}]*)\}|\\([A-Za-z]+|.)|([_^])(\{[^{}]*\}|\\[A-Za-z]+|.)|([A-Za-z])|(.)", re.S)
+_TOKEN = re.compile(r"\\mathrm\{([^{}]*)\}|\\([A-Za-z]+|.)|([_^])(\{[^{}]*\}|\\[A-Za-z]+|.)|([A-Za-z])|(.)", re.DOTALL)
 
 
 def _esc(text: str) -> str:
@@ -352,7 +361,7 @@ def to_tex_overlay(canvas: Canvas, pdf_path: str, width: str = "0.8\\linewidth")
     for item in canvas.items:
         if item[0] != "text":
             continue
-        _, x, y, tex, size, anchor, rotate, color = item
+        _, x, y, tex, _size, anchor, rotate, color = item
         box = f"\\makebox(0,0){_TEX_ANCHOR[anchor]}{{\\strut {tex}}}"
         if color != "#000000":
             box = f"\\textcolor[HTML]{{{color[1:].upper()}}}{{{box}}}"

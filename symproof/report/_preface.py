@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ._chapter_text import ALGORITHM_7_1
 from ._typeset import TACTICS, tactic_phrase, tactic_tags
 
-__all__ = ["Tactic", "Algorithm", "printed_tactics", "rotation_loop", "algorithm_box"]
+__all__ = ["Algorithm", "Tactic", "algorithm_box", "printed_tactics", "rotation_loop"]
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,8 @@ def printed_tactics(claims) -> list:
 
 
 # the function of a generated C kernel that rotates rows with a table, and its loop over the rows
-_WITH_TABLE = re.compile(r"^int \w+_apply_with_table\(.*?^\{\n(?P<body>.*?)^\}", re.S | re.M)
-_ROW_LOOP = re.compile(r"^    for \(size_t row = 0; .*?^    \}\n", re.S | re.M)
+_WITH_TABLE = re.compile(r"^int \w+_apply_with_table\(.*?^\{\n(?P<body>.*?)^\}", re.DOTALL | re.MULTILINE)
+_ROW_LOOP = re.compile(r"^    for \(size_t row = 0; .*?^    \}\n", re.DOTALL | re.MULTILINE)
 
 
 def rotation_loop(listings) -> tuple:

@@ -38,7 +38,7 @@ def _text(fragment: str) -> str:
 
 
 def _preface(page: str) -> str:
-    found = re.search(r'<div id="preface">(.*?)</div>\s*<nav class="toc"', page, re.S)
+    found = re.search(r'<div id="preface">(.*?)</div>\s*<nav class="toc"', page, re.DOTALL)
     assert found, "no preface before the contents"
     return found.group(1)
 
@@ -56,7 +56,7 @@ def _engine_tags(results) -> list:
 # -- the preface ---------------------------------------------------------------------------------------------
 
 def test_the_preface_explains_every_tag_the_page_prints(fresh_report, page):
-    glossary = dict(re.findall(r'<dt id="tactic-[^"]+">(.*?)</dt><dd>(.*?)</dd>', _preface(page), re.S))
+    glossary = dict(re.findall(r'<dt id="tactic-[^"]+">(.*?)</dt><dd>(.*?)</dd>', _preface(page), re.DOTALL))
     tags = _engine_tags(fresh_report.results)
     assert len(tags) >= 5
     for tag in tags:
@@ -99,7 +99,7 @@ def test_the_preface_says_what_the_verdicts_rest_on_and_how_to_recheck(fresh_rep
 # -- the sections' introductions -----------------------------------------------------------------------------
 
 def test_every_chapter_section_opens_with_its_introduction(page, tex):
-    sections = re.findall(r'<section id="section-(7\.\d)">\s*<h2>[^<]*</h2>\s*(<p class="intro">.*?</p>)?', page, re.S)
+    sections = re.findall(r'<section id="section-(7\.\d)">\s*<h2>[^<]*</h2>\s*(<p class="intro">.*?</p>)?', page, re.DOTALL)
     assert [number for number, _ in sections] == sorted(SECTION_INTROS)
     for number, intro in sections:
         assert intro and len(_text(intro).split()) >= 25, f"section {number} has no introduction"
@@ -111,7 +111,7 @@ def test_every_chapter_section_opens_with_its_introduction(page, tex):
 # -- Algorithm 7.1 and the kernel's loop ---------------------------------------------------------------------
 
 def _algorithm(page: str) -> str:
-    found = re.search(r'<div class="algorithm" id="algorithm-7.1">(.*?)</div>\s*<article', page, re.S)
+    found = re.search(r'<div class="algorithm" id="algorithm-7.1">(.*?)</div>\s*<article', page, re.DOTALL)
     assert found, "no algorithm box"
     return found.group(1)
 
@@ -119,17 +119,17 @@ def _algorithm(page: str) -> str:
 def test_the_algorithm_box_has_inputs_steps_and_invariant(page):
     box = _algorithm(page)
     assert "Input:" in box and "Invariant:" in box
-    inputs = re.search(r"<ul>(.*?)</ul>", box, re.S).group(1)
+    inputs = re.search(r"<ul>(.*?)</ul>", box, re.DOTALL).group(1)
     assert len(re.findall(r"<li>", inputs)) == len(ALGORITHM_7_1["inputs"]) >= 4
-    steps = re.search(r'<ol class="steps">(.*?)</ol>', box, re.S).group(1)
+    steps = re.search(r'<ol class="steps">(.*?)</ol>', box, re.DOTALL).group(1)
     assert len(re.findall(r"<li>", steps)) == len(ALGORITHM_7_1["steps"]) >= 4
     # it stands just before the claim it is proved in
-    assert re.search(r'id="algorithm-7.1">.*?</div>\s*<article class="claim" id="rope.algorithm_7_1">', page, re.S)
+    assert re.search(r'id="algorithm-7.1">.*?</div>\s*<article class="claim" id="rope.algorithm_7_1">', page, re.DOTALL)
 
 
 def test_the_loop_beside_the_algorithm_is_the_generated_kernels(fresh_report, page):
     source = (fresh_report.folder / "listings" / "symproof_rope.c").read_text("utf-8")
-    loops = [html.unescape(loop) for loop in re.findall(r'<pre class="loop"><code[^>]*>(.*?)</code></pre>', page, re.S)]
+    loops = [html.unescape(loop) for loop in re.findall(r'<pre class="loop"><code[^>]*>(.*?)</code></pre>', page, re.DOTALL)]
     # beside the algorithm, and again in the kernels section
     assert len(loops) == 2 and loops[0] == loops[1]
     assert "for (size_t r = 0;" in loops[0] and "o[j] = in[j];" in loops[0]
@@ -166,7 +166,7 @@ def _font_sizes(svg: str) -> list:
 
 
 def test_figure_labels_are_readable_on_a_phone(page):
-    svgs = re.findall(r"<figure[^>]*>\s*(<svg\b.*?</svg>)", page, re.S)
+    svgs = re.findall(r"<figure[^>]*>\s*(<svg\b.*?</svg>)", page, re.DOTALL)
     assert len(svgs) == len(FIGURES)
     for svg in svgs:
         width = float(re.search(r'viewBox="[\d.-]+ [\d.-]+ ([\d.]+) [\d.]+"', svg).group(1))
