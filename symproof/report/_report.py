@@ -18,7 +18,6 @@ its bytes still depend on the TeX installation, so it is not committed.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from typing import Iterable, Mapping, Sequence
 
@@ -74,7 +73,10 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     document = build_document(results, title=title, sections=sections, extra_listings=extra_listings,
                               figures=rendered, include_times=include_times, total_seconds=total_seconds)
     figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}  # the page carries its figures inline
-    tex, page = _render_both(document)
+    # the page first: the LaTeX then finds every formula's MathML (its width decides line breaks in both
+    # formats) and LaTeX already printed
+    page = render_html(document)
+    tex = render_latex(document)
     listing_files = {listing.path: listing.source.encode("utf-8") for listing in document.listings if listing.path}
     files = {**figure_files, **listing_files, f"{tex_name}.tex": tex.encode("utf-8")}
     files[HTML_NAME] = page.encode("utf-8")
@@ -95,43 +97,6 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
         "pdf_error": None if pdf_error is None else str(pdf_error),
         "regenerated": [paths[p] for p in regenerated],
     }
-
-
-def _render_both(document) -> tuple:
-    """``(LaTeX, HTML)`` of ``document``: the LaTeX in a forked child while this process sets the page.
-
-    The two printers share nothing but the document, and each takes about as long as the other, so on two
-    cores the pair costs the time of one.  The child only renders and sends its text back through a pipe;
-    if it fails (or there is no ``fork``, or one core), the LaTeX is rendered here instead, where its error,
-    if any, is raised as it would be without the child.  Either way the bytes are the same."""
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
-        return render_latex(document), render_html(document)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: render, send, and leave without running the parent's clean-up
-        status = 1
-        try:
-            os.close(read_end)
-            data = render_latex(document).encode("utf-8")
-            with os.fdopen(write_end, "wb") as sink:
-                sink.write(data)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    source = os.fdopen(read_end, "rb")
-    data = None
-    try:
-        page = render_html(document)
-        data = source.read()
-    finally:
-        source.close()
-        if data is None:  # this process failed or was interrupted: the child's work is not wanted
-            os.kill(pid, signal.SIGKILL)
-        _, code = os.waitpid(pid, 0)
-    if code != 0:
-        return render_latex(document), page
-    return data.decode("utf-8"), page
 
 
 def _figure_specs(figures, results) -> list:
