@@ -21,6 +21,8 @@ from .._ground._errors import InvalidInputError
 from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._sides import _row_names, _text, named_sides
+from ._chapter_text import ALGORITHM_7_1, SECTION_INTROS
+from ._preface import algorithm_box, printed_tactics
 from ._prose import CLAIM_ID
 from ._views import View, joint_view
 from ._witness import Counterexample, counterexample
@@ -141,6 +143,10 @@ class Section:
     title: str
     claims: list
     figures: list = field(default_factory=list)
+    #: the chapter's introduction to the section (prose with ``$...$`` math), or ``""``
+    intro: str = ""
+    #: Algorithm 7.1 in the section that states it (:class:`~._preface.Algorithm`), or None
+    algorithm: Any = None
 
     @property
     def anchor(self) -> str:
@@ -200,10 +206,20 @@ class Document:
     counts: dict
     total_seconds: float | None
     include_times: bool
+    #: the tactic tags the page prints (:class:`~._preface.Tactic`), explained in the preface
+    tactics: list = field(default_factory=list)
+    #: proof certificates the independent checker re-checked, and how many it rejected
+    certificates: int = 0
+    rejected: int = 0
 
     @property
     def claims(self):
         return [c for s in self.sections for c in s.claims]
+
+    @property
+    def algorithm(self):
+        """Algorithm 7.1, when a section shows it, else None."""
+        return next((s.algorithm for s in self.sections if s.algorithm is not None), None)
 
 
 def build_document(results, *, title: str, sections: Mapping[str, str] | None = None,
@@ -231,7 +247,15 @@ def build_document(results, *, title: str, sections: Mapping[str, str] | None = 
     listings = [Listing(*entry) for entry in extra_listings]
     _link_kernels(ordered, listings)
     seconds = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
-    return Document(title, ordered, listings, counts, seconds, include_times)
+    for section in ordered:
+        section.intro = SECTION_INTROS.get(section.number, "")
+        if section.number == ALGORITHM_7_1["section"] and any(c.id == ALGORITHM_7_1["claim"] for c in section.claims):
+            section.algorithm = algorithm_box(listings)
+    document = Document(title, ordered, listings, counts, seconds, include_times)
+    document.tactics = printed_tactics(document.claims)
+    document.certificates = sum(getattr(r, "certificates", 0) + getattr(r, "rejected", 0) for r in results)
+    document.rejected = sum(getattr(r, "rejected", 0) for r in results)
+    return document
 
 
 def _cited_ids(view: ClaimView) -> list:

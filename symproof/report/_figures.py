@@ -1,16 +1,16 @@
-"""The report's figures, drawn with matplotlib (Agg, no pyplot state).
+"""The report's figures, drawn on the report's own small canvas (:mod:`._plot`): no matplotlib.
 
 Each figure evaluates the chapter's own symbolic definitions
 (:mod:`symproof.encodings`) numerically at the plotted points: that is
-formatting data, not evidence, and no verdict depends on it.  Output is
-deterministic: no dates in the metadata, a fixed SVG id salt per figure (so two
-figures inlined in one page never share ids), text kept as text in SVG.
+formatting data, not evidence, and no verdict depends on it.  A figure is
+printed twice from one drawing: an ``<svg>`` the page inlines (its labels
+are SVG text, sized to be read on a phone), and a line-art PDF whose labels
+LaTeX sets over it (``tex``, a ``picture``).  Every coordinate is rounded to
+two decimals: two runs write the same bytes, on any machine.
 """
 
 from __future__ import annotations
 
-import io
-import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,36 +19,25 @@ import sympy as sp
 
 from .._ground._lambdify import numpy_function
 from ..encodings import frequencies, rotation, sinusoidal_vector
+from ._plot import COLORS, FONT, Axes, Canvas, colormap, nice_ticks, to_pdf, to_svg, to_tex_overlay
 
-__all__ = ["FigureSpec", "RenderedFigure", "FIGURES", "render_figure", "figures_for"]
+__all__ = ["FigureSpec", "RenderedFigure", "FIGURES", "render_figure", "figures_for", "CANVAS_WIDTH"]
 
-_RC = {
-    "svg.fonttype": "none",
-    "font.size": 9,
-    "axes.titlesize": 9,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "figure.dpi": 100,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "image.cmap": "RdBu_r",
-}
-_SVG_METADATA = {"Date": None, "Creator": "symproof", "Format": None, "Type": None}
-_PDF_METADATA = {"CreationDate": None, "ModDate": None, "Creator": "symproof", "Producer": "symproof"}
+#: every figure's width in canvas units (points in the PDF); the page scales it to its column
+CANVAS_WIDTH = 440
 
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """A figure, the claims it illustrates, and how to draw it on a matplotlib ``Figure``."""
+    """A figure, the claims it illustrates, and how to draw it on a :class:`~._plot.Canvas`."""
 
     name: str
     section: str
     claims: tuple
     caption: str
     draw: Callable
-    size: tuple = (6.4, 2.6)
+    #: the canvas height in units (its width is :data:`CANVAS_WIDTH`)
+    height: float = 300
 
 
 @dataclass(frozen=True)
@@ -57,23 +46,12 @@ class RenderedFigure:
     caption: str
     svg: str
     pdf: bytes
+    #: the LaTeX ``picture`` that shows ``pdf`` with its labels
+    tex: str = ""
 
     @property
     def pdf_path(self) -> str:
         return f"figures/{self.name}.pdf"
-
-    @property
-    def svg_path(self) -> str:
-        """The SVG beside the page: the page links it (lazily loaded) instead of carrying it inline."""
-        return f"figures/{self.name}.svg"
-
-    @property
-    def svg_size(self) -> tuple:
-        """``(width, height)`` in CSS pixels, so that the page reserves the figure's box before it loads."""
-        found = re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', self.svg)
-        if not found:
-            return (640, 260)
-        return tuple(round(float(v) * 4 / 3) for v in found.groups())
 
     @property
     def anchor(self) -> str:
@@ -81,40 +59,17 @@ class RenderedFigure:
 
 
 def render_figure(spec: FigureSpec, results=()) -> RenderedFigure:
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": spec.name}):
-        fig = Figure(figsize=spec.size, layout="constrained")
-        FigureCanvasAgg(fig)
-        spec.draw(fig, results)
-        svg_buffer, pdf_buffer = io.StringIO(), io.BytesIO()
-        fig.savefig(svg_buffer, format="svg", metadata=_SVG_METADATA)
-        fig.savefig(pdf_buffer, format="pdf", metadata=_PDF_METADATA)
-    return RenderedFigure(spec.name, spec.caption, _inline_svg(svg_buffer.getvalue(), spec), pdf_buffer.getvalue())
+    canvas = Canvas(CANVAS_WIDTH, spec.height)
+    spec.draw(canvas, results)
+    rendered = RenderedFigure(spec.name, spec.caption, "", to_pdf(canvas))
+    return RenderedFigure(spec.name, spec.caption, to_svg(canvas, _alt(spec.caption), "svg-" + spec.name),
+                          rendered.pdf, to_tex_overlay(canvas, rendered.pdf_path))
 
 
-def _inline_svg(svg: str, spec: FigureSpec) -> str:
-    """The ``<svg>`` element alone (no XML prolog or doctype), labelled for screen readers."""
-    start = svg.index("<svg")
-    svg = svg[start:].strip()
-    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
-    label = spec.caption.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-    svg = _prefix_ids(svg, spec.name)
-    # coordinates to 0.01 pt: matplotlib writes six decimals, which a screen never shows
-    svg = re.sub(r"(-?\d+\.\d{2})\d+", r"\1", svg)
-    return svg.replace("<svg ", f'<svg role="img" aria-label="{label}" ', 1)
+def _alt(caption: str) -> str:
+    from ._html import alt_text  # the page's reading of a caption's TeX
 
-
-def _prefix_ids(svg: str, prefix: str) -> str:
-    """Every id (and every reference to one) prefixed by the figure's name: matplotlib numbers its
-    elements ``figure_1``, ``axes_1``... in every figure, and one page inlines them all."""
-    ids = set(re.findall(r'\bid="([^"]+)"', svg))
-    if not ids:
-        return svg
-    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', svg)
-    return re.sub(r'#([A-Za-z_][\w.:-]*)', lambda m: f"#{prefix}-{m.group(1)}" if m.group(1) in ids else m.group(0), svg)
+    return alt_text(caption)
 
 
 def figures_for(claim_ids) -> list:
@@ -159,118 +114,142 @@ def _rope_score_gradient(q, k, offsets, w):
 
 # -- the figures ------------------------------------------------------------------------------------
 
-def _draw_sinusoidal_heatmap(fig, results):
+def _colorbar(c: Canvas, left, top, bottom, label):
+    steps = 64
+    c.raster(left, top, 12, bottom - top, [[colormap(1 - 2 * k / (steps - 1))] for k in range(steps)])
+    bar = Axes(c, (left, top, left + 12, bottom), (0, 1), (-1, 1))
+    for value in (-1, 0, 1):
+        c.line([(left + 12, bar.y(value)), (left + 16, bar.y(value))], "#000000", 0.8)
+        c.text(left + 18, bar.y(value), f"${value}$", FONT["tick"], anchor="start")
+    c.text(left + 50, (top + bottom) / 2, label, FONT["label"], rotate=True)
+
+
+def _draw_sinusoidal_heatmap(c: Canvas, results):
     width, positions = 64, np.arange(100)
     table = _sinusoidal_table(positions, width)
-    left, right = fig.subplots(1, 2, width_ratios=(3, 1.2))
-    image = left.imshow(table, aspect="auto", origin="lower", vmin=-1, vmax=1, interpolation="nearest")
-    left.set_xlabel(r"coordinate $i$ of $p_t$ (pair $r = \lfloor i/2 \rfloor$)")
-    left.set_ylabel(r"position $t$")
-    left.set_title(rf"$p_t$, $d = {width}$, $\beta = 10000$")
-    fig.colorbar(image, ax=left, shrink=0.9, label=r"$p_{t,i}$ (unitless)")
-    right.plot((table ** 2).sum(axis=1), positions, color="C0", label=r"$\|p_t\|^2$")
-    right.axvline(width / 2, color="C3", linestyle="--", linewidth=1, label=r"$d/2$")
-    right.set_xlim(0, width * 0.75)
-    right.set_xlabel(r"$\|p_t\|_2^2$ (unitless)")
-    right.set_ylabel(r"position $t$")
-    right.set_title("constant norm")
-    right.legend(loc="center left")
+    heat = Axes(c, (62, 30, 350, 196), (-0.5, width - 0.5), (-0.5, len(positions) - 0.5))
+    c.raster(62, 30, 288, 166, [[colormap(v) for v in table[t]] for t in reversed(positions)])
+    heat.frame(nice_ticks(0, width - 1), nice_ticks(0, len(positions) - 1),
+               r"coordinate $i$ of $p_t$ (pair $r = \lfloor i/2 \rfloor$)", r"position $t$",
+               rf"$p_t$, $d = {width}$, $\beta = 10000$")
+    _colorbar(c, 368, 30, 196, r"$p_{t,i}$")
+    norm = Axes(c, (62, 270, 425, 370), (0, len(positions) - 1), (0, width * 0.75))
+    norm.plot(positions, (table ** 2).sum(axis=1), COLORS[0])
+    norm.hline(width / 2, COLORS[3], 1.2, (5, 3))
+    norm.frame(nice_ticks(0, len(positions) - 1), nice_ticks(0, width * 0.75, 3), r"position $t$",
+               r"$\|p_t\|_2^2$", "constant norm")
+    norm.legend([(r"$\|p_t\|^2$", COLORS[0], None), (r"$d/2$", COLORS[3], (5, 3))], 300, 290)
 
 
-def _draw_sinusoidal_d4(fig, results):
-    positions = np.arange(4)
-    table = _sinusoidal_table(positions, 4)
-    ax = fig.subplots()
-    image = ax.imshow(table, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+def _draw_sinusoidal_d4(c: Canvas, results):
+    positions = range(4)
+    table = _sinusoidal_table(np.arange(4), 4)
+    left, top, right, bottom = 72, 30, 352, 190
+    ax = Axes(c, (left, top, right, bottom), (-0.5, 3.5), (3.5, -0.5))
     t_symbol = sp.Symbol("t")
     exact = sinusoidal_vector(t_symbol, frequencies(4, base=10000))
+    cell_w, cell_h = (right - left) / 4, (bottom - top) / 4
     for t in positions:
         for dim in range(4):
-            value = table[t, dim]
-            ax.text(dim, t, _six_decimals(exact[dim].subs(t_symbol, int(t))), ha="center", va="center",
-                    color="white" if abs(value) > 0.6 else "black")
-    ax.set_xticks(range(4), [r"$\sin t$", r"$\cos t$", r"$\sin(t/100)$", r"$\cos(t/100)$"])
-    ax.set_yticks(positions, [f"$p_{t}$" for t in positions])
-    ax.set_xlabel("coordinate")
-    ax.set_ylabel(r"position $t$")
-    fig.colorbar(image, ax=ax, label="value (unitless)")
-    ax.set_title(r"$d = 4$: the fast pair moves between neighbours, the slow pair barely does")
+            value = float(table[t, dim])
+            c.rect(left + dim * cell_w, top + t * cell_h, cell_w, cell_h, "#%02x%02x%02x" % colormap(value))
+            c.text(left + (dim + 0.5) * cell_w, top + (t + 0.5) * cell_h,
+                   f"${_six_decimals(exact[dim].subs(t_symbol, int(t)))}$", FONT["cell"],
+                   color="#ffffff" if abs(value) > 0.6 else "#000000")
+    ax.frame(range(4), positions, "coordinate", r"position $t$", r"$d = 4$: the fast pair moves, the slow one barely",
+             xtexts=[r"$\sin t$", r"$\cos t$", r"$\sin(t/100)$", r"$\cos(t/100)$"],
+             ytexts=[f"$p_{t}$" for t in positions])
+    _colorbar(c, 368, top, bottom, "value")
 
 
-def _draw_rope_score(fig, results):
-    left, right = fig.subplots(1, 2)
-    offsets = np.linspace(-8, 8, 401)
+def _draw_rope_score(c: Canvas, results):
+    offsets = np.linspace(-8, 8, 161)
     integers = np.arange(-8, 9)
-    left.plot(offsets, _rope_score((1, 0), (1, 0), offsets, 1), color="C0")
-    left.plot(integers, _rope_score((1, 0), (1, 0), integers, 1), "o", color="C0", markersize=3)
-    left.set_xlabel(r"offset $D = j - i$ (positions)")
-    left.set_ylabel(r"score $s$")
-    left.set_title(r"$q = k = (1, 0),\ \omega = 1$: $s = \cos(D\omega)$")
+    near = Axes(c, (62, 30, 425, 150), (-8, 8), (-1.1, 1.1))
+    near.hline(0, "#999999", 0.6)
+    near.plot(offsets, _rope_score((1, 0), (1, 0), offsets, 1), COLORS[0])
+    near.dots(integers, _rope_score((1, 0), (1, 0), integers, 1), COLORS[0])
+    near.frame(nice_ticks(-8, 8, 4), (-1, 0, 1), r"offset $D = j - i$", r"score $s$",
+               r"$q = k = (1, 0)$, $\omega = 1$: $s = \cos(D\omega)$")
     width = 16
     omegas = [float(w) for w in frequencies(width)]
     far = np.arange(0, 201)
     total = sum(_rope_score((1, 0), (1, 0), far, w) for w in omegas) / len(omegas)
-    right.plot(far, total, color="C1")
-    right.set_xlabel(r"offset $D$ (positions)")
-    right.set_ylabel("mean score over pairs")
-    right.set_title(rf"$d_k = {width}$, $q = k$ in every pair")
-    right.axhline(0, color="0.6", linewidth=0.6)
+    wide = Axes(c, (62, 232, 425, 352), (0, 200), (float(total.min()) - 0.05, 1.05))
+    wide.hline(0, "#999999", 0.6)
+    wide.plot(far, total, COLORS[1])
+    wide.frame(nice_ticks(0, 200), nice_ticks(float(total.min()), 1, 3), r"offset $D$", "mean score",
+               rf"$d_k = {width}$, $q = k$ in every pair")
 
 
-def _draw_rope_gradient(fig, results):
-    ax = fig.subplots()
+def _draw_rope_gradient(c: Canvas, results):
     q, k, w = (1, 2), (3, -1), 0.05
     offsets = np.arange(0, 201)
     gradient = _rope_score_gradient(q, k, offsets, w)
     envelope = offsets * float(sp.sqrt(sum(x * x for x in q)) * sp.sqrt(sum(x * x for x in k)))
-    ax.plot(offsets, gradient, color="C0", label=r"$\partial s / \partial\omega$")
-    ax.plot(offsets, envelope, color="C3", linestyle="--", linewidth=1, label=r"$\pm D\,\|q\|\,\|k\|$")
-    ax.plot(offsets, -envelope, color="C3", linestyle="--", linewidth=1)
-    ax.set_xlabel(r"offset $D$ (positions)")
-    ax.set_ylabel(r"$\partial s / \partial\omega$ (score per radian)")
-    ax.set_title(r"$q = (1, 2),\ k = (3, -1),\ \omega = 0.05$: the gradient grows with the offset")
-    fig.legend(loc="outside right upper")
+    top = float(envelope.max()) * 1.05
+    ax = Axes(c, (72, 30, 425, 220), (0, 200), (-top, top))
+    ax.ylabel_gap = 52
+    ax.hline(0, "#999999", 0.6)
+    ax.plot(offsets, envelope, COLORS[3], 1.2, (5, 3))
+    ax.plot(offsets, -envelope, COLORS[3], 1.2, (5, 3))
+    ax.plot(offsets, gradient, COLORS[0])
+    ax.frame(nice_ticks(0, 200), nice_ticks(-top, top, 4), r"offset $D$", r"$\partial s / \partial\omega$",
+             r"$q = (1, 2)$, $k = (3, -1)$, $\omega = 0.05$")
+    ax.legend([(r"$\partial s / \partial\omega$", COLORS[0], None), (r"$\pm D\,\|q\|\,\|k\|$", COLORS[3], (5, 3))],
+              90, 45)
 
 
-def _draw_finite_precision(fig, results):
+def _draw_finite_precision(c: Canvas, results):
     from ..kernels import finite_precision_table
 
     width = 128
     positions = tuple(int(t) for t in np.unique(np.logspace(0, 5, 31).astype(int)))
-    ax = fig.subplots()
-    for k, row in enumerate(finite_precision_table(d=width, positions=positions)):
+    rows = finite_precision_table(d=width, positions=positions)
+    curves = []
+    for row in rows:
         errors = np.asarray(row["phase_error"], dtype=float)
         finite = np.isfinite(errors) & (errors > 0)
-        color = f"C{k}"
-        ax.loglog(np.asarray(row["positions"])[finite], errors[finite], "o-", markersize=3, color=color,
-                  label=rf"{row['dtype']}: $p_t = p_{{t+1}}$ first at $t = {row['first_equal_t']}$")
+        curves.append((row, np.asarray(row["positions"])[finite], errors[finite]))
+    low = min(float(e.min()) for _, _, e in curves if len(e))
+    high = max(float(e.max()) for _, _, e in curves if len(e))
+    ylim = (10.0 ** np.floor(np.log10(low)), 10.0 ** np.ceil(np.log10(high)))
+    ax = Axes(c, (90, 30, 425, 220), (1, 1e5), ylim, xlog=True, ylog=True)
+    ax.ylabel_gap = 72
+    decades = range(int(np.log10(ylim[0])), int(np.log10(ylim[1])) + 1)
+    ystep = max(1, len(decades) // 5)
+    yticks = [10.0 ** e for e in decades][::ystep]
+    legend = []
+    for k, (row, xs, ys) in enumerate(curves):
+        color = COLORS[k % len(COLORS)]
         if row["first_equal_t"] <= positions[-1]:
-            ax.axvline(row["first_equal_t"], color=color, linestyle=":", linewidth=1)
-    ax.set_xlabel(r"position $t$")
-    ax.set_ylabel("max phase error (radians)")
-    ax.set_title(rf"phase error of $\mathrm{{fl}}(t\,\omega_r)$ against an exact reference, $d = {width}$; "
-                 "dotted: first collision")
-    # outside the axes: inside, the legend covered the float16 and bfloat16 curves
-    fig.legend(loc="outside lower center", ncols=2)
+            ax.vline(row["first_equal_t"], color, 1.0, (1.5, 2.5))
+        ax.plot(xs, ys, color, 1.3)
+        ax.dots(xs, ys, color, 2.0)
+        legend.append((rf"{row['dtype']}: $p_t = p_{{t+1}}$ first at $t = {row['first_equal_t']}$", color, None))
+    ax.frame([10.0 ** e for e in range(6)], yticks, r"position $t$", "max phase error (radians)",
+             rf"phase error of $\mathrm{{fl}}(t\,\omega_r)$, $d = {width}$",
+             xtexts=[f"$10^{e}$" for e in range(6)], ytexts=[f"$10^{{{int(np.log10(v))}}}$" for v in yticks])
+    ax.legend(legend, 80, 270)
 
 
 FIGURES = (
     FigureSpec("sinusoidal_heatmap", "7.2", ("sin.definition", "sin.norm"),
                "Sinusoidal positions $p_t$ ($d = 64$) as a heat map, and their squared norm, constant at $d/2$.",
-               _draw_sinusoidal_heatmap, (6.4, 2.8)),
+               _draw_sinusoidal_heatmap, 410),
     FigureSpec("sinusoidal_d4", "7.2", ("sin.table_d4",),
                "The $d = 4$ table: $p_0, \\dots, p_3$ with frequencies 1 and 1/100, six decimals.",
-               _draw_sinusoidal_d4, (6.4, 2.2)),
+               _draw_sinusoidal_d4, 240),
     FigureSpec("finite_precision", "7.2", ("sin.finite_precision",),
                "Finite precision: the phase error of $t\\,\\omega_r$ grows with the position in every dtype; "
                "neighbouring positions become equal at the dotted line (measured, not proved).",
-               _draw_finite_precision, (6.4, 3.2)),
+               _draw_finite_precision, 330),
     FigureSpec("rope_score_offset", "7.4", ("grad.score_not_monotone", "rope.score_expansion"),
                "RoPE score against the offset: $\\cos(D\\omega)$ falls and rises again; with several frequencies "
                "the score is not monotone in the distance either.",
-               _draw_rope_score),
+               _draw_rope_score, 395),
     FigureSpec("rope_score_gradient", "7.4", ("grad.frequency",),
                "$\\partial s/\\partial\\omega = D\\, q^T R'(D\\omega)\\, k$ oscillates inside an envelope that grows "
                "linearly with the offset $D$.",
-               _draw_rope_gradient),
+               _draw_rope_gradient, 265),
 )

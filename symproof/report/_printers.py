@@ -584,6 +584,19 @@ def _mathml_inner(value) -> str:
         # a minus sign, not the hyphen the digits were written with
         return f"<mrow><mo>\u2212</mo><mn>{value[1:]}</mn></mrow>" if value.startswith("-") else f"<mn>{value}</mn>"
     value = _as_printable(value)
+    if isinstance(value, Hashable):
+        # a formula's MathML is asked for its width (line breaking, in both formats) and then printed: once.
+        # The type is part of the key: SymPy's Float(1.0) == Integer(1), but they print differently
+        return _mathml_of_hashable(type(value), value)
+    return _mathml_uncached(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _mathml_of_hashable(kind, value) -> str:
+    return _mathml_uncached(value)
+
+
+def _mathml_uncached(value) -> str:
     if _fitting_latex(value) is None:
         return f"<mrow><mo>\u27e8</mo><mtext>{_too_long(value)}</mtext><mo>\u27e9</mo></mrow>"
     text = _NAMED_ENTITY.sub(lambda match: _ENTITIES[match.group(1)], _MATHML.doprint(value))

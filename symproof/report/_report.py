@@ -9,7 +9,7 @@ figures are still written, and the error is returned (``pdf_error``) so that
 the command can name it and exit non-zero.
 
 Determinism: the files contain no clock time, no wall time of a proof (unless
-``include_times`` is asked for), fixed matplotlib metadata and SVG ids, so two
+``include_times`` is asked for), and figures drawn by the report's own canvas, so two
 runs on the same code write byte-identical ``index.html``, ``chapter.tex`` and
 figures.  The PDF is built with ``SOURCE_DATE_EPOCH`` and no trailer id, but
 its bytes still depend on the TeX installation, so it is not committed.
@@ -72,12 +72,14 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     rendered = [(spec, render_figure(spec, results)) for spec in specs]
     document = build_document(results, title=title, sections=sections, extra_listings=extra_listings,
                               figures=rendered, include_times=include_times, total_seconds=total_seconds)
-    figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}
-    svg_files = {fig.svg_path: fig.svg.encode("utf-8") for _, fig in rendered}
+    figure_files = {fig.pdf_path: fig.pdf for _, fig in rendered}  # the page carries its figures inline
+    # the page first: the LaTeX then finds every formula's MathML (its width decides line breaks in both
+    # formats) and LaTeX already printed
+    page = render_html(document)
     tex = render_latex(document)
     listing_files = {listing.path: listing.source.encode("utf-8") for listing in document.listings if listing.path}
-    files = {**figure_files, **svg_files, **listing_files, f"{tex_name}.tex": tex.encode("utf-8")}
-    files[HTML_NAME] = render_html(document).encode("utf-8")
+    files = {**figure_files, **listing_files, f"{tex_name}.tex": tex.encode("utf-8")}
+    files[HTML_NAME] = page.encode("utf-8")
     pdf_error = None
     if pdf is True or (pdf == "auto" and find_pdflatex()):
         try:
@@ -91,7 +93,7 @@ def render_report(results: Sequence, out_dir, *, title: str = DEFAULT_TITLE,
     paths = {relative: os.path.join(os.fspath(out_dir), relative) for relative in files}
     return {
         "html": paths[HTML_NAME], "tex": paths[f"{tex_name}.tex"], "pdf": paths.get(f"{tex_name}.pdf"),
-        "figures": [paths[p] for p in {**figure_files, **svg_files}], "listings": [paths[p] for p in listing_files],
+        "figures": [paths[p] for p in figure_files], "listings": [paths[p] for p in listing_files],
         "pdf_error": None if pdf_error is None else str(pdf_error),
         "regenerated": [paths[p] for p in regenerated],
     }
@@ -161,7 +163,7 @@ def main_report(args) -> int:
     outputs = [written["html"], written["tex"]] + ([written["pdf"]] if written["pdf"] else [])
     print("wrote " + ", ".join(outputs))
     for path in written["regenerated"]:
-        # the committed file, replaced: `git diff` shows the change (another SymPy or matplotlib, say)
+        # the committed file, replaced: `git diff` shows the change (another SymPy, say)
         print(f"{path}: regenerated, differs from the committed version")
     if written["pdf_error"]:
         print(f"symproof report: error: no PDF written: {written['pdf_error']}", file=sys.stderr)

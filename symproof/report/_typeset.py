@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Text", "Sign", "Tactic", "Number", "typeset_pieces", "SIGNS", "TACTIC_PHRASES", "tactic_phrase",
-           "TextPrinter"]
+__all__ = ["Text", "Sign", "Tactic", "Number", "typeset_pieces", "SIGNS", "TACTICS", "TACTIC_PHRASES", "tactic_phrase",
+           "tactic_tags", "TextPrinter"]
 
 
 @dataclass(frozen=True)
@@ -60,19 +60,41 @@ SIGNS = {
 }
 _ASCII_SIGNS = {">=": "geq", "<=": "leq", "->": "to", "==": "equals", "!=": "neq"}
 
-#: each tactic's tag as the engine records it, and the phrase a reader reads
-TACTIC_PHRASES = {
-    "structural": "identical sides",
-    "trig-polynomial": "a trigonometric polynomial",
-    "power": "powers compared",
-    "summand-first": "summand by summand",
-    "blockwise": "block by block",
-    "entrywise": "entry by entry",
-    "witness": "a witness",
-    "assumptions": "from the assumptions",
-    "exact evaluation": "exact evaluation",
-    "computed": "computed",
+#: each tactic's tag as the engine records it: the phrase a reader reads beside a step, and what it means
+#: (the report's preface explains every tag its page prints from this table)
+TACTICS = {
+    "structural": ("identical sides",
+                   "the two sides are the same expression once SymPy has built them; the checker compares them again"),
+    "trig-polynomial": ("a trigonometric polynomial",
+                        "both sides are read as polynomials with rational coefficients in cos and sin of linear "
+                        "combinations of the symbols, and their difference reduces to zero modulo "
+                        "$c^2 + s^2 - 1$; the certificate names the multipliers, and the checker redoes the reduction"),
+    "power": ("powers compared",
+              "products of powers of positive bases, compared through their logarithms (a linear form in the logarithms "
+              "of the bases)"),
+    "summand-first": ("summand by summand",
+                      "two sums over the same range compared by their summands, or closed by a proved closed form "
+                      "from a small table (never SymPy's own summation)"),
+    "blockwise": ("block by block",
+                  "block-diagonal matrices compared block by block, blocks equal up to renaming their symbols proved once"),
+    "entrywise": ("entry by entry",
+                  "two matrices compared entry by entry, each entry by the tactic named after it"),
+    "witness": ("a witness",
+                "the statement fails at an exact point where both sides are certified defined and different "
+                "(exact arithmetic, or a rigorous interval enclosure that excludes zero)"),
+    "assumptions": ("from the assumptions",
+                    "the condition follows from the symbols' stated assumptions (signs, integrality, ranges)"),
+    "exact evaluation": ("exact evaluation",
+                         "the exact value is evaluated to enough digits and compared with the digits the chapter prints"),
+    "computed": ("computed",
+                 "a check run on concrete data (a generated kernel against the definition, a measured table); "
+                 "it passes or fails, it is not a symbolic proof"),
+    "raises": ("refused with an error",
+               "the input outside the definition (an odd width, a position past the table) is refused with a clear "
+               "error, never answered with a silent value"),
 }
+#: the phrase of each tag (the first column of :data:`TACTICS`)
+TACTIC_PHRASES = {tag: phrase for tag, (phrase, _) in TACTICS.items()}
 #: how a nested tag reads: ``entrywise (trig-polynomial)`` is entry by entry, each <inner>
 _NESTED_PHRASES = {
     "entrywise": "entry by entry, each {}",
@@ -137,6 +159,16 @@ def tactic_phrase(tag: str) -> str:
         inner = [_INNER_PHRASES.get(t, tactic_phrase(t)) for t in nested.group(2).split(", ")]
         return _NESTED_PHRASES[nested.group(1)].format(" or ".join(inner))
     return TACTIC_PHRASES.get(tag, tag)
+
+
+def tactic_tags(tag: str) -> list:
+    """The plain tags a method names: ``entrywise (structural, trig-polynomial)`` is ``entrywise``,
+    ``structural`` and ``trig-polynomial``."""
+    tag = str(tag)
+    nested = _NESTED.fullmatch(tag)
+    if nested and nested.group(1) in _NESTED_PHRASES:
+        return [nested.group(1)] + [t for inner in nested.group(2).split(", ") for t in tactic_tags(inner)]
+    return [tag]
 
 
 class TextPrinter:

@@ -59,7 +59,7 @@ def _inspect(html_path: Path, screenshot: Path):
             facts = page.evaluate("""() => {
                 const sized = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
                 const maths = [...document.querySelectorAll('math')];
-                const svgs = [...document.querySelectorAll('figure img')];
+                const svgs = [...document.querySelectorAll('figure svg')];
                 return {
                     ids: [...document.querySelectorAll('article.claim')].map(a => a.id),
                     math: maths.length, mathSized: maths.filter(sized).length,

@@ -276,11 +276,11 @@ def test_figure_alt_texts_are_words_not_tex():
     for figure in FIGURES:
         alt = alt_text(figure.caption)
         assert "\\" not in alt and "$" not in alt and "partial" not in alt and "omega" not in alt, alt
-    # and the page uses it: the committed page's images carry these texts
+    # and the page uses it: the committed page's figures carry these texts as their labels
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[2] / "reports" / "index.html").read_text(encoding="utf-8")
-    alts = re.findall(r'<img [^>]*alt="([^"]*)"', page)
+    alts = re.findall(r'<figure [^>]*>\s*<svg [^>]*aria-label="([^"]*)"', page)
     assert len(alts) == len(FIGURES) and all("\\" not in a and "$" not in a for a in alts)
 
 

@@ -158,7 +158,11 @@ def unstated_floats(text: str, stated: set) -> list:
 
 def _without_listings(text: str) -> str:
     """The generated kernels' sources hold float64 literals of exact constants (rounded once, from
-    30 digits): code, not a measurement; they are left out of the scan."""
+    30 digits): code, not a measurement; they are left out of the scan.  So are the figures' drawing
+    coordinates (the page's inline ``<svg>``, the LaTeX ``picture`` that places the PDF's labels): positions
+    on a canvas, rounded to a hundredth of a point, not numbers the text states."""
+    text = re.sub(r"<svg\b.*?</svg>", "", text, flags=re.S)
+    text = re.sub(r"\\begin\{picture\}.*?\\end\{picture\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{Verbatim\}.*?\\end\{Verbatim\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{lstlisting\}.*?\\end\{lstlisting\}", "", text, flags=re.S)
     return re.sub(r"<pre[^>]*>.*?</pre>", "", text, flags=re.S)
