@@ -18,7 +18,7 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
-__all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer", "guard_table_reads",
+__all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer", "guard_table_reads", "C_MOD",
            "reads_table", "table_reader", "c_table_reader", "c_status_codes", "C_STATUS_CODES"]
 
 
@@ -70,6 +70,56 @@ def _integer_part(printer, expr, function: str) -> str:
     if denominator == 1 or not denominator.is_number:
         return f"{function}({printer._print(expr.args[0])})"
     return f"{function}(({printer._print(numerator)}) / {float(denominator)!r})"
+
+
+# -- mod(a, b): the remainder with the sign of b ------------------------------------------------------
+#
+# C's ``fmod`` and ``%`` keep the sign of ``a`` (``fmod(-1, 3) = -1``); the formula language's ``mod`` has
+# the sign of ``b`` (``mod(-1, 3) = 2``, ``b > 0`` at load).  Every target prints it as IEEE ``fmod`` (exact:
+# the remainder of two float64 numbers is a float64 number) with ``b`` added to a negative remainder (exact
+# when both are integers: the sum lies in ``0..b``): the same value, not a library's choice of sign.
+
+
+#: most terms of a ``mod`` argument reduced term by term (each reduced term lies in ``-b..b``)
+_MOST_REDUCED = 8
+
+
+def reduced_mod_argument(expr):
+    """``a`` of ``Mod(a, b)``, or, when ``b`` is a positive integer and ``a`` a sum of integers and of
+    symbols with coefficient +-1 (``m - 5``, ``j - i``), the same sum with every symbol ``s`` replaced by
+    ``Mod(s, b)`` and the constant by its residue: the same remainder for every real value of the symbols
+    (``mod(a + c, b) = mod(mod(a, b) + c, b)``), and, in float64, exact at every integer position a kernel
+    is called with: ``m - 5`` rounds at ``m = 2**63``, ``fmod(m, 4) - 5`` does not."""
+    a, b = expr.args
+    if not (b.is_Integer and b > 0) or a.is_Symbol:
+        return a
+    terms, constant = [], sp.Integer(0)
+    for term in sp.Add.make_args(a):
+        coefficient, rest = term.as_coeff_Mul()
+        if rest == 1 and coefficient.is_Integer:
+            constant += coefficient
+        elif rest.is_Symbol and coefficient in (1, -1):
+            terms.append(coefficient * sp.Mod(rest, b, evaluate=False))
+        else:
+            return a
+    if not terms or len(terms) > _MOST_REDUCED or (len(terms) + 1) * int(b) >= 2**53:
+        return a
+    return sp.Add(*terms, *([constant % b] if constant % b else []), evaluate=False)
+
+
+def _python_mod(printer, expr, lib: str) -> str:
+    reduced = reduced_mod_argument(expr)
+    a, b = printer._print(reduced), printer._print(expr.args[1])
+    if lib == "torch":
+        a = f"torch.as_tensor({a}, dtype=torch.float64)"
+    return f"(lambda r, b: {lib}.where(r < 0, r + b, r))({lib}.fmod({a}, {b}), {b})"
+
+
+#: the C function every ``mod`` is printed as (appended to a file that uses it)
+C_MOD = ["static double mod_floor(double a, double b)", "{",
+         "    /* mod(a, b) for b > 0: fmod is exact, and keeps the sign of a; adding b to a negative",
+         "       remainder gives the sign of b (exact for integers) */",
+         "    double r = fmod(a, b);", "    return r < 0.0 ? r + b : r;", "}"]
 
 
 def _table_values(expr) -> str:
@@ -230,6 +280,12 @@ class NumPyKernelPrinter(_Named, NumPyPrinter):
     def _print_ceiling(self, expr):
         return _integer_part(self, expr, "numpy.ceil")
 
+    def _print_Mod(self, expr):
+        return _python_mod(self, expr, "numpy")
+
+    def _print_sign(self, expr):
+        return f"numpy.sign({self._print(expr.args[0])})"
+
 
 def _piecewise(printer, expr, template: str) -> str:
     *cases, (last, last_condition) = expr.args
@@ -259,6 +315,9 @@ class CKernelPrinter(_Named, C99CodePrinter):
     def _print_ceiling(self, expr):
         return _integer_part(self, expr, "ceil")
 
+    def _print_Mod(self, expr):
+        return f"mod_floor({self._print(reduced_mod_argument(expr))}, {self._print(expr.args[1])})"
+
 
 @lru_cache(maxsize=None)
 def _torch_class():
@@ -287,7 +346,9 @@ def _torch_class():
                  "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise,
                  "_print_LookupBase": _table_call,
                  "_print_floor": lambda self, expr: _integer_part(self, expr, "torch.floor"),
-                 "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil")})
+                 "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil"),
+                 "_print_Mod": lambda self, expr: _python_mod(self, expr, "torch"),
+                 "_print_sign": lambda self, expr: f"torch.sign({tensor(self, expr.args[0])})"})
 
 
 def torch_printer(names=None, settings=None):
@@ -318,5 +379,7 @@ def with_table_reader(lines: list, target: str) -> str:
 
 
 def c_functions(printed: list, prefix: str) -> list:
-    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table."""
-    return [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []
+    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table, and
+    :data:`C_MOD` when one takes a ``mod``."""
+    out = [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []
+    return out + ([*C_MOD, ""] if any("mod_floor(" in text for text in printed) else [])

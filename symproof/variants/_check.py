@@ -209,7 +209,8 @@ def _bias_properties(variant: Variant) -> list:
 def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
     builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
-    props = builders[variant.kind](variant)
+    props = [replace(p, sides=_floor_sides(p.sides)) if p.sides is not None else p
+             for p in builders[variant.kind](variant)]
     if decay_statement(variant.kind) is not None:
         props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive_decay))
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
@@ -217,6 +218,19 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
                                     "and negative positions", "identity",
                           derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
     return props
+
+
+def _as_floors(expr):
+    """``expr`` with every ``Mod(a, b)`` written ``a - b*floor(a/b)``: the same value wherever ``b != 0``
+    (the formula language's ``mod`` takes a constant ``b > 0``), in the prover's fragment (floor is; Mod
+    is not)."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Mod):
+        return expr
+    return expr.replace(sp.Mod, lambda a, b: a - b * sp.floor(a / b))
+
+
+def _floor_sides(sides):
+    return lambda *args: tuple(_as_floors(side) for side in sides(*args))
 
 
 # -- deciding one property -----------------------------------------------------------------------
@@ -383,7 +397,7 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
         if variant.positions == "nonnegative" else (lambda point: True)
     tried = 0
     for point in _far_points(positions, values):
-        if inside(point):
+        if inside(point) and _admissible(point):
             for vector in vectors:
                 tried += 1
                 if tried > MAX_FAR_POINTS:
@@ -393,6 +407,12 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
                 if residual is not None:
                     return witness, residual
     return None
+
+
+def _admissible(point: dict) -> bool:
+    """Every value respects its symbol's assumptions: a causal distance ``t >= 0`` is never -8 (the
+    far values are tried with both signs)."""
+    return all(not (s.is_nonnegative and v < 0) and not (s.is_positive and v <= 0) for s, v in point.items())
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
@@ -593,15 +613,15 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
         else (lambda w: position * w)
     lhs = BlockDiagMatrix(*[_pair_map(variant, "query", position, w, r) for r, w in enumerate(ours)])
     rhs = BlockDiagMatrix(*[variant.block_at(raw(w), r) for r, w in enumerate(target)])
-    proof.equal("queries: every block", lhs, rhs)
+    proof.equal("queries: every block", _as_floors(lhs), rhs)
     lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", position, w, r) for r, w in enumerate(ours)])
-    proof.equal("keys: every block", lhs_k, rhs)
+    proof.equal("keys: every block", _as_floors(lhs_k), rhs)
 
 
 def _equivalence_additive(variant: Variant, proof: Proof):
     ours = variant.frequencies()
     target = variant.equivalent_frequencies_exact()
-    lhs = sinusoidal_vector(variant.angle_position(t), ours)
+    lhs = _as_floors(sinusoidal_vector(variant.angle_position(t), ours))
     rhs = sinusoidal_vector(t, target)
     proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
 

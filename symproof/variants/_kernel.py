@@ -45,8 +45,9 @@ def numpy_function(args, expr):
     """``expr`` as a NumPy function of ``args``; a formula that reads a ``[params]`` table reads it through
     the exported kernels' checked read (a position outside the table raises
     :class:`~symproof.PositionOutOfRangeError`, an ``IndexError`` naming the position and the entries;
-    plain lambdify would print the table as an undefined name)."""
-    if not reads_table(expr):
+    plain lambdify would print the table as an undefined name); a ``mod`` is printed as the exported
+    kernels print it (exact at every integer position float64 holds)."""
+    if not reads_table(expr) and not sp.sympify(expr).has(sp.Mod):
         return _plain_numpy_function(args, expr)
     namespace = {"numpy": np}
     exec(table_reader("numpy"), namespace)  # noqa: S102 - symproof's own source text, no file's

@@ -325,7 +325,7 @@ class _Reference:
     def _fast_bias(self, head):
         """The head's bias as a 40-digit mpmath function of (i, j), built once: a sum of 64 cosines
         (Sandwich) built exactly at each of hundreds of points costs seconds.  Only for continuous
-        formulas: at a jump (floor, where, a table index) 40 digits may fall on the wrong side, and
+        formulas: at a jump (floor, mod, sign, where, a table index) 40 digits may fall on the wrong side, and
         those are built exactly at each point."""
         cache = self.__dict__.setdefault("_fast", {})
         if head not in cache:
@@ -333,7 +333,7 @@ class _Reference:
 
             si, sj = sp.symbols("i j", integer=True)
             expr = self.variant.bias_at(si, sj, self._freqs[head], head)
-            jumps = expr.has(sp.floor, sp.ceiling, sp.Piecewise) or any(
+            jumps = expr.has(sp.floor, sp.ceiling, sp.Piecewise, sp.Mod, sp.sign) or any(
                 isinstance(f, LookupBase) for f in expr.atoms(sp.Function))
             cache[head] = None if jumps else sp.lambdify((si, sj), expr, modules="mpmath")
         return cache[head]
