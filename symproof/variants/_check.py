@@ -36,6 +36,7 @@ from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
+from ._formula import mod_as_floor
 from ._kernel_file import check_kernel, prepare_targets
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
@@ -220,17 +221,8 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     return props
 
 
-def _as_floors(expr):
-    """``expr`` with every ``Mod(a, b)`` written ``a - b*floor(a/b)``: the same value wherever ``b != 0``
-    (the formula language's ``mod`` takes a constant ``b > 0``), in the prover's fragment (floor is; Mod
-    is not)."""
-    if not isinstance(expr, sp.Basic) or not expr.has(sp.Mod):
-        return expr
-    return expr.replace(sp.Mod, lambda a, b: a - b * sp.floor(a / b))
-
-
 def _floor_sides(sides):
-    return lambda *args: tuple(_as_floors(side) for side in sides(*args))
+    return lambda *args: tuple(mod_as_floor(side) for side in sides(*args))
 
 
 # -- deciding one property -----------------------------------------------------------------------
@@ -613,15 +605,15 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
         else (lambda w: position * w)
     lhs = BlockDiagMatrix(*[_pair_map(variant, "query", position, w, r) for r, w in enumerate(ours)])
     rhs = BlockDiagMatrix(*[variant.block_at(raw(w), r) for r, w in enumerate(target)])
-    proof.equal("queries: every block", _as_floors(lhs), rhs)
+    proof.equal("queries: every block", mod_as_floor(lhs), rhs)
     lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", position, w, r) for r, w in enumerate(ours)])
-    proof.equal("keys: every block", _as_floors(lhs_k), rhs)
+    proof.equal("keys: every block", mod_as_floor(lhs_k), rhs)
 
 
 def _equivalence_additive(variant: Variant, proof: Proof):
     ours = variant.frequencies()
     target = variant.equivalent_frequencies_exact()
-    lhs = _as_floors(sinusoidal_vector(variant.angle_position(t), ours))
+    lhs = mod_as_floor(sinusoidal_vector(variant.angle_position(t), ours))
     rhs = sinusoidal_vector(t, target)
     proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
 

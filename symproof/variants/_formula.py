@@ -38,7 +38,7 @@ from sympy.core.function import AppliedUndef
 from .._ground._errors import VariantFileError
 
 __all__ = [
-    "Formula", "parse_formula", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
+    "Formula", "parse_formula", "mod_as_floor", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
     "MAX_SUM_TERMS", "MAX_TABLE_VALUES", "LookupBase", "lookup_table",
     "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS", "MAX_EXP_ARGUMENT",
     "MAX_VALUE_NODES",
@@ -137,6 +137,15 @@ def _mod(a, b):
         raise _Refused(f"takes mod(a, b) with b = {sp.sstr(b)[:40]}; expected b > 0 (mod(a, b) lies in 0..b, "
                        "with the sign of b): write mod(a, -b) as -mod(-a, b)")
     return sp.Mod(a, b)
+
+
+def mod_as_floor(expr):
+    """``expr`` with every ``Mod(a, b)`` written ``a - b*floor(a/b)``: the same value wherever ``b != 0``
+    (``mod`` takes a constant ``b > 0``), in the words the deciders and the certified evaluator read
+    (``floor`` is in the prover's fragment; ``Mod`` is not, and would leave a statement *unknown*)."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Mod):
+        return expr
+    return expr.replace(sp.Mod, lambda a, b: a - b * sp.floor(a / b))
 
 
 def _where(condition, if_true, if_false):
