@@ -19,7 +19,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 __all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer", "guard_table_reads", "C_MOD",
-           "reads_table", "table_reader", "c_table_reader", "c_status_codes", "C_STATUS_CODES"]
+           "reads_table", "table_reader", "range_guard", "c_range_guard", "c_table_reader", "c_status_codes", "C_STATUS_CODES"]
 
 
 class _Named:
@@ -247,6 +247,53 @@ def _out_of_table(name, size, index, names, values):
     raise PositionOutOfTableError(f"position {at} reads table {name!r} at index {_number(index)}, outside "
                                   f"its entries 0..{size - 1}")
 '''
+
+
+# -- a declared range of positions (positions = "0..N") ------------------------------------------------
+#
+# A file that declares its positions 0..N is defined there only (a learned table of N + 1 rows needs no
+# clip): its kernels refuse every other position -- negative, past N, not an integer, NaN -- before
+# computing anything, in one line naming the position and the range (no wrap-around, no read past a table).
+
+_RANGE_GUARD = {
+    "numpy": ("numpy.asarray({}, dtype=numpy.float64)", "numpy.floor", "numpy.all", "numpy.argwhere"),
+    "torch": ("torch.as_tensor({}, dtype=torch.float64)", "torch.floor", "torch.all", "torch.nonzero"),
+}
+
+
+def range_guard(target: str, last) -> list:
+    """The Python lines of ``LAST_POSITION`` and ``_check_positions(name, positions)`` for ``target``
+    (numpy or torch): every position must be an integer in ``0..LAST_POSITION``, else
+    ``PositionOutOfRangeError`` (an ``IndexError``) in one line.  Nothing when ``last`` is ``None``."""
+    if last is None:
+        return []
+    array, floor, every, where = _RANGE_GUARD[target]
+    return ["", f"LAST_POSITION = {int(last)}  # the file's positions are 0..LAST_POSITION", "", "",
+            "class PositionOutOfRangeError(IndexError):",
+            '    """A position outside the file\'s declared positions 0..LAST_POSITION (or not an integer)."""',
+            "", "",
+            "def _check_positions(name, positions):",
+            f"    p = {array.format('positions')}",
+            f"    inside = (p >= 0) & (p <= LAST_POSITION) & (p == {floor}(p))",
+            f"    if not bool({every}(inside)):",
+            f"        bad = float(p[tuple({where}(~inside)[0].tolist())]) if p.ndim else float(p)",
+            "        shown = str(int(bad)) if bad == bad and abs(bad) < 2**63 and bad == int(bad) else repr(bad)",
+            "        raise PositionOutOfRangeError(f\"position {name} = {shown} is outside the file's positions "
+            "0..{LAST_POSITION} (positions = '0..{LAST_POSITION}'): pass integer positions in 0..{LAST_POSITION}\")"]
+
+
+def c_range_guard(prefix: str, last) -> list:
+    """C: the ``{prefix}_POSITION_OUT_OF_RANGE`` code and ``outside_range(p)`` (NaN is outside too)."""
+    if last is None:
+        return []
+    return [f"#define {prefix}_POSITION_OUT_OF_RANGE 2  /* a position outside the file's positions 0..{int(last)} "
+            "(or not an integer): nothing is computed, out is then unspecified */",
+            f"#define {prefix}_LAST_POSITION {float(last)!r}", "",
+            "static int outside_range(double p)",
+            "{",
+            "    /* !(a && b) also holds for NaN */",
+            f"    return !(p >= 0.0 && p <= {prefix}_LAST_POSITION) || p != floor(p);",
+            "}"]
 
 
 def table_reader(target: str) -> str:

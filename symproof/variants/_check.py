@@ -23,6 +23,7 @@ _offset, the decay in _decay.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable
 
@@ -312,7 +313,10 @@ def _derive_identity(variant: Variant, prop: Property):
             offset = prop.key == "relative"
             far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
             part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
-            if part is None or part.status == UNKNOWN:
+            # a witness outside the declared positions refutes nothing: look for one inside them
+            outside = part is not None and part.status == REFUTED and variant.from_zero \
+                and bool(_outside_position(variant, part.witness, offset))
+            if part is None or part.status == UNKNOWN or outside:
                 if far is None and variant.relative is None:
                     far = _far_witness(variant, lhs_c, rhs_c, offset)
                 if far is not None:
@@ -382,11 +386,13 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     if not positions:
         return None
     values = _thresholds(sp.Tuple(*pair))
-    if variant.positions != "nonnegative":
+    if variant.last_position is not None:  # a range 0..N: its last positions first (a table's last rows)
+        values = [v for v in dict.fromkeys([variant.last_position - k for k in (1, 2, 0)] + values) if v >= 0]
+    if not variant.from_zero:
         values += [-v for v in values]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
-    inside = (lambda point: not _negative_position(point, offset_is_position)) \
-        if variant.positions == "nonnegative" else (lambda point: True)
+    inside = (lambda point: not _outside_position(variant, point, offset_is_position)) \
+        if variant.from_zero else (lambda point: True)
     tried = 0
     for point in _far_points(positions, values):
         if inside(point) and _admissible(point):
@@ -717,19 +723,67 @@ def _negative_position(witness, offset_is_position: bool) -> str:
     return ""
 
 
+def _outside_position(variant: Variant, witness, offset_is_position: bool) -> str:
+    """Why ``witness`` is outside the file's declared positions ('' when inside): a negative position
+    (see :func:`_negative_position`), or, with a range ``0..N``, a position past ``N``.  Every position a
+    statement evaluates is one of ``i, j, m, D``, an offset ``j - i <= j``, or one of them plus the shift
+    ``c`` or the causal distance ``t`` (``i + c``, ``j + t``): the largest of the first plus ``c`` and ``t``
+    bounds them all (conservative, sound)."""
+    where = _negative_position(witness, offset_is_position)
+    if where or variant.last_position is None:
+        return where
+    values = {str(k): sp.sympify(v) for k, v in dict(witness or {}).items() if _is_position(str(k))}
+    # the shift c and the causal distance t are added to another position; every other one stands alone
+    added = [v for name, v in values.items() if name.split("_", 1)[0] in ("c", "t")]
+    alone = [v for name, v in values.items() if name.split("_", 1)[0] not in ("c", "t")]
+    total = max(alone, default=sp.Integer(0)) + sum(added, sp.Integer(0))
+    if total > variant.last_position:
+        shown = " + ".join(f"{name} = {values[name]}" for name in sorted(values))
+        return f"{shown} (positions up to {total})"
+    return ""
+
+
+#: the decay rules read distances D >= 0 without end; a range file's verdict rests on the distances its
+#: witnesses name (``at D = 3``, ``B(4) > B(3)``), which must lie inside it
+_DISTANCES = re.compile(r"(?:\bat D = |\bB\()(\d+)")
+
+
+def _decay_outside(variant: Variant, result: ClaimResult) -> str:
+    """Why a range file's decay verdict rests on a distance past its last position ('' when it does not):
+    a refutation needs ``B(D + 1) > B(D)`` (or a rising bias) at ``D + 1 <= N``; a proof's "for some D"
+    needs that ``D <= N``; a proof with no named distance is not trusted over the range."""
+    last = variant.last_position
+    named = [int(d) for part in result.proof.parts for d in _DISTANCES.findall(part.detail or "")]
+    named += [int(v) + 1 for part in result.proof.parts for k, v in dict(part.witness or {}).items() if str(k) == "D"]
+    if not named:
+        return "the verdict names no distance to check against the file's last position"
+    beyond = [d for d in named if d > last]
+    return f"it rests on the distance {max(beyond)}" if beyond else ""
+
+
 def _within_domain(variant: Variant, result: ClaimResult) -> ClaimResult:
-    """A file that says ``positions = "nonnegative"`` is not refuted (nor shown sensitive) by a witness
-    at a negative position: such a verdict becomes unknown, naming the position."""
-    if variant.positions != "nonnegative" or result.status == UNKNOWN or result.claim.name == "kernel":
+    """A file that says ``positions = "nonnegative"`` (or ``"0..N"``) is not refuted (nor shown sensitive)
+    by a witness outside its positions: such a verdict becomes unknown, naming the position.  A range
+    file's decay verdict is kept only when the distances it rests on are inside the range."""
+    if not variant.from_zero or result.status == UNKNOWN or result.claim.name == "kernel":
+        return result
+    declared = f"positions = \"{variant.positions}\""
+    if result.claim.name == "decay" and variant.last_position is not None:
+        why = _decay_outside(variant, result)
+        if why:
+            reason = (f"decided over every distance D >= 0, but the file's {declared} ends at "
+                      f"{variant.last_position}: {why}")
+            return ClaimResult(result.claim, UNKNOWN, result.seconds, result.proof, reason, result.methods, [])
         return result
     decided_by_witness = result.status == REFUTED or result.claim.kind == "not-in-general"
     if not decided_by_witness:
         return result
     for part in result.proof.parts:
-        where = _negative_position(part.witness, result.claim.name == "relative")
+        where = _outside_position(variant, part.witness, result.claim.name == "relative")
         if where:
-            reason = (f"the witness needs the position {where}, outside the file's positions = \"nonnegative\"; "
-                      "no witness at non-negative positions was certified")
+            inside = "at non-negative positions" if variant.last_position is None else "inside them"
+            reason = (f"the witness needs the position {where}, outside the file's {declared}; "
+                      f"no witness {inside} was certified")
             return ClaimResult(result.claim, UNKNOWN, result.seconds, result.proof, reason, result.methods, [])
     return result
 

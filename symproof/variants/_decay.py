@@ -685,7 +685,7 @@ def _near(numbers) -> list:
 def _bias(variant, proof) -> None:
     past = mod_as_floor(variant.bias_at(i, i - D, slope_sym, h_sym))  # the key D steps before the query
     slopes = variant.slopes()
-    nonnegative = variant.positions == "nonnegative"
+    nonnegative = variant.from_zero
     proof.note("b(i, i - D) is the bias of the key D steps before the query i; the rules read it over the real "
                "distances D >= 0 (monotone there, monotone at the integers), every other name a parameter.")
     failure = ""

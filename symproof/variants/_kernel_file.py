@@ -92,10 +92,13 @@ def probe_positions(variant: Variant) -> list:
     """Small, random, large and (unless restricted) negative positions, in that order."""
     rng = np.random.default_rng(0)
     picks = list(_SMALL_POSITIONS) + [int(p) for p in rng.integers(2, 5000, 2)] + list(LARGE_POSITIONS)
-    if variant.positions != "nonnegative":
+    if not variant.from_zero:
         picks += [-1, -7, int(-rng.integers(2, 5000)), -(2**10), -(2**20)]
     if variant.length_dependent:
         picks += [variant.length_threshold - 1, variant.length_threshold]
+    last = variant.last_position
+    if last is not None:  # a declared range 0..N: its end, and nothing past it (the kernels refuse those)
+        picks = [p for p in picks + list(range(min(last, 16) + 1)) + [last - 1, last] if 0 <= p <= last]
     return list(dict.fromkeys(picks))
 
 
@@ -450,9 +453,12 @@ def _offset_pairs(variant, positions) -> list:
     from ._offset import formula_numbers
 
     i, j = sp.symbols("i j", integer=True)
-    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or variant.positions != "nonnegative"]
+    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or not variant.from_zero]
     pairs = [(a, b) for a in positions for b in positions if b <= a or not variant.causal]
     pairs += [(b + n + d, b) for n in formula_numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
+    last = variant.last_position
+    if last is not None:
+        pairs = [(a, b) for a, b in pairs if 0 <= a <= last and 0 <= b <= last]
     return list(dict.fromkeys(pairs))
 
 
