@@ -100,6 +100,7 @@ class VariantKernel:
         if x.shape[-1] != v.width:
             raise InvalidInputError(f"x must have last dimension {v.width} (width), got shape {x.shape}")
         pos = np.asarray(positions, dtype=np.float64)
+        _check_range(v, pos, "m")
         if len(v.axes) == 1:
             pos = np.broadcast_to(pos, x.shape[:-1])[..., None]
         elif pos.shape[-1] != len(v.axes):
@@ -137,6 +138,7 @@ class VariantKernel:
         if v.kind != "additive":
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; table() is for additive variants")
         pos = np.asarray(positions, dtype=np.float64)
+        _check_range(v, pos, "t")
         angle = np.broadcast_to(self._transform(pos), pos.shape)[:, None] * self.frequencies[None, :]
         sin, cos = np.sin(angle), np.cos(angle)
         if v.pairing == "concatenated":
@@ -152,6 +154,7 @@ class VariantKernel:
         if v.kind != "bias":
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; bias() is for bias variants")
         n_keys = n_queries if n_keys is None else n_keys
+        _check_range(v, np.array([n_queries - 1, n_keys - 1], dtype=np.float64), "i")
         si, sj, ss, sh = sp.symbols("i j slope h", real=True)
         func = numpy_function((si, sj, ss, sh), v.bias_at(si, sj, ss, sh))
         ii = np.arange(n_queries, dtype=np.float64)[None, :, None]
@@ -159,6 +162,21 @@ class VariantKernel:
         slopes = self.frequencies[:, None, None]
         heads = np.arange(len(self.frequencies), dtype=np.float64)[:, None, None]
         return np.broadcast_to(func(ii, jj, slopes, heads), (len(self.frequencies), n_queries, n_keys)).copy()
+
+
+def _check_range(variant: Variant, positions, name: str) -> None:
+    """A file that declares ``positions = "0..N"`` is defined on 0..N only: any other position (negative,
+    past N, not an integer, NaN) is :class:`~symproof.PositionOutOfRangeError`, as in its exported kernels."""
+    last = variant.last_position
+    if last is None:
+        return
+    p = np.asarray(positions, dtype=np.float64)
+    inside = (p >= 0) & (p <= last) & (p == np.floor(p))
+    if not np.all(inside):
+        bad = float(p[~inside].flat[0]) if p.ndim else float(p)
+        shown = str(int(bad)) if bad == bad and abs(bad) < 2**63 and bad == int(bad) else repr(bad)
+        raise PositionOutOfRangeError(f"position {name} = {shown} is outside the file's positions 0..{last} "
+                                      f"(positions = '0..{last}'): pass integer positions in 0..{last}")
 
 
 def build_kernel(variant: Variant) -> VariantKernel:

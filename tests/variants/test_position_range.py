@@ -119,3 +119,17 @@ def test_the_kernel_property_probes_inside_the_range_only():
     assert result.status == "proved", result.reason
     positions = {p for part in result.proof.parts for p in (part.data or {}).get("positions", [])}
     assert positions and min(positions) == 0 and max(positions) == 15, positions
+
+
+@pytest.mark.parametrize("position", [-1, 16, 2.5, float("nan"), 2.0**63])
+def test_the_in_process_kernel_refuses_a_position_outside_the_range(position):
+    import numpy as np
+
+    from symproof import PositionOutOfRangeError
+    from symproof.variants import build_kernel
+
+    kernel = build_kernel(_rope("0..15", "P(m)", {"P": P16}))
+    x = np.ones((1, 4))
+    assert np.isfinite(kernel.apply(x, np.array([15.0]))).all()
+    with pytest.raises(PositionOutOfRangeError, match=r"outside the file's positions 0\.\.15"):
+        kernel.apply(x, np.array([position]))
