@@ -44,7 +44,7 @@ KEY_DOCS = {
     "scale.query": ("1", "a formula in `m`, `r` and the widths", 'query = "zeta**(m/B)"'),
     "scale.key": ("1", "a formula in `m`, `r` and the widths", 'key = "zeta**(-m/B)"'),
     "attention.factor": ("1", "a number or a formula in the widths", 'factor = "0.1*log(s) + 1"'),
-    "rotation.block": ("the rotation R(x)", "2x2 formulas in the angle `x` and `r`",
+    "rotation.block": ("the rotation R(x)", "2x2 formulas in the angle `x`, `r` and the position `m`",
                        'block = [["cos(x)", "-sin(x)"], ["sin(x)", "cos(x)"]]'),
     "bias.formula": ("required (bias)", "a formula in `i`, `j`, `slope`, `h`, `heads`",
                      'formula = "-slope * abs(j - i)"'),

@@ -98,14 +98,15 @@ def _python_source(variant, target: str) -> str:
             lines.append(f"    return {lib}.stack([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)"
                          ".reshape(angle.shape[0], -1)")
         return with_table_reader(lines, target)
-    block = variant.block_at(_x, _r)
+    reads_m = getattr(variant, "block_reads_position", False)
+    block = variant.block_at(_x, _r, _m) if reads_m else variant.block_at(_x, _r)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines += [
         "", "", "def scale(side, m, r):",
         "    if side == 'query':", returned(variant.scale('query', _m, _r), "        ", " + 0 * m"),
         returned(variant.scale('key', _m, _r), tail=" + 0 * m"),
-        "", "", "def block(x, r):",
+        "", "", "def block(x, r, m):" if reads_m else "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
         "", "", *([] if variant.mixed else [f"AXIS = {axes}"]), f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
         "", "",
@@ -137,8 +138,9 @@ def _python_source(variant, target: str) -> str:
     lines += [
               "        s = scale(side, coord, r)" if target == "numpy" else
               "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
-              "        b00, b01, b10, b11 = block(angle, r)" if target == "numpy" else
-              "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64))",
+              f"        b00, b01, b10, b11 = block(angle, r{', coord' if reads_m else ''})" if target == "numpy" else
+              "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64)"
+              f"{', coord' if reads_m else ''})",
               "        za, zb = x[..., a], x[..., b]",
               "        out[..., a] = s * (b00 * za + b01 * zb)",
               "        out[..., b] = s * (b10 * za + b11 * zb)",
@@ -157,7 +159,9 @@ def _c_source(variant, name: str) -> str:
     prefix = name.upper()
     half = variant.rotated_width // 2
     freqs = variant.frequencies_digits(30)
-    block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
+    # a block that reads the position prints m, the variable of the row's position in the loop below
+    block = [printer.doprint(e) for e in (variant.block_at(_x, _r, _m) if getattr(variant, "block_reads_position", False)
+                                          else variant.block_at(_x, _r))]
     axes = len(variant.axes)
     if variant.mixed:  # FREQUENCIES[r][c]: pair r's frequency for axis c; angle = sum_c transform(m_c) * it
         table = f"static const double FREQUENCIES[{half}][{axes}] = {_table(freqs, '{}')};"

@@ -32,7 +32,7 @@ import sympy as sp
 from .._ground._budget import cpu_time_limit
 from .._ground._errors import InvalidInputError
 from ..claims import Claim, ClaimResult, Proof, run_claim
-from ..encodings import sin_shift, sinusoidal_vector
+from ..encodings import rotation, sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
@@ -79,7 +79,8 @@ def _pair_map(variant: Variant, side: str, position, w, r):
     one frequency per axis, when every pair reads every axis)."""
     angle = variant.pair_angle(position, w)
     # a per-axis file's scale reads no position (refused at load): any coordinate stands for it
-    return variant.scale(side, 0 if variant.mixed else position, r) * variant.block_at(angle, r)
+    return variant.scale(side, 0 if variant.mixed else position, r) * variant.block_at(
+        angle, r, None if variant.mixed else position)
 
 
 def _positions(variant: Variant) -> tuple:
@@ -214,12 +215,22 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     props = [replace(p, sides=_floor_sides(p.sides)) if p.sides is not None else p
              for p in builders[variant.kind](variant)]
     if decay_statement(variant.kind) is not None:
-        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive_decay))
+        derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
+            else derive_decay
+        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
                           derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
     return props
+
+
+def _decay_of_a_position_block(variant: Variant, proof: Proof) -> None:
+    """RoFormer's bound is the bound of ``R(x)``; a block that reads the position turns each token by more
+    than its angle, so the bound says nothing about it: *unknown*, said so."""
+    proof.undecided("check", "B(D + 1) <= B(D) for every D >= 0",
+                    "rotation.block reads the position m: RoFormer's bound is for the rotation R(x) by the angle "
+                    "alone, and this block turns each token by more than its angle", method="not applicable")
 
 
 def _floor_sides(sides):
@@ -583,9 +594,9 @@ def _cache_consistency(variant: Variant, proof: Proof) -> None:
         old, new = variant.frequency_at(r, short_len), variant.frequency_at(r, long_len)
         if not is_certainly_nonzero(old - new):
             continue
-        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new, r) * q
-        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old, r) * k)[0]
-        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new, r) * k)[0]
+        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new, r, i) * q
+        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old, r, j) * k)[0]
+        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new, r, j) * k)[0]
         residual = evaluate_at(stale, witness) - evaluate_at(fresh, witness)
         if is_certainly_nonzero(residual):
             verdict = Verdict(REFUTED, "witness", stale, fresh, witness=witness, residual=residual,
@@ -610,7 +621,9 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
     raw = (lambda w: sum((p * wa for p, wa in zip(position, w)), sp.Integer(0))) if variant.mixed \
         else (lambda w: position * w)
     lhs = BlockDiagMatrix(*[_pair_map(variant, "query", position, w, r) for r, w in enumerate(ours)])
-    rhs = BlockDiagMatrix(*[variant.block_at(raw(w), r) for r, w in enumerate(target)])
+    # the named scheme is the rotation R(m omega'): the file's own block on both sides would make a block
+    # that is no rotation (R(x) without its minus sign) "equal" to RoPE whenever the frequencies agree
+    rhs = BlockDiagMatrix(*[rotation(raw(w)) for w in target])
     proof.equal("queries: every block", mod_as_floor(lhs), rhs)
     lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", position, w, r) for r, w in enumerate(ours)])
     proof.equal("keys: every block", mod_as_floor(lhs_k), rhs)

@@ -256,6 +256,10 @@ def check_defined(variant) -> None:
             for r in sorted({0, variant.n_pairs - 1}):
                 _check(key, formula, lambda m, _r=r, _side=side: variant.scale(_side, m, _r), variant, ("m",),
                        False)
+        if variant.block_reads_position:  # a position formula too: each entry at the angle 1, pair 0
+            for k in range(4):
+                _check("rotation.block", _Text(variant.block[k // 2][k % 2].text),
+                       lambda m, _k=k: variant.block_at(sp.Integer(1), 0, m)[_k // 2, _k % 2], variant, ("m",), False)
         if variant.block is not None and any(reads_table(e) for e in variant.block_at(sp.Symbol("x", real=True))):
             _every_index("rotation.block", _Text("the block"), lambda r: variant.block_at(sp.Symbol("x", real=True), r),
                          variant.n_pairs, "pair r", variant)

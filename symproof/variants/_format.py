@@ -223,7 +223,9 @@ FORMULA_NAMES: dict = {
     "scale.query / scale.key": (("m", "r"), True,
                                 "m = position of the query / of the key (not with per_axis), r = pair index"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
-    "rotation.block[a][b]": (("x", "r"), True, "x = the angle (transform(m) * frequency), r = pair index"),
+    "rotation.block[a][b]": (("x", "r", "m"), True, "x = the angle (transform(m) * frequency), r = pair index, "
+                                                    "m = the position of the token rotated (one axis, not with "
+                                                    "position.relative)"),
     "bias.formula": (("i", "j", "slope", "h", "heads"), False,
                      "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
     "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
@@ -651,6 +653,7 @@ def _validate_values(reader: _Reader, variant) -> None:
                 variant.scale("query", position, r)
                 variant.scale("key", position, r)
     if variant.kind == "rotary":
+        _validate_block_position(reader, variant)
         variant.block_at(sp.Symbol("x", real=True))
     if variant.relative is not None:
         _validate_relative(reader, variant)
@@ -665,6 +668,19 @@ def _validate_values(reader: _Reader, variant) -> None:
         if factor.is_extended_real is not True:
             raise reader.fail("attention.factor", f"gives {factor}; expected a real number")
     check_defined(variant)
+
+
+def _validate_block_position(reader: _Reader, variant) -> None:
+    """A block that reads the position ``m`` needs one position per token: one axis, and not
+    ``position.relative`` (whose query turns by a relative position and whose key by none)."""
+    if not variant.block_reads_position:
+        return
+    if len(variant.axes) > 1:
+        raise reader.fail("rotation.block", f"reads m, but a position has {len(variant.axes)} coordinates "
+                                            f"{list(variant.axes)}; expected a block in x and r only")
+    if variant.relative is not None:
+        raise reader.fail("rotation.block", "reads m, which position.relative does not give (the query turns by "
+                                            "rho(i, j), the key by none); expected a block in x and r only")
 
 
 def _validate_relative(reader: _Reader, variant) -> None:

@@ -66,7 +66,9 @@ class VariantKernel:
         v = self.variant
         self._transform = None if v.kind == "bias" else numpy_function(_m, v.angle_position(_m))
         if v.kind == "rotary":
-            self._block = [[numpy_function((_x, _r), e) for e in row] for row in v.block_at(_x, _r).tolist()]
+            # a block that reads the position: functions of (x, r, m)
+            args = (_x, _r, _m) if v.block_reads_position else (_x, _r)
+            self._block = [[numpy_function(args, e) for e in row] for row in v.block_at(*args).tolist()]
             # one function of (m, r) per side: lambdify once, not once per pair
             self._scales = {side: numpy_function((_m, _r), v.scale(side, _m, _r)) for side in ("query", "key")}
             self._axis = v.axes_of_pairs()
@@ -125,7 +127,8 @@ class VariantKernel:
             angle = np.broadcast_to(self._transform(coord), shape) * frequencies
         index = np.arange(len(pairs), dtype=np.float64)
         scale = np.broadcast_to(self._scales[side](coord, index), shape)
-        b00, b01, b10, b11 = (np.broadcast_to(f(angle, index), shape) for row in self._block for f in row)
+        extra = (coord,) if v.block_reads_position else ()
+        b00, b01, b10, b11 = (np.broadcast_to(f(angle, index, *extra), shape) for row in self._block for f in row)
         za, zb = x[..., a], x[..., b]
         out[..., a] = scale * (b00 * za + b01 * zb)
         out[..., b] = scale * (b10 * za + b11 * zb)
@@ -235,7 +238,8 @@ def exact_rotary(variant: Variant, vector, position, side, freqs, number=_float)
         coord = position if variant.mixed else position[variant.axis_of(r)]
         # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
         scale = sp.N(variant.scale(side, 0 if variant.mixed else coord, r), 40)
-        block = variant.block_at(sp.N(variant.pair_angle(coord, freqs[r]), 40), r).evalf(40)
+        block = variant.block_at(sp.N(variant.pair_angle(coord, freqs[r]), 40), r,
+                                 None if variant.mixed else coord).evalf(40)
         pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
         out[a], out[b] = number(pair[0]), number(pair[1])
     return out

@@ -421,12 +421,19 @@ class Variant:
             value = value * self.factor.build(self.width_env())
         return value
 
-    def block_at(self, x, r=None) -> sp.ImmutableMatrix:
-        """The 2x2 block of pair ``r`` at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise;
-        ``r`` defaults to the symbolic pair index)."""
+    @property
+    def block_reads_position(self) -> bool:
+        """Whether a ``rotation.block`` entry reads the position ``m`` of the token it rotates."""
+        return self.block is not None and any("m" in f.names for row in self.block for f in row)
+
+    def block_at(self, x, r=None, m=None) -> sp.ImmutableMatrix:
+        """The 2x2 block of pair ``r`` at angle ``x`` for the token at position ``m`` (the rotation ``R(x)``
+        unless the file says otherwise; ``r`` defaults to the symbolic pair index, ``m`` to a symbolic
+        integer position)."""
         if self.block is None:
             return rotation(x)
-        env = {**self.width_env(), "x": sp.sympify(x), "r": _R if r is None else sp.sympify(r)}
+        env = {**self.width_env(), "x": sp.sympify(x), "r": _R if r is None else sp.sympify(r),
+               "m": _M if m is None else sp.sympify(m)}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
     def slope_at(self, h) -> sp.Expr:
@@ -541,6 +548,10 @@ def loads_variant(text: str, source: str = "<text>") -> Variant:
     except RecursionError:
         raise VariantFileError(f"{source}: not accepted TOML (arrays or tables nested too deeply)") from None
     return parse_variant(data, source)
+
+
+#: the symbolic position a block that reads ``m`` is built with when none is given
+_M = sp.Symbol("m", integer=True)
 
 
 def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
