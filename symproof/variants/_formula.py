@@ -126,10 +126,8 @@ def _bounded_exp(x):
 
 
 def _mod(a, b):
-    """``mod(a, b) = a - b*floor(a/b)``: the remainder with the sign of ``b`` (``mod(-1, 3) = 2``), for a
-    constant ``b > 0``.  Built as SymPy's ``Mod`` (exact at every number; the printers give each target
-    an exact float64 form at integer arguments).  A ``b`` that is not a positive number where the formula
-    is built (``mod(m, 0)``, ``mod(m, -3)``, ``mod(m, r)`` built with a symbolic ``r``) is refused."""
+    """``a - b*floor(a/b)``, the sign of ``b`` (``mod(-1, 3) = 2``), as SymPy's ``Mod``; a ``b`` that is not
+    a positive number where the formula is built (``mod(m, 0)``, ``mod(m, r)`` at a symbolic ``r``) is refused."""
     if not b.is_number:
         raise _Refused(f"takes mod(a, b) with b = {sp.sstr(b)[:40]}, which is not a constant; expected b a "
                        "positive number or [params] value (mod(m, 4))")
@@ -140,9 +138,8 @@ def _mod(a, b):
 
 
 def mod_as_floor(expr):
-    """``expr`` with every ``Mod(a, b)`` written ``a - b*floor(a/b)``: the same value wherever ``b != 0``
-    (``mod`` takes a constant ``b > 0``), in the words the deciders and the certified evaluator read
-    (``floor`` is in the prover's fragment; ``Mod`` is not, and would leave a statement *unknown*)."""
+    """``expr`` with every ``Mod(a, b)`` written ``a - b*floor(a/b)`` (equal for ``b > 0``): ``floor`` is in the
+    prover's fragment and the certified evaluator's language, ``Mod`` in neither."""
     if not isinstance(expr, sp.Basic) or not expr.has(sp.Mod):
         return expr
     return expr.replace(sp.Mod, lambda a, b: a - b * sp.floor(a / b))
