@@ -133,3 +133,11 @@ def test_the_in_process_kernel_refuses_a_position_outside_the_range(position):
     assert np.isfinite(kernel.apply(x, np.array([15.0]))).all()
     with pytest.raises(PositionOutOfRangeError, match=r"outside the file's positions 0\.\.15"):
         kernel.apply(x, np.array([position]))
+
+
+def test_the_audit_probes_inside_the_range_only():
+    from symproof._audit._audit import POSITIONS, audit_positions
+
+    positions, _ = audit_positions(_rope("0..100", "m"))
+    assert max(positions) == 100 and min(positions) >= 0 and len(set(positions)) == len(positions)
+    assert audit_positions(_rope("nonnegative", "m"))[0] == POSITIONS
