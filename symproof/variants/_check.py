@@ -771,7 +771,11 @@ def _decay_outside(variant: Variant, result: ClaimResult) -> str:
     if not named:
         return "the verdict names no distance to check against the file's last position"
     beyond = [d for d in named if d > last]
-    return f"it rests on the distance {max(beyond)}" if beyond else ""
+    if beyond:
+        return f"it rests on the distance {max(beyond)}"
+    # a rising bias names its query i too: every position of its witness inside 0..N
+    where = next((w for part in result.proof.parts for w in [_outside_position(variant, part.witness, False)] if w), "")
+    return f"its witness needs the position {where}" if where else ""
 
 
 def _within_domain(variant: Variant, result: ClaimResult) -> ClaimResult:

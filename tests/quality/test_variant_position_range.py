@@ -34,6 +34,8 @@ FALSE_INSIDE = {
     "mod past its period is relative": (_rope("0..300", "mod(m, 200)"), "relative"),
     # i enters past 50, inside 0..100
     "a late absolute term is relative": (_bias("0..100", "-abs(j - i) + where(i > 50, i, 0)"), "relative"),
+    # the bias rises again past a distance of 20 (b(21, 0) > b(21, 1)), inside 0..40
+    "a late rise decays": (_bias("0..40", "-abs(j - i) + where(i - j > 20, i - j, 0)"), "decay"),
 }
 
 #: true inside the range (false past it): never refuted
@@ -45,6 +47,8 @@ TRUE_INSIDE = {
     "an absolute term past the range": (_bias("0..50", "-abs(j - i) + where(i > 50, i, 0)"), "relative"),
     # RoPE's bound (base 100, two pairs) first rises at D = 3 -> 4: non-increasing on 0..3
     "the bound falls on 0..3": (_rope("0..3", "m"), "decay"),
+    # -|j - i| on 0..5: the rise past a distance of 20 is outside
+    "a late rise is outside": (_bias("0..5", "-abs(j - i) + where(i - j > 20, i - j, 0)"), "decay"),
 }
 
 
