@@ -209,3 +209,13 @@ def test_c_fmod_would_differ_here():
 def test_the_kernel_property_holds_for_each_target(formula):
     (result,) = check_variant(_rotary(formula), only={"kernel"})
     assert result.status == "proved", result.reason  # shown as *tested*: evidence at finitely many positions
+
+
+@pytest.mark.parametrize("formula", KERNEL_FORMULAS)
+def test_the_in_process_kernel_computes_the_exact_mod_and_sign(formula):
+    from symproof.variants import build_kernel
+
+    positions = SMALL + LARGE
+    out = build_kernel(_rotary(formula)).apply(np.ones((len(positions), 4)), np.array(_floats(positions)))
+    wrong = [(p, g, w) for p, g, w in zip(positions, out[:, 0], _expected(formula, positions)) if g != w]
+    assert not wrong, wrong[:5]
