@@ -278,16 +278,16 @@ def range_guard(target: str, last) -> list:
             f"    if not bool({every}(inside)):",
             f"        bad = float(p[tuple({where}(~inside)[0].tolist())]) if p.ndim else float(p)",
             "        shown = str(int(bad)) if bad == bad and abs(bad) < 2**63 and bad == int(bad) else repr(bad)",
-            "        raise PositionOutOfRangeError(f\"position {name} = {shown} is outside the file's positions "
-            "0..{LAST_POSITION} (positions = '0..{LAST_POSITION}'): pass integer positions in 0..{LAST_POSITION}\")"]
+            ("        raise PositionOutOfRangeError(f\"position {name} = {shown} is outside the file's positions "
+             "0..{LAST_POSITION} (positions = '0..{LAST_POSITION}'): pass integer positions in 0..{LAST_POSITION}\")")]
 
 
 def c_range_guard(prefix: str, last) -> list:
     """C: the ``{prefix}_POSITION_OUT_OF_RANGE`` code and ``outside_range(p)`` (NaN is outside too)."""
     if last is None:
         return []
-    return [f"#define {prefix}_POSITION_OUT_OF_RANGE 2  /* a position outside the file's positions 0..{int(last)} "
-            "(or not an integer): nothing is computed, out is then unspecified */",
+    return [(f"#define {prefix}_POSITION_OUT_OF_RANGE 2  /* a position outside the file's positions 0..{int(last)} "
+             "(or not an integer): nothing is computed, out is then unspecified */"),
             f"#define {prefix}_LAST_POSITION {float(last)!r}", "",
             "static int outside_range(double p)",
             "{",

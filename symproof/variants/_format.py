@@ -223,9 +223,9 @@ FORMULA_NAMES: dict = {
     "scale.query / scale.key": (("m", "r"), True,
                                 "m = position of the query / of the key (not with per_axis), r = pair index"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
-    "rotation.block[a][b]": (("x", "r", "m"), True, "x = the angle (transform(m) * frequency), r = pair index, "
-                                                    "m = the position of the token rotated (one axis, not with "
-                                                    "position.relative)"),
+    "rotation.block[a][b]": (("x", "r", "m"), True, ("x = the angle (transform(m) * frequency), r = pair index, "
+                                                     "m = the position of the token rotated (one axis, not with "
+                                                     "position.relative)")),
     "bias.formula": (("i", "j", "slope", "h", "heads"), False,
                      "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
     "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
