@@ -16,7 +16,8 @@ KEY_DOCS = {
     "pairing": ("required (rotary); `adjacent` (additive)",
                 "rotary: `adjacent` (2r, 2r+1) or `half` (r, r + d/2); additive: `adjacent` or `concatenated`",
                 'pairing = "half"'),
-    "positions": ("`integers`", "`integers` (every integer) or `nonnegative`", 'positions = "nonnegative"'),
+    "positions": ("`integers`", "`integers` (every integer), `nonnegative`, or a range `0..N` (N from 1 to 2^53 - 1)",
+                  'positions = "0..4095"'),
     "params": ("none", "at most 256 names, each a number, a formula in earlier ones, or an array (a lookup "
                        "table `T(k)`)", "[params] s = 4"),
     "frequencies.rule": ("`geometric`", "`geometric`, `formula`, `list`, `per_axis`", 'rule = "formula"'),
@@ -43,7 +44,7 @@ KEY_DOCS = {
     "scale.query": ("1", "a formula in `m`, `r` and the widths", 'query = "zeta**(m/B)"'),
     "scale.key": ("1", "a formula in `m`, `r` and the widths", 'key = "zeta**(-m/B)"'),
     "attention.factor": ("1", "a number or a formula in the widths", 'factor = "0.1*log(s) + 1"'),
-    "rotation.block": ("the rotation R(x)", "2x2 formulas in the angle `x` and `r`",
+    "rotation.block": ("the rotation R(x)", "2x2 formulas in the angle `x`, `r` and the position `m`",
                        'block = [["cos(x)", "-sin(x)"], ["sin(x)", "cos(x)"]]'),
     "bias.formula": ("required (bias)", "a formula in `i`, `j`, `slope`, `h`, `heads`",
                      'formula = "-slope * abs(j - i)"'),

@@ -213,7 +213,8 @@ def audit_positions(variant: Variant, seq_len: int | None = None) -> tuple:
     elif variant.length_dependent:
         seq_len = variant.length_threshold
     if seq_len is None:
-        return POSITIONS, None
+        last = variant.last_position  # a declared range 0..N: its positions only (the kernel refuses others)
+        return (POSITIONS if last is None else tuple(dict.fromkeys([p for p in POSITIONS if p <= last] + [last]))), None
     return tuple(p for p in POSITIONS if p < seq_len - 1) + (seq_len - 1,), seq_len
 
 

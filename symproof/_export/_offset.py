@@ -19,8 +19,8 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_functions, c_status_codes, guard_table_reads,
-                        numbers_as_floats, torch_printer, with_table_reader)
+from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_functions, c_range_guard, c_status_codes,
+                        guard_table_reads, numbers_as_floats, range_guard, torch_printer, with_table_reader)
 
 __all__ = ["bodies"]
 
@@ -52,7 +52,8 @@ def _python_source(variant, target: str) -> str:
     index = "r" if target == "numpy" else "torch.tensor(float(r), dtype=torch.float64)"
     query_block = variant.block_at(_x, _r)
     key_block = variant.block_at(sp.Integer(0), _r)
-    lines = ["", "import math", f"import {lib}", "",
+    last = getattr(variant, "last_position", None)
+    lines = ["", "import math", f"import {lib}", "", *range_guard(target, last), *([""] if last is not None else []),
              f"FREQUENCIES = {lib}.{'array' if target == 'numpy' else 'tensor'}([{floats(variant.frequencies_digits(30))}], "
              f"dtype={lib}.float64)",
              f"PAIRS = {pair_indices(variant.rotated_width, variant.pairing)}",
@@ -73,6 +74,7 @@ def _python_source(variant, target: str) -> str:
              f"    k = {as_array}(k, dtype={lib}.float64)",
              f"    i = {as_array}(query_positions, dtype={lib}.float64)[:, None]",
              f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, :]",
+             *([] if last is None else ["    _check_positions('i', i)", "    _check_positions('j', j)"]),
              "    rho = relative(i, j)",
              f"    out = {lib}.einsum('...ad,...bd->...ab', q[..., ROTATED_WIDTH:], k[..., ROTATED_WIDTH:])",
              "    for r, (a, b) in enumerate(PAIRS):",
@@ -100,8 +102,9 @@ def _c_source(variant, name: str) -> str:
         f"static double scale_query(double m, int r, int *status) "
         f"{{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
         f"static double scale_key(double m, int r, int *status) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}"]
+    last = getattr(variant, "last_position", None)
     body = ["", "#include <math.h>", "",
-            f"/* return codes of {name}_scores */", *c_status_codes(prefix), "",
+            f"/* return codes of {name}_scores */", *c_status_codes(prefix), *c_range_guard(prefix, last), "",
             f"static const double FREQUENCIES[{half}] = {{{floats(variant.frequencies_digits(30))}}};", "",
             *c_functions(functions + query_block + key_block, prefix),
             *functions,
@@ -110,7 +113,9 @@ def _c_source(variant, name: str) -> str:
             f"   key_positions[b] (q: n_queries x {width}, k: n_keys x {width}); keys after their query get the",
             "   formula's value too: a causal mask is the caller's.  Returns "
             f"{prefix}_OK, or {prefix}_POSITION_OUT_OF_TABLE",
-            "   when a position reads a table outside its entries (no entry is read; out is then unspecified). */",
+            "   when a position reads a table outside its entries (no entry is read; out is then unspecified)"
+            + ("." if last is None else f", or {prefix}_POSITION_OUT_OF_RANGE when a position is outside 0..{last}.")
+            + " */",
             f"int {name}_scores(const double *q, const double *k, const double *query_positions,",
             "                   const double *key_positions, double *out, long n_queries, long n_keys)",
             "{",
@@ -119,6 +124,7 @@ def _c_source(variant, name: str) -> str:
             "        for (long col = 0; col < n_keys; ++col) {",
             f"            const double *u = q + row * {width}, *v = k + col * {width};",
             "            double i = query_positions[row], j = key_positions[col];",
+            *([] if last is None else [f"            if (outside_range(i) || outside_range(j)) return {prefix}_POSITION_OUT_OF_RANGE;"]),
             "            double rho = relative(i, j, status), sum = 0.0;",
             f"            for (int c = {variant.rotated_width}; c < {width}; ++c) sum += u[c] * v[c];",
             f"            for (int r = 0; r < {half}; ++r) {{",

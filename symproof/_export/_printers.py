@@ -18,8 +18,8 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
-__all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer", "guard_table_reads",
-           "reads_table", "table_reader", "c_table_reader", "c_status_codes", "C_STATUS_CODES"]
+__all__ = ["NumPyKernelPrinter", "PythonKernelPrinter", "CKernelPrinter", "torch_printer", "guard_table_reads", "C_MOD",
+           "reads_table", "table_reader", "range_guard", "c_range_guard", "c_table_reader", "c_status_codes", "C_STATUS_CODES"]
 
 
 class _Named:
@@ -70,6 +70,56 @@ def _integer_part(printer, expr, function: str) -> str:
     if denominator == 1 or not denominator.is_number:
         return f"{function}({printer._print(expr.args[0])})"
     return f"{function}(({printer._print(numerator)}) / {float(denominator)!r})"
+
+
+# -- mod(a, b): the remainder with the sign of b ------------------------------------------------------
+#
+# C's ``fmod`` and ``%`` keep the sign of ``a`` (``fmod(-1, 3) = -1``); the formula language's ``mod`` has
+# the sign of ``b`` (``mod(-1, 3) = 2``, ``b > 0`` at load).  Every target prints it as IEEE ``fmod`` (exact:
+# the remainder of two float64 numbers is a float64 number) with ``b`` added to a negative remainder (exact
+# when both are integers: the sum lies in ``0..b``): the same value, not a library's choice of sign.
+
+
+#: most terms of a ``mod`` argument reduced term by term (each reduced term lies in ``-b..b``)
+_MOST_REDUCED = 8
+
+
+def reduced_mod_argument(expr):
+    """``a`` of ``Mod(a, b)``, or, when ``b`` is a positive integer and ``a`` a sum of integers and of
+    symbols with coefficient +-1 (``m - 5``, ``j - i``), the same sum with every symbol ``s`` replaced by
+    ``Mod(s, b)`` and the constant by its residue: the same remainder for every real value of the symbols
+    (``mod(a + c, b) = mod(mod(a, b) + c, b)``), and, in float64, exact at every integer position a kernel
+    is called with: ``m - 5`` rounds at ``m = 2**63``, ``fmod(m, 4) - 5`` does not."""
+    a, b = expr.args
+    if not (b.is_Integer and b > 0) or a.is_Symbol:
+        return a
+    terms, constant = [], sp.Integer(0)
+    for term in sp.Add.make_args(a):
+        coefficient, rest = term.as_coeff_Mul()
+        if rest == 1 and coefficient.is_Integer:
+            constant += coefficient
+        elif rest.is_Symbol and coefficient in (1, -1):
+            terms.append(coefficient * sp.Mod(rest, b, evaluate=False))
+        else:
+            return a
+    if not terms or len(terms) > _MOST_REDUCED or (len(terms) + 1) * int(b) >= 2**53:
+        return a
+    return sp.Add(*terms, *([constant % b] if constant % b else []), evaluate=False)
+
+
+def _python_mod(printer, expr, lib: str) -> str:
+    reduced = reduced_mod_argument(expr)
+    a, b = printer._print(reduced), printer._print(expr.args[1])
+    if lib == "torch":
+        a = f"torch.as_tensor({a}, dtype=torch.float64)"
+    return f"(lambda r, b: {lib}.where(r < 0, r + b, r))({lib}.fmod({a}, {b}), {b})"
+
+
+#: the C function every ``mod`` is printed as (appended to a file that uses it)
+C_MOD = ["static double mod_floor(double a, double b)", "{",
+         "    /* mod(a, b) for b > 0: fmod is exact, and keeps the sign of a; adding b to a negative",
+         "       remainder gives the sign of b (exact for integers) */",
+         "    double r = fmod(a, b);", "    return r < 0.0 ? r + b : r;", "}"]
 
 
 def _table_values(expr) -> str:
@@ -199,6 +249,53 @@ def _out_of_table(name, size, index, names, values):
 '''
 
 
+# -- a declared range of positions (positions = "0..N") ------------------------------------------------
+#
+# A file that declares its positions 0..N is defined there only (a learned table of N + 1 rows needs no
+# clip): its kernels refuse every other position -- negative, past N, not an integer, NaN -- before
+# computing anything, in one line naming the position and the range (no wrap-around, no read past a table).
+
+_RANGE_GUARD = {
+    "numpy": ("numpy.asarray({}, dtype=numpy.float64)", "numpy.floor", "numpy.all", "numpy.argwhere"),
+    "torch": ("torch.as_tensor({}, dtype=torch.float64)", "torch.floor", "torch.all", "torch.nonzero"),
+}
+
+
+def range_guard(target: str, last) -> list:
+    """The Python lines of ``LAST_POSITION`` and ``_check_positions(name, positions)`` for ``target``
+    (numpy or torch): every position must be an integer in ``0..LAST_POSITION``, else
+    ``PositionOutOfRangeError`` (an ``IndexError``) in one line.  Nothing when ``last`` is ``None``."""
+    if last is None:
+        return []
+    array, floor, every, where = _RANGE_GUARD[target]
+    return ["", f"LAST_POSITION = {int(last)}  # the file's positions are 0..LAST_POSITION", "", "",
+            "class PositionOutOfRangeError(IndexError):",
+            '    """A position outside the file\'s declared positions 0..LAST_POSITION (or not an integer)."""',
+            "", "",
+            "def _check_positions(name, positions):",
+            f"    p = {array.format('positions')}",
+            f"    inside = (p >= 0) & (p <= LAST_POSITION) & (p == {floor}(p))",
+            f"    if not bool({every}(inside)):",
+            f"        bad = float(p[tuple({where}(~inside)[0].tolist())]) if p.ndim else float(p)",
+            "        shown = str(int(bad)) if bad == bad and abs(bad) < 2**63 and bad == int(bad) else repr(bad)",
+            ("        raise PositionOutOfRangeError(f\"position {name} = {shown} is outside the file's positions "
+             "0..{LAST_POSITION} (positions = '0..{LAST_POSITION}'): pass integer positions in 0..{LAST_POSITION}\")")]
+
+
+def c_range_guard(prefix: str, last) -> list:
+    """C: the ``{prefix}_POSITION_OUT_OF_RANGE`` code and ``outside_range(p)`` (NaN is outside too)."""
+    if last is None:
+        return []
+    return [(f"#define {prefix}_POSITION_OUT_OF_RANGE 2  /* a position outside the file's positions 0..{int(last)} "
+             "(or not an integer): nothing is computed, out is then unspecified */"),
+            f"#define {prefix}_LAST_POSITION {float(last)!r}", "",
+            "static int outside_range(double p)",
+            "{",
+            "    /* !(a && b) also holds for NaN */",
+            f"    return !(p >= 0.0 && p <= {prefix}_LAST_POSITION) || p != floor(p);",
+            "}"]
+
+
 def table_reader(target: str) -> str:
     """The Python source of ``_read_table`` and its error for ``target`` (numpy or torch): appended to
     a file whose body reads a table."""
@@ -230,6 +327,12 @@ class NumPyKernelPrinter(_Named, NumPyPrinter):
     def _print_ceiling(self, expr):
         return _integer_part(self, expr, "numpy.ceil")
 
+    def _print_Mod(self, expr):
+        return _python_mod(self, expr, "numpy")
+
+    def _print_sign(self, expr):
+        return f"numpy.sign({self._print(expr.args[0])})"
+
 
 def _piecewise(printer, expr, template: str) -> str:
     *cases, (last, last_condition) = expr.args
@@ -259,6 +362,9 @@ class CKernelPrinter(_Named, C99CodePrinter):
     def _print_ceiling(self, expr):
         return _integer_part(self, expr, "ceil")
 
+    def _print_Mod(self, expr):
+        return f"mod_floor({self._print(reduced_mod_argument(expr))}, {self._print(expr.args[1])})"
+
 
 @lru_cache(maxsize=None)
 def _torch_class():
@@ -287,7 +393,9 @@ def _torch_class():
                  "_print_Min": minimum, "_print_Max": maximum, "_print_Piecewise": piecewise,
                  "_print_LookupBase": _table_call,
                  "_print_floor": lambda self, expr: _integer_part(self, expr, "torch.floor"),
-                 "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil")})
+                 "_print_ceiling": lambda self, expr: _integer_part(self, expr, "torch.ceil"),
+                 "_print_Mod": lambda self, expr: _python_mod(self, expr, "torch"),
+                 "_print_sign": lambda self, expr: f"torch.sign({tensor(self, expr.args[0])})"})
 
 
 def torch_printer(names=None, settings=None):
@@ -318,5 +426,7 @@ def with_table_reader(lines: list, target: str) -> str:
 
 
 def c_functions(printed: list, prefix: str) -> list:
-    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table."""
-    return [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []
+    """The checked table read (and a blank line) when one of the ``printed`` C texts reads a table, and
+    :data:`C_MOD` when one takes a ``mod``."""
+    out = [*c_table_reader(prefix), ""] if any("read_table(" in text for text in printed) else []
+    return out + ([*C_MOD, ""] if any("mod_floor(" in text for text in printed) else [])

@@ -14,8 +14,8 @@ import sympy as sp
 
 from ..encodings import pair_indices
 from . import file_name, floats
-from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_functions, c_status_codes, guard_table_reads,
-                        numbers_as_floats, torch_printer, with_table_reader)
+from ._printers import (CKernelPrinter, NumPyKernelPrinter, c_functions, c_range_guard, c_status_codes,
+                        guard_table_reads, numbers_as_floats, range_guard, torch_printer, with_table_reader)
 
 __all__ = ["bodies"]
 
@@ -56,7 +56,10 @@ def _python_source(variant, target: str) -> str:
         return f'{indent}with numpy.errstate(divide="ignore", invalid="ignore"):\n    {text}'
 
     freqs = variant.frequencies_digits(30)
-    lines = ["", "import math", f"import {lib}", ""]
+    last = getattr(variant, "last_position", None)
+    check = (lambda name, value: [f"    _check_positions({name!r}, {value})"]) if last is not None \
+        else (lambda name, value: [])
+    lines = ["", "import math", f"import {lib}", "", *range_guard(target, last), *([""] if last is not None else [])]
     # per-axis frequencies (every pair reads every axis): one row per pair, FREQUENCIES[r, a]
     table = _table(freqs) if variant.kind == "rotary" and variant.mixed else f"[{floats(freqs)}]"
     if target == "numpy":
@@ -69,6 +72,7 @@ def _python_source(variant, target: str) -> str:
                   '    """b[h, a, b] for the query at query_positions[a] and the key at key_positions[b]."""',
                   f"    i = {as_array}(query_positions, dtype={lib}.float64)[None, :, None]",
                   f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
+                  *check("i", "i"), *check("j", "j"),
                   "    slope = FREQUENCIES[:, None, None]",
                   f"    h = {lib}.arange(len(FREQUENCIES), dtype={lib}.float64)[:, None, None]",
                   returned(variant.bias_at(_i, _j, _slope, _h),
@@ -85,6 +89,7 @@ def _python_source(variant, target: str) -> str:
                   '    """p_t for each position (rows), in the described layout."""',
                   f"    t = {lib}.as_tensor(positions, dtype=torch.float64)" if target == "torch" else
                   "    t = numpy.asarray(positions, dtype=numpy.float64)",
+                  *check("t", "t"),
                   "    angle = (transform(t) + 0 * t)[:, None] * FREQUENCIES[None, :]",
                   f"    s, c = {lib}.sin(angle), {lib}.cos(angle)"]
         if variant.pairing == "concatenated":
@@ -93,14 +98,15 @@ def _python_source(variant, target: str) -> str:
             lines.append(f"    return {lib}.stack([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)"
                          ".reshape(angle.shape[0], -1)")
         return with_table_reader(lines, target)
-    block = variant.block_at(_x, _r)
+    reads_m = getattr(variant, "block_reads_position", False)
+    block = variant.block_at(_x, _r, _m) if reads_m else variant.block_at(_x, _r)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
     pairs = pair_indices(variant.rotated_width, variant.pairing)
     lines += [
         "", "", "def scale(side, m, r):",
         "    if side == 'query':", returned(variant.scale('query', _m, _r), "        ", " + 0 * m"),
         returned(variant.scale('key', _m, _r), tail=" + 0 * m"),
-        "", "", "def block(x, r):",
+        "", "", "def block(x, r, m):" if reads_m else "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
         "", "", *([] if variant.mixed else [f"AXIS = {axes}"]), f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
         "", "",
@@ -112,12 +118,12 @@ def _python_source(variant, target: str) -> str:
     ]
     if target == "numpy":
         lines += ["    x = numpy.asarray(x, dtype=numpy.float64)",
-                  "    pos = numpy.asarray(positions, dtype=numpy.float64)",
+                  "    pos = numpy.asarray(positions, dtype=numpy.float64)", *check("m", "pos"),
                   "    if N_AXES == 1:", "        pos = numpy.broadcast_to(pos, x.shape[:-1])[..., None]",
                   "    out = x.copy()"]
     else:
         lines += ["    x = torch.as_tensor(x, dtype=torch.float64)",
-                  "    pos = torch.as_tensor(positions, dtype=torch.float64)",
+                  "    pos = torch.as_tensor(positions, dtype=torch.float64)", *check("m", "pos"),
                   "    if N_AXES == 1:", "        pos = pos.expand(x.shape[:-1])[..., None]",
                   "    out = x.clone()"]
     if variant.mixed:  # angle = sum_a transform(m_a) * FREQUENCIES[r, a]; the scale reads no position
@@ -132,8 +138,9 @@ def _python_source(variant, target: str) -> str:
     lines += [
               "        s = scale(side, coord, r)" if target == "numpy" else
               "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
-              "        b00, b01, b10, b11 = block(angle, r)" if target == "numpy" else
-              "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64))",
+              f"        b00, b01, b10, b11 = block(angle, r{', coord' if reads_m else ''})" if target == "numpy" else
+              "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64)"
+              f"{', coord' if reads_m else ''})",
               "        za, zb = x[..., a], x[..., b]",
               "        out[..., a] = s * (b00 * za + b01 * zb)",
               "        out[..., b] = s * (b10 * za + b11 * zb)",
@@ -152,7 +159,9 @@ def _c_source(variant, name: str) -> str:
     prefix = name.upper()
     half = variant.rotated_width // 2
     freqs = variant.frequencies_digits(30)
-    block = [printer.doprint(e) for e in variant.block_at(_x, _r)]
+    # a block that reads the position prints m, the variable of the row's position in the loop below
+    block = [printer.doprint(e) for e in (variant.block_at(_x, _r, _m) if getattr(variant, "block_reads_position", False)
+                                          else variant.block_at(_x, _r))]
     axes = len(variant.axes)
     if variant.mixed:  # FREQUENCIES[r][c]: pair r's frequency for axis c; angle = sum_c transform(m_c) * it
         table = f"static const double FREQUENCIES[{half}][{axes}] = {_table(freqs, '{}')};"
@@ -169,8 +178,12 @@ def _c_source(variant, name: str) -> str:
         f"static double scale_query(double m, int r, int *status) "
         f"{{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
         f"static double scale_key(double m, int r, int *status) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}"]
+    last = getattr(variant, "last_position", None)
+    guard = [f"        for (int c = 0; c < {axes}; ++c)",
+             f"            if (outside_range(positions[t * {axes} + c])) return {prefix}_POSITION_OUT_OF_RANGE;"] \
+        if last is not None else []
     body = ["", "#include <math.h>", "#include <string.h>", "",
-             f"/* return codes of {name}_apply */", *c_status_codes(prefix), "",
+             f"/* return codes of {name}_apply */", *c_status_codes(prefix), *c_range_guard(prefix, last), "",
              table,
              *([] if variant.mixed else
                [f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};"]),
@@ -180,11 +193,14 @@ def _c_source(variant, name: str) -> str:
              f"/* out[t, :] = T(positions[t, :]) x[t, :] for t < n_rows; x, out: n_rows x {variant.width};",
              f"   positions: n_rows x {len(variant.axes)}; is_query selects the query or key scale.",
              f"   Returns {prefix}_OK, or {prefix}_POSITION_OUT_OF_TABLE when a position reads a table",
-             "   outside its entries (no entry is read; out is then unspecified). */",
+             "   outside its entries (no entry is read; out is then unspecified)"
+             + ("." if last is None else f", or {prefix}_POSITION_OUT_OF_RANGE when a position is outside 0..{last}.")
+             + " */",
              f"int {name}_apply(const double *x, const double *positions, double *out, long n_rows, int is_query)",
              "{",
              f"    int status_value = {prefix}_OK, *status = &status_value;",
              "    for (long t = 0; t < n_rows; ++t) {",
+             *guard,
              f"        const double *z = x + t * {variant.width};",
              f"        double *o = out + t * {variant.width};",
              f"        memcpy(o, z, sizeof(double) * {variant.width});",

@@ -23,6 +23,7 @@ _offset, the decay in _decay.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Iterable
 
@@ -31,11 +32,12 @@ import sympy as sp
 from .._ground._budget import cpu_time_limit
 from .._ground._errors import InvalidInputError
 from ..claims import Claim, ClaimResult, Proof, run_claim
-from ..encodings import sin_shift, sinusoidal_vector
+from ..encodings import rotation, sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
 from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
+from ._formula import mod_as_floor
 from ._kernel_file import check_kernel, prepare_targets
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
@@ -78,7 +80,8 @@ def _pair_map(variant: Variant, side: str, position, w, r):
     one frequency per axis, when every pair reads every axis)."""
     angle = variant.pair_angle(position, w)
     # a per-axis file's scale reads no position (refused at load): any coordinate stands for it
-    return variant.scale(side, 0 if variant.mixed else position, r) * variant.block_at(angle, r)
+    return variant.scale(side, 0 if variant.mixed else position, r) * variant.block_at(
+        angle, r, None if variant.mixed else position)
 
 
 def _positions(variant: Variant) -> tuple:
@@ -210,14 +213,29 @@ def _bias_properties(variant: Variant) -> list:
 def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
     builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
-    props = builders[variant.kind](variant)
+    props = [replace(p, sides=_floor_sides(p.sides)) if p.sides is not None else p
+             for p in builders[variant.kind](variant)]
     if decay_statement(variant.kind) is not None:
-        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive_decay))
+        derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
+            else derive_decay
+        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
                           derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
     return props
+
+
+def _decay_of_a_position_block(variant: Variant, proof: Proof) -> None:
+    """RoFormer's bound is the bound of ``R(x)``; a block that reads the position turns each token by more
+    than its angle, so the bound says nothing about it: *unknown*, said so."""
+    proof.undecided("check", "B(D + 1) <= B(D) for every D >= 0",
+                    "rotation.block reads the position m: RoFormer's bound is for the rotation R(x) by the angle "
+                    "alone, and this block turns each token by more than its angle", method="not applicable")
+
+
+def _floor_sides(sides):
+    return lambda *args: tuple(mod_as_floor(side) for side in sides(*args))
 
 
 # -- deciding one property -----------------------------------------------------------------------
@@ -307,7 +325,10 @@ def _derive_identity(variant: Variant, prop: Property):
             offset = prop.key == "relative"
             far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
             part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
-            if part is None or part.status == UNKNOWN:
+            # a witness outside the declared positions refutes nothing: look for one inside them
+            outside = part is not None and part.status == REFUTED and variant.from_zero \
+                and bool(_outside_position(variant, part.witness, offset))
+            if part is None or part.status == UNKNOWN or outside:
                 if far is None and variant.relative is None:
                     far = _far_witness(variant, lhs_c, rhs_c, offset)
                 if far is not None:
@@ -377,14 +398,16 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     if not positions:
         return None
     values = _thresholds(sp.Tuple(*pair))
-    if variant.positions != "nonnegative":
+    if variant.last_position is not None:  # a range 0..N: its last positions first (a table's last rows)
+        values = [v for v in dict.fromkeys([variant.last_position - k for k in (1, 2, 0)] + values) if v >= 0]
+    if not variant.from_zero:
         values += [-v for v in values]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
-    inside = (lambda point: not _negative_position(point, offset_is_position)) \
-        if variant.positions == "nonnegative" else (lambda point: True)
+    inside = (lambda point: not _outside_position(variant, point, offset_is_position)) \
+        if variant.from_zero else (lambda point: True)
     tried = 0
     for point in _far_points(positions, values):
-        if inside(point):
+        if inside(point) and _admissible(point):
             for vector in vectors:
                 tried += 1
                 if tried > MAX_FAR_POINTS:
@@ -394,6 +417,12 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
                 if residual is not None:
                     return witness, residual
     return None
+
+
+def _admissible(point: dict) -> bool:
+    """Every value respects its symbol's assumptions: a causal distance ``t >= 0`` is never -8 (the
+    far values are tried with both signs)."""
+    return all(not (s.is_nonnegative and v < 0) and not (s.is_positive and v <= 0) for s, v in point.items())
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
@@ -566,9 +595,9 @@ def _cache_consistency(variant: Variant, proof: Proof) -> None:
         old, new = variant.frequency_at(r, short_len), variant.frequency_at(r, long_len)
         if not is_certainly_nonzero(old - new):
             continue
-        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new, r) * q
-        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old, r) * k)[0]
-        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new, r) * k)[0]
+        query = variant.scale("query", i, r) * variant.block_at(variant.angle_position(i) * new, r, i) * q
+        stale = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * old, r, j) * k)[0]
+        fresh = (query.T * variant.scale("key", j, r) * variant.block_at(variant.angle_position(j) * new, r, j) * k)[0]
         residual = evaluate_at(stale, witness) - evaluate_at(fresh, witness)
         if is_certainly_nonzero(residual):
             verdict = Verdict(REFUTED, "witness", stale, fresh, witness=witness, residual=residual,
@@ -593,16 +622,18 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
     raw = (lambda w: sum((p * wa for p, wa in zip(position, w)), sp.Integer(0))) if variant.mixed \
         else (lambda w: position * w)
     lhs = BlockDiagMatrix(*[_pair_map(variant, "query", position, w, r) for r, w in enumerate(ours)])
-    rhs = BlockDiagMatrix(*[variant.block_at(raw(w), r) for r, w in enumerate(target)])
-    proof.equal("queries: every block", lhs, rhs)
+    # the named scheme is the rotation R(m omega'): the file's own block on both sides would make a block
+    # that is no rotation (R(x) without its minus sign) "equal" to RoPE whenever the frequencies agree
+    rhs = BlockDiagMatrix(*[rotation(raw(w)) for w in target])
+    proof.equal("queries: every block", mod_as_floor(lhs), rhs)
     lhs_k = BlockDiagMatrix(*[_pair_map(variant, "key", position, w, r) for r, w in enumerate(ours)])
-    proof.equal("keys: every block", lhs_k, rhs)
+    proof.equal("keys: every block", mod_as_floor(lhs_k), rhs)
 
 
 def _equivalence_additive(variant: Variant, proof: Proof):
     ours = variant.frequencies()
     target = variant.equivalent_frequencies_exact()
-    lhs = sinusoidal_vector(variant.angle_position(t), ours)
+    lhs = mod_as_floor(sinusoidal_vector(variant.angle_position(t), ours))
     rhs = sinusoidal_vector(t, target)
     proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
 
@@ -693,19 +724,71 @@ def _negative_position(witness, offset_is_position: bool) -> str:
     return ""
 
 
+def _outside_position(variant: Variant, witness, offset_is_position: bool) -> str:
+    """Why ``witness`` is outside the file's declared positions ('' when inside): a negative position
+    (see :func:`_negative_position`), or, with a range ``0..N``, a position past ``N``.  Every position a
+    statement evaluates is one of ``i, j, m, D``, an offset ``j - i <= j``, or one of them plus the shift
+    ``c`` or the causal distance ``t`` (``i + c``, ``j + t``): the largest of the first plus ``c`` and ``t``
+    bounds them all (conservative, sound)."""
+    where = _negative_position(witness, offset_is_position)
+    if where or variant.last_position is None:
+        return where
+    values = {str(k): sp.sympify(v) for k, v in dict(witness or {}).items() if _is_position(str(k))}
+    # the shift c and the causal distance t are added to another position; every other one stands alone
+    added = [v for name, v in values.items() if name.split("_", 1)[0] in ("c", "t")]
+    alone = [v for name, v in values.items() if name.split("_", 1)[0] not in ("c", "t")]
+    total = max(alone, default=sp.Integer(0)) + sum(added, sp.Integer(0))
+    if total > variant.last_position:
+        shown = " + ".join(f"{name} = {values[name]}" for name in sorted(values))
+        return f"{shown} (positions up to {total})"
+    return ""
+
+
+#: the decay rules read distances D >= 0 without end; a range file's verdict rests on the distances its
+#: witnesses name (``at D = 3``, ``B(4) > B(3)``), which must lie inside it
+_DISTANCES = re.compile(r"(?:\bat D = |\bB\()(\d+)")
+
+
+def _decay_outside(variant: Variant, result: ClaimResult) -> str:
+    """Why a range file's decay verdict rests on a distance past its last position ('' when it does not):
+    a refutation needs ``B(D + 1) > B(D)`` (or a rising bias) at ``D + 1 <= N``; a proof's "for some D"
+    needs that ``D <= N``; a proof with no named distance is not trusted over the range."""
+    last = variant.last_position
+    named = [int(d) for part in result.proof.parts for d in _DISTANCES.findall(part.detail or "")]
+    named += [int(v) + 1 for part in result.proof.parts for k, v in dict(part.witness or {}).items() if str(k) == "D"]
+    if not named:
+        return "the verdict names no distance to check against the file's last position"
+    beyond = [d for d in named if d > last]
+    if beyond:
+        return f"it rests on the distance {max(beyond)}"
+    # a rising bias names its query i too: every position of its witness inside 0..N
+    where = next((w for part in result.proof.parts for w in [_outside_position(variant, part.witness, False)] if w), "")
+    return f"its witness needs the position {where}" if where else ""
+
+
 def _within_domain(variant: Variant, result: ClaimResult) -> ClaimResult:
-    """A file that says ``positions = "nonnegative"`` is not refuted (nor shown sensitive) by a witness
-    at a negative position: such a verdict becomes unknown, naming the position."""
-    if variant.positions != "nonnegative" or result.status == UNKNOWN or result.claim.name == "kernel":
+    """A file that says ``positions = "nonnegative"`` (or ``"0..N"``) is not refuted (nor shown sensitive)
+    by a witness outside its positions: such a verdict becomes unknown, naming the position.  A range
+    file's decay verdict is kept only when the distances it rests on are inside the range."""
+    if not variant.from_zero or result.status == UNKNOWN or result.claim.name == "kernel":
+        return result
+    declared = f"positions = \"{variant.positions}\""
+    if result.claim.name == "decay" and variant.last_position is not None:
+        why = _decay_outside(variant, result)
+        if why:
+            reason = (f"decided over every distance D >= 0, but the file's {declared} ends at "
+                      f"{variant.last_position}: {why}")
+            return ClaimResult(result.claim, UNKNOWN, result.seconds, result.proof, reason, result.methods, [])
         return result
     decided_by_witness = result.status == REFUTED or result.claim.kind == "not-in-general"
     if not decided_by_witness:
         return result
     for part in result.proof.parts:
-        where = _negative_position(part.witness, result.claim.name == "relative")
+        where = _outside_position(variant, part.witness, result.claim.name == "relative")
         if where:
-            reason = (f"the witness needs the position {where}, outside the file's positions = \"nonnegative\"; "
-                      "no witness at non-negative positions was certified")
+            inside = "at non-negative positions" if variant.last_position is None else "inside them"
+            reason = (f"the witness needs the position {where}, outside the file's {declared}; "
+                      f"no witness {inside} was certified")
             return ClaimResult(result.claim, UNKNOWN, result.seconds, result.proof, reason, result.methods, [])
     return result
 

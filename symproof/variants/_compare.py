@@ -24,6 +24,7 @@ from ..encodings import pair_indices
 from ..prover import PROVED, REFUTED, prove_equal
 from ..prover._witness import is_certainly_nonzero
 from ._check import _pair_map
+from ._formula import mod_as_floor
 from ._spec import Variant
 
 __all__ = ["Comparison", "compare_variants", "VERDICTS"]
@@ -131,7 +132,7 @@ def compare_variants(left: Variant, right: Variant) -> Comparison:
         for side in ("query", "key"):
             lhs = _pair_map(left, side, _M, left.exact_value(r), r)
             rhs = _pair_map(right, side, _M, right.exact_value(r_right), r_right)
-            verdict = prove_equal(lhs, rhs)
+            verdict = prove_equal(mod_as_floor(lhs), mod_as_floor(rhs))  # Mod is outside the prover's fragment
             where = f"pair {r} (coordinates {pair[0]}, {pair[1]}), {side} side"
             if verdict.status == REFUTED:
                 found = (verdict.witness or {}).get(_M)

@@ -43,7 +43,7 @@ from mpmath.libmp import finf, fnan, fninf, to_rational
 from .._ground._errors import VariantFileError
 from ..checker._interval import real_enclosure, value_at
 from ..prover import _budget, prove_equal
-from ._formula import LookupBase
+from ._formula import LookupBase, mod_as_floor
 
 __all__ = ["decay_statement", "derive_decay", "SMALL_OFFSETS", "FAR_OFFSETS", "MAX_ABEL_PAIRS"]
 
@@ -251,12 +251,12 @@ class _RoformerBound:
         self.n = len(omegas)
         self.omegas = [_fast_enclosure(w) for w in omegas]
         self.shift = None if variant.transform is None else \
-            variant.angle_position(D) - variant.angle_position(0)
+            mod_as_floor(variant.angle_position(D) - variant.angle_position(0))
         if variant.relative is not None:  # a query at D and a key at 0 turn by rho(D, 0) (ReRoPE, Self-Extend)
-            self.shift = variant.relative_at(D, 0)
+            self.shift = mod_as_floor(variant.relative_at(D, 0))
         amplitudes = variant.query_scale is not None or variant.key_scale is not None or variant.factor is not None
         self.amplitudes = None if not amplitudes else \
-            [variant.scale("query", D, k) * variant.scale("key", 0, k) for k in range(self.n)]
+            [mod_as_floor(variant.scale("query", D, k) * variant.scale("key", 0, k)) for k in range(self.n)]
         # an amplitude that does not move with D (an attention factor alone) is enclosed once
         self.fixed = {k: _iv_of(value_at(a, None, PRECISION)) for k, a in enumerate(self.amplitudes or ())
                       if not a.has(D)}
@@ -683,9 +683,9 @@ def _near(numbers) -> list:
 
 
 def _bias(variant, proof) -> None:
-    past = variant.bias_at(i, i - D, slope_sym, h_sym)  # the key D steps before the query
+    past = mod_as_floor(variant.bias_at(i, i - D, slope_sym, h_sym))  # the key D steps before the query
     slopes = variant.slopes()
-    nonnegative = variant.positions == "nonnegative"
+    nonnegative = variant.from_zero
     proof.note("b(i, i - D) is the bias of the key D steps before the query i; the rules read it over the real "
                "distances D >= 0 (monotone there, monotone at the integers), every other name a parameter.")
     failure = ""

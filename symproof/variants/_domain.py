@@ -64,9 +64,12 @@ def witness_positions(text: str, variant) -> list:
     for n in _named_numbers(text, variant):
         picks |= {n - 1, n, n + 1}
     picks |= {-p for p in picks} | set(_FAR) | {-p for p in _FAR}
+    last = getattr(variant, "last_position", None)
+    if last is not None:  # a declared range 0..N: its last position and the one before it too
+        picks |= {last, last - 1}
     ordered = sorted(picks, key=lambda p: (abs(p), p < 0))
-    if variant.positions == "nonnegative":
-        ordered = [p for p in ordered if p >= 0]
+    if variant.from_zero:
+        ordered = [p for p in ordered if p >= 0 and (last is None or p <= last)]
     return ordered
 
 
@@ -132,14 +135,22 @@ def _fix(key: str, text: str, variant, points: list) -> str:
               if isinstance(values, type) and issubclass(values, LookupBase) and f"{name}(" in text]
     negative = all(any(p < 0 for p in point) for point in points)
     fixes = []
-    if negative and variant.positions != "nonnegative":
+    if negative and not variant.from_zero:
         fixes.append('declare positions = "nonnegative" (top level) if the scheme starts at position 0')
     for name in tables:
         size = len(getattr(variant, "params")[name].values)
+        if variant.last_position is None or variant.last_position >= size:
+            fixes.append(f'declare positions = "0..{size - 1}" (top level) if the table has one entry per position')
         fixes.append(f"clip the index of table {name!r} into its entries ({name}(clip(INDEX, 0, {size - 1})))")
     if not tables:
         fixes.append(f"clip the argument (clip, Max) or choose the value with where(...) where {key} is undefined")
     return "; or ".join(fixes)
+
+
+def _declared(variant, position: int) -> bool:
+    """Whether ``position`` is one of the file's declared positions."""
+    last = getattr(variant, "last_position", None)
+    return (position >= 0 or not variant.from_zero) and (last is None or position <= last)
 
 
 def _reads_offset_only(generic, names: tuple) -> bool:
@@ -161,6 +172,8 @@ class _Integers:
     are every integer (the point (max(d, 0), max(-d, 0)) keeps both positions >= 0)."""
 
     positions = "integers"
+    from_zero = False
+    last_position = None
 
     def __init__(self, variant):
         self.params = variant.params
@@ -174,12 +187,12 @@ def _check(key: str, formula, build, variant, names: tuple, pairs: bool) -> None
     offsets = witness_positions(text, variant)
     if pairs and _reads_offset_only(generic, names):  # a function of i - j: one point per offset
         offsets = witness_positions(text, _Integers(variant))
-        points = [(max(d, 0), max(-d, 0)) for d in offsets if not (getattr(variant, "causal", False) and d < 0)]
+        points = [(max(d, 0), max(-d, 0)) for d in offsets if not (getattr(variant, "causal", False) and d < 0)
+                  and _declared(variant, abs(d))]
     elif pairs:  # (i, j): every offset i - j at a few keys j
-        keys = [j for j in (0, 1, -1, 2**20) if j >= 0 or variant.positions != "nonnegative"]
+        keys = [j for j in (0, 1, -1, 2**20) if _declared(variant, j)]
         points = [(j + d, j) for d in offsets for j in keys
-                  if (j + d >= 0 or variant.positions != "nonnegative")
-                  and not (getattr(variant, "causal", False) and d < 0)]
+                  if _declared(variant, j + d) and not (getattr(variant, "causal", False) and d < 0)]
     else:
         points = [(p,) for p in offsets]
     found = [(point, why) for point in points
@@ -191,7 +204,8 @@ def _check(key: str, formula, build, variant, names: tuple, pairs: bool) -> None
     for point, why in found:
         first.setdefault(min(point) < 0, (point, why))
     shown = list(dict.fromkeys([*first.values(), *found]))[:_SHOWN]
-    domain = "every integer" if variant.positions != "nonnegative" else "the integers >= 0"
+    domain = ("every integer" if not variant.from_zero else "the integers >= 0" if variant.last_position is None
+              else f"the integers 0..{variant.last_position}")
     at = "; ".join(", ".join(f"{n} = {p}" for n, p in zip(names, point)) + f" ({why})" for point, why in shown)
     raise VariantFileError(
         f"{variant.source}: key '{key}': '{text}' is not defined at {at}, but the file's positions are {domain}: "
@@ -242,6 +256,10 @@ def check_defined(variant) -> None:
             for r in sorted({0, variant.n_pairs - 1}):
                 _check(key, formula, lambda m, _r=r, _side=side: variant.scale(_side, m, _r), variant, ("m",),
                        False)
+        if variant.block_reads_position:  # a position formula too: each entry at the angle 1, pair 0
+            for k in range(4):
+                _check("rotation.block", _Text(variant.block[k // 2][k % 2].text),
+                       lambda m, _k=k: variant.block_at(sp.Integer(1), 0, m)[_k // 2, _k % 2], variant, ("m",), False)
         if variant.block is not None and any(reads_table(e) for e in variant.block_at(sp.Symbol("x", real=True))):
             _every_index("rotation.block", _Text("the block"), lambda r: variant.block_at(sp.Symbol("x", real=True), r),
                          variant.n_pairs, "pair r", variant)

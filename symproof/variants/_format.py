@@ -72,7 +72,8 @@ several coordinates), it has no ``[length]``, and ``[equivalent]`` states ``per_
 formula in ``r`` and ``a``) instead of ``frequencies``.
 
 ``positions = "nonnegative"`` (top level) restricts the positions every property ranges over to
-``m >= 0`` (default: every integer).  A ``[params]`` array is a lookup table ``T(k)``.  The names
+``m >= 0`` (default: every integer); ``positions = "0..N"`` to the integers ``0..N`` (a learned absolute
+table of ``N + 1`` rows is then defined without a clip, and the exported kernels refuse other positions).  A ``[params]`` array is a lookup table ``T(k)``.  The names
 each formula key may use are :data:`FORMULA_NAMES`; the functions, ``FUNCTIONS`` of :mod:`._formula`.
 
 Every bias and rotary file also gets the ``decay`` property (:mod:`._decay`; no key to write, and
@@ -118,7 +119,7 @@ from ._domain import check_defined
 from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_table, parse_formula
 
 __all__ = ["KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS", "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH", "FORMULA_NAMES",
-           "WIDTH_NAMES", "POSITION_DOMAINS", "sample_indices"]
+           "WIDTH_NAMES", "POSITION_DOMAINS", "MAX_LAST_POSITION", "position_range_end", "sample_indices"]
 
 KINDS = ("additive", "rotary", "bias")
 #: the symbolic pair index and head a block or bias formula is built with when none is given
@@ -126,7 +127,19 @@ _R = sp.Symbol("r", integer=True, nonnegative=True)
 _H = sp.Symbol("h", integer=True, nonnegative=True)
 #: what ``positions = ...`` may say: every integer (the default) or the integers >= 0
 POSITION_DOMAINS = {"integers": "every integer, negative ones included (the default)",
-                    "nonnegative": "the integers >= 0 (a scheme defined from position 0 on)"}
+                    "nonnegative": "the integers >= 0 (a scheme defined from position 0 on)",
+                    "0..N": "the integers 0 to N (a learned absolute table of N + 1 rows; N from 1 to 2^53 - 1)"}
+#: the largest N of ``positions = "0..N"``: every integer up to it is a float64 number (kernels take float64)
+MAX_LAST_POSITION = 2**53 - 1
+_RANGE = re.compile(r"^0\.\.([1-9][0-9]{0,15})$")
+
+
+def position_range_end(positions) -> int | None:
+    """``N`` of ``"0..N"`` (N from 1 to :data:`MAX_LAST_POSITION`), else ``None``."""
+    match = _RANGE.match(positions) if isinstance(positions, str) else None
+    if match is None or int(match.group(1)) > MAX_LAST_POSITION:
+        return None
+    return int(match.group(1))
 #: what a file may write to ask for positions computed from the content (CoPE), refused in one line
 CONTENT_POSITIONS = ("content", "contextual", "gated", "cope")
 CONTENT_REFUSAL = ("content-dependent positions (CoPE: positions summed from gates computed from the queries and "
@@ -210,7 +223,9 @@ FORMULA_NAMES: dict = {
     "scale.query / scale.key": (("m", "r"), True,
                                 "m = position of the query / of the key (not with per_axis), r = pair index"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
-    "rotation.block[a][b]": (("x", "r"), True, "x = the angle (transform(m) * frequency), r = pair index"),
+    "rotation.block[a][b]": (("x", "r", "m"), True, ("x = the angle (transform(m) * frequency), r = pair index, "
+                                                     "m = the position of the token rotated (one axis, not with "
+                                                     "position.relative)")),
     "bias.formula": (("i", "j", "slope", "h", "heads"), False,
                      "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
     "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
@@ -638,6 +653,7 @@ def _validate_values(reader: _Reader, variant) -> None:
                 variant.scale("query", position, r)
                 variant.scale("key", position, r)
     if variant.kind == "rotary":
+        _validate_block_position(reader, variant)
         variant.block_at(sp.Symbol("x", real=True))
     if variant.relative is not None:
         _validate_relative(reader, variant)
@@ -654,12 +670,28 @@ def _validate_values(reader: _Reader, variant) -> None:
     check_defined(variant)
 
 
+def _validate_block_position(reader: _Reader, variant) -> None:
+    """A block that reads the position ``m`` needs one position per token: one axis, and not
+    ``position.relative`` (whose query turns by a relative position and whose key by none)."""
+    if not variant.block_reads_position:
+        return
+    if len(variant.axes) > 1:
+        raise reader.fail("rotation.block", f"reads m, but a position has {len(variant.axes)} coordinates "
+                                            f"{list(variant.axes)}; expected a block in x and r only")
+    if variant.relative is not None:
+        raise reader.fail("rotation.block", "reads m, which position.relative does not give (the query turns by "
+                                            "rho(i, j), the key by none); expected a block in x and r only")
+
+
 def _validate_relative(reader: _Reader, variant) -> None:
     """``rho(i, j)`` built symbolically and at a few positions (the diagonal, a key one step back, one
     far back): a formula that is not a real number there fails at load time, with its key."""
     i, j = sp.symbols("i j", integer=True)
     variant.relative_at(i, j)
+    last = variant.last_position
     for point in ((0, 0), (1, 0), (4097, 0)) + (() if variant.causal else ((0, 1),)):
+        if last is not None and max(point) > last:  # a declared range 0..N: its positions only
+            continue
         value = variant.relative_at(*point)
         if value.is_extended_real is not True or not value.is_finite:
             raise reader.fail("position.relative", f"gives {value} for (i, j) = {point}; expected a finite real "

@@ -38,7 +38,7 @@ from sympy.core.function import AppliedUndef
 from .._ground._errors import VariantFileError
 
 __all__ = [
-    "Formula", "parse_formula", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
+    "Formula", "parse_formula", "mod_as_floor", "FUNCTIONS", "FUNCTION_MEANINGS", "COMPARISONS", "CONSTANTS", "clip", "ramp",
     "MAX_SUM_TERMS", "MAX_TABLE_VALUES", "LookupBase", "lookup_table",
     "MAX_FORMULA_CHARS", "MAX_NODES", "MAX_LITERAL", "MAX_EXPONENT", "MAX_POWER_BITS", "MAX_EXP_ARGUMENT",
     "MAX_VALUE_NODES",
@@ -125,6 +125,26 @@ def _bounded_exp(x):
     return sp.exp(x)
 
 
+def _mod(a, b):
+    """``a - b*floor(a/b)``, the sign of ``b`` (``mod(-1, 3) = 2``), as SymPy's ``Mod``; a ``b`` that is not
+    a positive number where the formula is built (``mod(m, 0)``, ``mod(m, r)`` at a symbolic ``r``) is refused."""
+    if not b.is_number:
+        raise _Refused(f"takes mod(a, b) with b = {sp.sstr(b)[:40]}, which is not a constant; expected b a "
+                       "positive number or [params] value (mod(m, 4))")
+    if b.is_extended_real is not True or b.is_positive is not True:
+        raise _Refused(f"takes mod(a, b) with b = {sp.sstr(b)[:40]}; expected b > 0 (mod(a, b) lies in 0..b, "
+                       "with the sign of b): write mod(a, -b) as -mod(-a, b)")
+    return sp.Mod(a, b)
+
+
+def mod_as_floor(expr):
+    """``expr`` with every ``Mod(a, b)`` written ``a - b*floor(a/b)`` (equal for ``b > 0``): ``floor`` is in the
+    prover's fragment and the certified evaluator's language, ``Mod`` in neither."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Mod):
+        return expr
+    return expr.replace(sp.Mod, lambda a, b: a - b * sp.floor(a / b))
+
+
 def _where(condition, if_true, if_false):
     """``if_true`` where ``condition`` holds, else ``if_false`` (a step function, T5's and Shaw's clipping)."""
     if condition is sp.true:
@@ -151,6 +171,7 @@ FUNCTIONS: dict = {
     "exp": (_bounded_exp, 1, 1), "log": (_log, 1, 2), "sqrt": (sp.sqrt, 1, 1),
     "floor": (_bounded_integer_part(sp.floor), 1, 1),
     "ceiling": (_bounded_integer_part(sp.ceiling), 1, 1), "abs": (sp.Abs, 1, 1),
+    "mod": (_mod, 2, 2), "sign": (sp.sign, 1, 1),
     "Min": (sp.Min, 2, 8), "Max": (sp.Max, 2, 8), "min": (sp.Min, 2, 8), "max": (sp.Max, 2, 8),
     "clip": (clip, 3, 3), "ramp": (ramp, 3, 3),
     "where": (_where, 3, 3), "sum": (_sum, 4, 4),
@@ -161,6 +182,9 @@ FUNCTION_MEANINGS: dict = {
     "sin": "sine", "cos": "cosine", "tan": "tangent", "exp": f"exponential (|argument| <= {MAX_EXP_ARGUMENT})",
     "log": "natural logarithm; log(x, b) to base b", "sqrt": "square root", "floor": "largest integer <= x",
     "ceiling": "smallest integer >= x", "abs": "absolute value",
+    "mod": "mod(a, b) = a - b*floor(a/b), in 0 <= mod(a, b) < b: the sign of b (mod(-1, 3) = 2); b a positive "
+           "constant",
+    "sign": "sign(x): 1 for x > 0, -1 for x < 0, 0 at 0",
     "Min": "smallest of 2 to 8 arguments", "Max": "largest of 2 to 8 arguments", "min": "same as Min",
     "max": "same as Max", "clip": "clip(x, low, high) = Min(Max(x, low), high)",
     "ramp": "ramp(x, low, high): 0 below low, 1 above high, linear between",
@@ -211,7 +235,7 @@ _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**
 _HINTS = {
     ast.BitXor: "uses '^', which is not a power here: write '**'",
     ast.FloorDiv: "uses '//', which is not supported: write floor(a / b)",
-    ast.Mod: "uses '%', which is outside the formula language: write a % b as a - b*floor(a/b)",
+    ast.Mod: "uses '%', which is outside the formula language: write a % b as mod(a, b)",
     ast.MatMult: "uses '@', which is not supported",
 }
 
@@ -219,8 +243,9 @@ _HINTS = {
 #: functions papers use that the language does not have, and how to write each with the ones it has
 #: (``a``, ``b``, ``x`` stand for the arguments; the docs' formula reference prints this table)
 NEAREST_FORMS = {
-    "mod": "a - b*floor(a/b)", "Mod": "a - b*floor(a/b)", "fmod": "a - b*floor(a/b)",
-    "sign": "where(x > 0, 1, where(x < 0, -1, 0))", "sgn": "where(x > 0, 1, where(x < 0, -1, 0))",
+    "Mod": "mod(a, b)", "remainder": "mod(a, b)",
+    "fmod": "where(a < 0, -mod(-a, b), mod(a, b)) (C's fmod and % keep the sign of a; mod has the sign of b)",
+    "sgn": "sign(x)", "signum": "sign(x)",
     "Heaviside": "where(x > 0, 1, where(x < 0, 0, 1/2))", "step": "where(x >= 0, 1, 0)",
     "round": "floor(x + 1/2) (halves up; Python's round sends them to the even neighbour)",
     "trunc": "where(x >= 0, floor(x), ceiling(x))",

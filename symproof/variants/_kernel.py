@@ -45,8 +45,9 @@ def numpy_function(args, expr):
     """``expr`` as a NumPy function of ``args``; a formula that reads a ``[params]`` table reads it through
     the exported kernels' checked read (a position outside the table raises
     :class:`~symproof.PositionOutOfRangeError`, an ``IndexError`` naming the position and the entries;
-    plain lambdify would print the table as an undefined name)."""
-    if not reads_table(expr):
+    plain lambdify would print the table as an undefined name); a ``mod`` is printed as the exported
+    kernels print it (exact at every integer position float64 holds)."""
+    if not reads_table(expr) and not sp.sympify(expr).has(sp.Mod):
         return _plain_numpy_function(args, expr)
     namespace = {"numpy": np}
     exec(table_reader("numpy"), namespace)  # noqa: S102 - symproof's own source text, no file's
@@ -65,7 +66,9 @@ class VariantKernel:
         v = self.variant
         self._transform = None if v.kind == "bias" else numpy_function(_m, v.angle_position(_m))
         if v.kind == "rotary":
-            self._block = [[numpy_function((_x, _r), e) for e in row] for row in v.block_at(_x, _r).tolist()]
+            # a block that reads the position: functions of (x, r, m)
+            args = (_x, _r, _m) if v.block_reads_position else (_x, _r)
+            self._block = [[numpy_function(args, e) for e in row] for row in v.block_at(*args).tolist()]
             # one function of (m, r) per side: lambdify once, not once per pair
             self._scales = {side: numpy_function((_m, _r), v.scale(side, _m, _r)) for side in ("query", "key")}
             self._axis = v.axes_of_pairs()
@@ -99,6 +102,7 @@ class VariantKernel:
         if x.shape[-1] != v.width:
             raise InvalidInputError(f"x must have last dimension {v.width} (width), got shape {x.shape}")
         pos = np.asarray(positions, dtype=np.float64)
+        _check_range(v, pos, "m")
         if len(v.axes) == 1:
             pos = np.broadcast_to(pos, x.shape[:-1])[..., None]
         elif pos.shape[-1] != len(v.axes):
@@ -123,7 +127,8 @@ class VariantKernel:
             angle = np.broadcast_to(self._transform(coord), shape) * frequencies
         index = np.arange(len(pairs), dtype=np.float64)
         scale = np.broadcast_to(self._scales[side](coord, index), shape)
-        b00, b01, b10, b11 = (np.broadcast_to(f(angle, index), shape) for row in self._block for f in row)
+        extra = (coord,) if v.block_reads_position else ()
+        b00, b01, b10, b11 = (np.broadcast_to(f(angle, index, *extra), shape) for row in self._block for f in row)
         za, zb = x[..., a], x[..., b]
         out[..., a] = scale * (b00 * za + b01 * zb)
         out[..., b] = scale * (b10 * za + b11 * zb)
@@ -136,6 +141,7 @@ class VariantKernel:
         if v.kind != "additive":
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; table() is for additive variants")
         pos = np.asarray(positions, dtype=np.float64)
+        _check_range(v, pos, "t")
         angle = np.broadcast_to(self._transform(pos), pos.shape)[:, None] * self.frequencies[None, :]
         sin, cos = np.sin(angle), np.cos(angle)
         if v.pairing == "concatenated":
@@ -151,6 +157,7 @@ class VariantKernel:
         if v.kind != "bias":
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; bias() is for bias variants")
         n_keys = n_queries if n_keys is None else n_keys
+        _check_range(v, np.array([n_queries - 1, n_keys - 1], dtype=np.float64), "i")
         si, sj, ss, sh = sp.symbols("i j slope h", real=True)
         func = numpy_function((si, sj, ss, sh), v.bias_at(si, sj, ss, sh))
         ii = np.arange(n_queries, dtype=np.float64)[None, :, None]
@@ -158,6 +165,21 @@ class VariantKernel:
         slopes = self.frequencies[:, None, None]
         heads = np.arange(len(self.frequencies), dtype=np.float64)[:, None, None]
         return np.broadcast_to(func(ii, jj, slopes, heads), (len(self.frequencies), n_queries, n_keys)).copy()
+
+
+def _check_range(variant: Variant, positions, name: str) -> None:
+    """A file that declares ``positions = "0..N"`` is defined on 0..N only: any other position (negative,
+    past N, not an integer, NaN) is :class:`~symproof.PositionOutOfRangeError`, as in its exported kernels."""
+    last = variant.last_position
+    if last is None:
+        return
+    p = np.asarray(positions, dtype=np.float64)
+    inside = (p >= 0) & (p <= last) & (p == np.floor(p))
+    if not np.all(inside):
+        bad = float(p[~inside].flat[0]) if p.ndim else float(p)
+        shown = str(int(bad)) if bad == bad and abs(bad) < 2**63 and bad == int(bad) else repr(bad)
+        raise PositionOutOfRangeError(f"position {name} = {shown} is outside the file's positions 0..{last} "
+                                      f"(positions = '0..{last}'): pass integer positions in 0..{last}")
 
 
 def build_kernel(variant: Variant) -> VariantKernel:
@@ -216,7 +238,8 @@ def exact_rotary(variant: Variant, vector, position, side, freqs, number=_float)
         coord = position if variant.mixed else position[variant.axis_of(r)]
         # 40-digit numbers: products of exact radicals and Floats would only be slower, not more exact
         scale = sp.N(variant.scale(side, 0 if variant.mixed else coord, r), 40)
-        block = variant.block_at(sp.N(variant.pair_angle(coord, freqs[r]), 40), r).evalf(40)
+        block = variant.block_at(sp.N(variant.pair_angle(coord, freqs[r]), 40), r,
+                                 None if variant.mixed else coord).evalf(40)
         pair = scale * block * sp.Matrix([sp.Rational(vector[a]), sp.Rational(vector[b])])
         out[a], out[b] = number(pair[0]), number(pair[1])
     return out

@@ -92,10 +92,13 @@ def probe_positions(variant: Variant) -> list:
     """Small, random, large and (unless restricted) negative positions, in that order."""
     rng = np.random.default_rng(0)
     picks = list(_SMALL_POSITIONS) + [int(p) for p in rng.integers(2, 5000, 2)] + list(LARGE_POSITIONS)
-    if variant.positions != "nonnegative":
+    if not variant.from_zero:
         picks += [-1, -7, int(-rng.integers(2, 5000)), -(2**10), -(2**20)]
     if variant.length_dependent:
         picks += [variant.length_threshold - 1, variant.length_threshold]
+    last = variant.last_position
+    if last is not None:  # a declared range 0..N: its end, and nothing past it (the kernels refuse those)
+        picks = [p for p in picks + list(range(min(last, 16) + 1)) + [last - 1, last] if 0 <= p <= last]
     return list(dict.fromkeys(picks))
 
 
@@ -325,7 +328,7 @@ class _Reference:
     def _fast_bias(self, head):
         """The head's bias as a 40-digit mpmath function of (i, j), built once: a sum of 64 cosines
         (Sandwich) built exactly at each of hundreds of points costs seconds.  Only for continuous
-        formulas: at a jump (floor, where, a table index) 40 digits may fall on the wrong side, and
+        formulas: at a jump (floor, mod, sign, where, a table index) 40 digits may fall on the wrong side, and
         those are built exactly at each point."""
         cache = self.__dict__.setdefault("_fast", {})
         if head not in cache:
@@ -333,7 +336,7 @@ class _Reference:
 
             si, sj = sp.symbols("i j", integer=True)
             expr = self.variant.bias_at(si, sj, self._freqs[head], head)
-            jumps = expr.has(sp.floor, sp.ceiling, sp.Piecewise) or any(
+            jumps = expr.has(sp.floor, sp.ceiling, sp.Piecewise, sp.Mod, sp.sign) or any(
                 isinstance(f, LookupBase) for f in expr.atoms(sp.Function))
             cache[head] = None if jumps else sp.lambdify((si, sj), expr, modules="mpmath")
         return cache[head]
@@ -450,9 +453,12 @@ def _offset_pairs(variant, positions) -> list:
     from ._offset import formula_numbers
 
     i, j = sp.symbols("i j", integer=True)
-    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or variant.positions != "nonnegative"]
+    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or not variant.from_zero]
     pairs = [(a, b) for a in positions for b in positions if b <= a or not variant.causal]
     pairs += [(b + n + d, b) for n in formula_numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
+    last = variant.last_position
+    if last is not None:
+        pairs = [(a, b) for a, b in pairs if 0 <= a <= last and 0 <= b <= last]
     return list(dict.fromkeys(pairs))
 
 

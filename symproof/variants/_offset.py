@@ -62,7 +62,7 @@ def _rows(variant: Variant) -> tuple:
 
     if not variant.causal:
         return i, j, "every query position i and key position j"
-    key = j_causal if variant.positions == "nonnegative" else j
+    key = j_causal if variant.from_zero else j
     return key + back, key, "every key j and every t >= 0 (the query at i = j + t: causal, j <= i)"
 
 
@@ -120,7 +120,7 @@ def _candidates(variant: Variant, symbol, numbers) -> list:
     for n in numbers:
         values += [n - 2, n - 1, n, n + 1, n + 2]
     values += list(_POWERS)
-    negative = variant.positions != "nonnegative" and not symbol.is_nonnegative
+    negative = not variant.from_zero and not symbol.is_nonnegative
     values += [-v for v in values if v > 0] if negative else []
     allowed = [v for v in dict.fromkeys(values) if negative or v >= 0]
     return sorted(allowed, key=abs)[:_MAX_VALUES]

@@ -45,15 +45,15 @@ class Property:
 def _mirror(variant: Variant, offset=D, origin=0) -> tuple:
     """The positions of the mirrored offset: (0, -D), or (D, 0) when positions are non-negative (the
     same offset -D, with the key before the query)."""
-    return (offset, origin) if variant.positions == "nonnegative" else (origin, -offset)
+    return (offset, origin) if variant.from_zero else (origin, -offset)
 
 
 def _direction(letter: str, variant: Variant) -> tuple:
     if letter == "p":
-        left, right = ("p_0^T p_D", "p_D^T p_0") if variant.positions == "nonnegative" else ("p_0^T p_D", "p_0^T p_{-D}")
+        left, right = ("p_0^T p_D", "p_D^T p_0") if variant.from_zero else ("p_0^T p_D", "p_0^T p_{-D}")
     else:
         left = f"{letter}(0, D)"
-        right = f"{letter}(D, 0)" if variant.positions == "nonnegative" else f"{letter}(0, -D)"
+        right = f"{letter}(D, 0)" if variant.from_zero else f"{letter}(0, -D)"
     return f"{left} != {right} in general: the sign of the offset is visible", "sensitivity"
 
 

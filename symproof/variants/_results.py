@@ -67,6 +67,9 @@ def format_results(variant: Variant, results, seconds: float) -> str:
     width = max([len(_property_key(r)) for r in results] + [8])
     lines = [f"{variant.title} ({variant.kind}; {variant.source})"]
     lines += [f"  {note}" for note in variant.notes]
+    if variant.last_position is not None:
+        lines.append(f"  positions 0..{variant.last_position} (positions = \"{variant.positions}\"): every property is "
+                     "decided over these positions only, and the kernels refuse the others")
     lines.append(f"{'property':<{width}}  holds  {'verdict':<8}  {'seconds':>7}  detail")
     for r in results:
         key = _property_key(r)

@@ -23,7 +23,8 @@ from .._ground._text import did_you_mean
 from ..encodings import rotation
 from ._format import (  # noqa: F401 -- the format's bounds and schema are read here by their users too
     CONTENT_POSITIONS, CONTENT_REFUSAL, FORMULA_NAMES, KINDS, MAX_AXES, MAX_HEADS, MAX_LENGTH, MAX_LETS,
-    MAX_LET_DEPTH, MAX_PARAMS, MAX_WIDTH, PAIRINGS, PAIRING_MEANINGS, POSITION_DOMAINS, RESERVED, RULES,
+    MAX_LAST_POSITION, MAX_LET_DEPTH, MAX_PARAMS, MAX_WIDTH, PAIRINGS, PAIRING_MEANINGS, POSITION_DOMAINS, RESERVED,
+    RULES, position_range_end,
     WIDTH_NAMES, _EXPECTED, _H, _IDENT, _KIND_TABLES, _NAME, _R, _RELATIVE_EXCLUDES, _Reader, _TABLES, _TOP,
     _axis_rows, _even_width, _names, _parse_bias, _parse_frequencies, _parse_length, _parse_params,
     _parse_per_axis, _parse_position, _parse_rotary_extras, _toml_type, _validate_values, sample_indices,
@@ -80,6 +81,16 @@ class Variant:
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
+
+    @property
+    def from_zero(self) -> bool:
+        """Whether the declared positions start at 0 (``"nonnegative"``, or a range ``"0..N"``)."""
+        return self.positions != "integers"
+
+    @property
+    def last_position(self) -> int | None:
+        """``N`` of a declared range ``positions = "0..N"``; ``None`` when the positions have no end."""
+        return position_range_end(self.positions)
 
     @property
     def mixed(self) -> bool:
@@ -410,12 +421,19 @@ class Variant:
             value = value * self.factor.build(self.width_env())
         return value
 
-    def block_at(self, x, r=None) -> sp.ImmutableMatrix:
-        """The 2x2 block of pair ``r`` at angle ``x`` (the rotation ``R(x)`` unless the file says otherwise;
-        ``r`` defaults to the symbolic pair index)."""
+    @property
+    def block_reads_position(self) -> bool:
+        """Whether a ``rotation.block`` entry reads the position ``m`` of the token it rotates."""
+        return self.block is not None and any("m" in f.names for row in self.block for f in row)
+
+    def block_at(self, x, r=None, m=None) -> sp.ImmutableMatrix:
+        """The 2x2 block of pair ``r`` at angle ``x`` for the token at position ``m`` (the rotation ``R(x)``
+        unless the file says otherwise; ``r`` defaults to the symbolic pair index, ``m`` to a symbolic
+        integer position)."""
         if self.block is None:
             return rotation(x)
-        env = {**self.width_env(), "x": sp.sympify(x), "r": _R if r is None else sp.sympify(r)}
+        env = {**self.width_env(), "x": sp.sympify(x), "r": _R if r is None else sp.sympify(r),
+               "m": _M if m is None else sp.sympify(m)}
         return sp.ImmutableMatrix([[f.build(env) for f in row] for row in self.block])
 
     def slope_at(self, h) -> sp.Expr:
@@ -532,6 +550,10 @@ def loads_variant(text: str, source: str = "<text>") -> Variant:
     return parse_variant(data, source)
 
 
+#: the symbolic position a block that reads ``m`` is built with when none is given
+_M = sp.Symbol("m", integer=True)
+
+
 def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     """Validate ``data`` (a parsed TOML document) into a :class:`Variant`."""
     reader = _Reader(source, Variant)
@@ -557,9 +579,14 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     if "positions" in data:
         if data["positions"] in CONTENT_POSITIONS:
             raise reader.fail("positions", CONTENT_REFUSAL)
-        if data["positions"] not in POSITION_DOMAINS:
-            raise reader.fail("positions", f"expected one of {list(POSITION_DOMAINS)}, got {data['positions']!r}"
-                                           f"{did_you_mean(data['positions'], POSITION_DOMAINS)}")
+        named = [p for p in POSITION_DOMAINS if p != "0..N"]
+        if data["positions"] not in named and position_range_end(data["positions"]) is None:
+            raise reader.fail("positions", f"expected one of {named} or a range \"0..N\" (N an integer from 1 "
+                                           f"to {MAX_LAST_POSITION}), got {data['positions']!r}"
+                                           f"{did_you_mean(data['positions'], named)}")
+        if position_range_end(data["positions"]) is not None and "length" in data:
+            raise reader.fail("positions", "a range \"0..N\" cannot be combined with [length] (a rule that reads "
+                                           "the call length); declare positions = \"nonnegative\" instead")
         fields["positions"] = data["positions"]
     for table in _TABLES:
         if table in data and table not in _KIND_TABLES[kind]:

@@ -297,6 +297,8 @@ SHIPPED = {
     "nope": "refuted",
     # ReRoPE, Self-Extend: rho(D, 0) = D below the window w = 512, so the bound is RoPE's and oscillates there
     "rerope": "refuted", "self_extend": "refuted",
+    # Dual Chunk Attention: rho(D, 0) = D inside the key's chunk (s = 3072), RoPE's oscillating bound there
+    "dual_chunk": "refuted",
     # Shaw: learned(4 - min(D, 4)) = 0.4, 0.1, -0.3, -0.5, -0.8, then -0.8: falls, then stays
     "shaw": "proved",
     # additive: no decay property (its product is a sum of cosines, like Sandwich)

@@ -152,8 +152,8 @@ def test_a_function_outside_the_language_is_refused_with_a_form_that_loads(tmp_p
     assert load_variant(str(path)).kind == "rotary", written
 
 
-def test_a_percent_sign_is_refused_with_the_floor_form():
+def test_a_percent_sign_is_refused_with_the_mod_form():
     from symproof.variants._formula import parse_formula
 
-    with pytest.raises(VariantFileError, match=r"a - b\*floor\(a/b\)"):
+    with pytest.raises(VariantFileError, match=r"write a % b as mod\(a, b\)"):
         parse_formula("r % 2", names={"r"})

@@ -8,7 +8,10 @@ its entries at that position (the definition is built exactly there), the
 kernel must report the documented error: numpy and torch raise
 ``PositionOutOfTableError`` (an ``IndexError``) whose one-line message names the
 position and the entries; C returns ``{MODULE}_POSITION_OUT_OF_TABLE``.
-Elsewhere the kernel must run.  The C kernels are compiled with
+Elsewhere the kernel must run.  A file that declares its positions ``"0..N"`` reads its tables without a
+clip: its kernels refuse every position outside ``0..N`` (also at ``N + 1``), before reading anything:
+numpy and torch raise ``PositionOutOfRangeError`` (an ``IndexError``) in one line naming the position and
+the range, C returns ``{MODULE}_POSITION_OUT_OF_RANGE``.  The C kernels are compiled with
 ``-fsanitize=address,undefined`` into a driver run in its own process, so a
 read past an array is a failure of the test, not a crash of it.
 """
@@ -110,6 +113,86 @@ relative = "R(Min(i, 7)) - R(Min(j, 7))"
 }
 
 
+#: table-reading files that declare their positions 0..N instead of clipping (a learned absolute table):
+#: the kernels must refuse -1, N + 1 and beyond, and read the table everywhere inside
+RANGE_FILES = {
+    "range-transform": '''name = "range-transform"
+kind = "rotary"
+width = 8
+pairing = "adjacent"
+positions = "0..15"
+[params]
+P = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+[frequencies]
+base = "10000"
+[position]
+transform = "P(m)"
+''',
+    "range-scale": '''name = "range-scale"
+kind = "rotary"
+width = 4
+pairing = "half"
+positions = "0..3"
+[params]
+S = [1, 0.5, 0.25, 0.125]
+[frequencies]
+base = "100"
+[scale]
+query = "S(m)"
+key = "S(3 - m)"
+''',
+    "range-axes": '''name = "range-axes"
+kind = "rotary"
+width = 8
+pairing = "half"
+positions = "0..7"
+[params]
+P = [0, 1, 2, 3, 5, 8, 13, 21]
+[frequencies]
+base = "100"
+[position]
+axes = ["row", "col"]
+axis = "r % 2"
+transform = "P(m)"
+'''.replace('axis = "r % 2"', 'axis = "mod(r, 2)"'),
+    "range-additive": '''name = "range-additive"
+kind = "additive"
+width = 4
+pairing = "adjacent"
+positions = "0..4"
+[params]
+P = [0, 2, 4, 6, 8]
+[frequencies]
+base = "10000"
+[position]
+transform = "P(m)"
+''',
+    "range-bias": '''name = "range-bias"
+kind = "bias"
+positions = "0..3"
+[params]
+w = [0.5, -0.25, 0.75, 1]
+[bias]
+formula = "w(i) - w(j)"
+heads = 2
+slope = "1"
+''',
+    "range-relative": '''name = "range-relative"
+kind = "rotary"
+width = 4
+pairing = "adjacent"
+positions = "0..7"
+[params]
+R = [0, 1, 2, 3, 4, 5, 6, 7]
+[frequencies]
+base = "10000"
+[position]
+relative = "R(i) - R(j)"
+''',
+}
+TABLE_FILES.update(RANGE_FILES)
+
+
 def _parse(text: str, source: str):
     import tomllib
 
@@ -137,9 +220,19 @@ def _tables(variant) -> list:
 
 
 def outside_positions(variant) -> list:
-    """-1, each table's length, 10**5 and the int32 and int64 limits (float64 positions hold them)."""
+    """-1, each table's length, 10**5 and the int32 and int64 limits (float64 positions hold them); with a
+    declared range 0..N, also N + 1, -2**31 and -2**63."""
     picks = [-1, *(len(t.values) for t in _tables(variant)), 10**5, 2**31 - 1, 2**63 - 1]
+    if variant.last_position is not None:
+        picks += [variant.last_position + 1, -(2**31), -(2**63)]
     return list(dict.fromkeys(picks))
+
+
+def outside_range(variant, point: tuple) -> bool:
+    """Whether ``point`` has a position outside the file's declared range 0..N (float64, as the kernels
+    take it)."""
+    last = variant.last_position
+    return last is not None and any(not 0 <= float(p) <= last for p in point)
 
 
 def reads_outside(variant, build) -> bool:
@@ -242,7 +335,15 @@ def test_python_kernels_refuse_positions_outside_their_tables(variant, target, t
     lib = "numpy" if target == "numpy" else "torch"
     for p in outside_positions(variant):
         for point, side, call in _calls(variant, module, lib, p):
-            if expected_error(variant, point, ("query", "key") if side is None else (side,)):
+            if outside_range(variant, point):
+                with pytest.raises(IndexError) as raised:
+                    call()
+                message = str(raised.value)
+                assert type(raised.value).__name__ == "PositionOutOfRangeError", message
+                assert "\n" not in message and f"outside the file's positions 0..{variant.last_position}" in message
+                shown = "9.223372036854776e+18" if abs(p) >= 2**63 - 1 else str(p)
+                assert shown in message, (message, point)
+            elif expected_error(variant, point, ("query", "key") if side is None else (side,)):
                 with pytest.raises(IndexError) as raised:
                     call()
                 message = str(raised.value)
@@ -318,7 +419,11 @@ C_VARIANTS = [v for v in VARIANTS if v.values[0].kind == "rotary" and _exported(
 @pytest.mark.parametrize("variant", C_VARIANTS)
 def test_c_kernels_return_the_documented_code_under_sanitizers(variant, tmp_path):
     driver, codes = _compile_sanitized(variant, tmp_path)
-    assert codes == {"OK": "0", "POSITION_OUT_OF_TABLE": "1"}
+    ranged = {} if variant.last_position is None else {"POSITION_OUT_OF_RANGE": "2",
+                                                       "LAST_POSITION": None}
+    codes.pop("LAST_POSITION", None)
+    ranged.pop("LAST_POSITION", None)
+    assert codes == {"OK": "0", "POSITION_OUT_OF_TABLE": "1", **ranged}
     for p in outside_positions(variant):
         points = [(p, 0), (0, p)] if variant.relative is not None else [(p,)]
         for point in points:
@@ -326,7 +431,8 @@ def test_c_kernels_return_the_documented_code_under_sanitizers(variant, tmp_path
                                   timeout=60, env={"ASAN_OPTIONS": "detect_leaks=0", "PATH": "/usr/bin:/bin"})
             assert done.returncode == 0 and "runtime error" not in done.stderr, (point, done.stderr[-2000:])
             sides = [("query", "key")] if variant.relative is not None else [("query",), ("key",)]
-            want = [codes["POSITION_OUT_OF_TABLE"] if expected_error(variant, point, side) else codes["OK"]
+            want = [codes["POSITION_OUT_OF_RANGE"] if outside_range(variant, point) else
+                    codes["POSITION_OUT_OF_TABLE"] if expected_error(variant, point, side) else codes["OK"]
                     for side in sides]
             assert done.stdout.split() == want, (point, done.stdout, want)
 

@@ -311,6 +311,7 @@ USES = {
     "ceiling": "ceiling(m / 3)", "abs": "abs(m)", "Min": "Min(m, 100, 2 * m)", "Max": "Max(m, -100, 2 * m)",
     "min": "min(m, 7)", "max": "max(m, -7)", "clip": "clip(m, -50, 5000)", "ramp": "m * ramp(m, 2, 9)",
     "where": "where(m < 8, m, 8 + floor((m - 8) / 4))", "sum": "sum(m / k, k, 1, 3)",
+    "mod": "m - mod(m, 3) + mod(m / 2, 5 / 2)", "sign": "m + sign(m - 1)",
 }
 
 

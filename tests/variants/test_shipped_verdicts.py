@@ -62,6 +62,9 @@ EXPECTED = {
     "rerope": dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y),
     # grouped positions floor(i/g) - floor(j/g) depend on where i and j sit in their groups
     "self_extend": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
+    # past the key's chunk the relative position reads j mod s, where the key sits in its chunk; in the
+    # key's chunk it is (i mod s) - (j mod s) = i - j, 0 on the diagonal
+    "dual_chunk": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
 }
 
 
