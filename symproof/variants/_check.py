@@ -306,6 +306,10 @@ def _derive_identity(variant: Variant, prop: Property):
             offset = prop.key == "relative"
             far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
             part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
+            if part is not None and part.status == REFUTED and _outside(variant, part.witness, offset):
+                # the prover's witness lies outside the file's positions: look for one inside
+                proof.parts.pop()
+                part = None
             if part is None or part.status == UNKNOWN:
                 if far is None and variant.relative is None:
                     far = _far_witness(variant, lhs_c, rhs_c, offset)
@@ -313,9 +317,12 @@ def _derive_identity(variant: Variant, prop: Property):
                     if part is not None:
                         proof.parts.pop()
                     witness, residual = far
-                    proof.record(f"{rule}, at a large position or one near a threshold of the formula",
+                    proof.record(f"{rule}, at a small or large position, or one near a threshold of the formula",
                                  Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
                                          reason="the two sides differ at the witness (certified)"))
+                elif part is None:
+                    proof.undecided("equal", rule, "the only witness found lies outside the file's positions = "
+                                    "\"nonnegative\"; none inside was certified", method="witness")
                 return
             if part.status != PROVED:
                 return
@@ -328,6 +335,8 @@ def _derive_identity(variant: Variant, prop: Property):
 
 #: powers of two the far witness search tries for each position (past the small points of the prover)
 FAR_POWERS = tuple(2**k for k in range(3, 21))
+#: small positions the far search tries first (0 is every other position's resting value)
+SMALL_POSITIONS = (1, 2, 3, 4)
 #: most candidate points the far search evaluates for one statement
 MAX_FAR_POINTS = 240
 
@@ -375,9 +384,11 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     positions = sorted((s for s in free if _is_position(s.name)), key=lambda s: s.name)
     if not positions:
         return None
-    values = _thresholds(sp.Tuple(*pair))
+    # the small positions first (a table read at 0..7 breaks the shift at s(1, 1) against s(0, 0), where
+    # the prover's own points may not evaluate), then the thresholds and the powers of two
+    values = list(dict.fromkeys(list(SMALL_POSITIONS) + _thresholds(sp.Tuple(*pair))))
     if variant.positions != "nonnegative":
-        values += [-v for v in values]
+        values = [w for v in values for w in (v, -v)]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
     inside = (lambda point: not _negative_position(point, offset_is_position)) \
         if variant.positions == "nonnegative" else (lambda point: True)
@@ -463,13 +474,13 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})",
                                 lhs_c, rhs_c)
-            if part.status == PROVED:
+            if part.status == PROVED and not _outside(variant, part.witness, False):
                 return
             proof.parts.pop()
             far = _far_witness(variant, lhs_c, rhs_c)
             if far is not None:
-                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a large "
-                             "offset or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
+                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a small "
+                             "or large offset, or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
                 return
         if _same_at_every_instance(variant, proof, lhs, rhs):
             return
@@ -683,6 +694,11 @@ def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: in
             stop.results = tuple(results)
             raise
     return results
+
+
+def _outside(variant: Variant, witness, offset_is_position: bool) -> bool:
+    """``witness`` needs a negative position of a file whose positions are non-negative."""
+    return variant.positions == "nonnegative" and bool(_negative_position(witness, offset_is_position))
 
 
 def _is_position(name: str) -> bool:
