@@ -297,9 +297,15 @@ def _derive_identity(variant: Variant, prop: Property):
         proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
                    "trying the concrete values.")
         instances = _instances(variant)
-        tried = _valued(variant, _spread(instances))
+        # a bias is decided head by head, every head (a per-head table may break one head of many); the
+        # pairs of a rotary file, a few spread over the spectrum
+        tried = _valued(variant, instances if variant.kind == "bias" else _spread(instances))
+        seen = set()
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+            if (lhs_c, rhs_c) in seen:  # the same statement as an earlier head's, already proved
+                continue
+            seen.add((lhs_c, rhs_c))
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
             # a relative position's thresholds are past the prover's small points: its screen (cheap)
             # goes first, and the prover's search only when it finds nothing
@@ -377,7 +383,7 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
         from ._offset import offset_witness
 
         found = offset_witness(variant, lhs, rhs)
-        if found is not None:
+        if found is not None and all(_admissible(s, v) for s, v in found[0].items()):
             return found
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
     free = set().union(*(sp.sympify(e).free_symbols for e in pair))
@@ -390,8 +396,11 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     if variant.positions != "nonnegative":
         values = [w for v in values for w in (v, -v)]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
-    inside = (lambda point: not _negative_position(point, offset_is_position)) \
+    in_domain = (lambda point: not _negative_position(point, offset_is_position)) \
         if variant.positions == "nonnegative" else (lambda point: True)
+
+    def inside(point) -> bool:  # and every symbol's own range (a causal row's t >= 0 is never negative)
+        return in_domain(point) and all(_admissible(s, v) for s, v in point.items())
     tried = 0
     for point in _far_points(positions, values):
         if inside(point):
@@ -404,6 +413,14 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
                 if residual is not None:
                     return witness, residual
     return None
+
+
+def _admissible(symbol, value) -> bool:
+    """``value`` respects the sign ``symbol`` is declared with (``t >= 0`` for a causal row's offset)."""
+    value = sp.sympify(value)
+    if getattr(symbol, "is_nonnegative", None) and not value.is_nonnegative:
+        return False
+    return not (getattr(symbol, "is_positive", None) and not value.is_positive)
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
