@@ -326,7 +326,10 @@ def _derive_identity(variant: Variant, prop: Property):
                     proof.record(f"{rule}, at a small or large position, or one near a threshold of the formula",
                                  Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
                                          reason="the two sides differ at the witness (certified)"))
-                elif part is None:
+                    return
+                if _by_cases(variant, proof, rule, lhs_c, rhs_c, replace_last=part is not None):
+                    continue
+                if part is None:
                     proof.undecided("equal", rule, "the only witness found lies outside the file's positions = "
                                     "\"nonnegative\"; none inside was certified", method="witness")
                 return
@@ -337,6 +340,37 @@ def _derive_identity(variant: Variant, prop: Property):
                             f"the generic statement is not proved and only {len(tried)} concrete values "
                             "were checked", method="not tried")
     return derive
+
+
+#: the position symbols of a statement that range over the integers >= 0 when the file's positions do
+#: (a shift c may be negative: it is not one of them)
+_NONNEGATIVE_POSITIONS = frozenset({"i", "j", "m", "t", "D"})
+
+
+def _by_cases(variant: Variant, proof: Proof, rule: str, lhs, rhs, *, replace_last: bool) -> bool:
+    """Prove ``lhs = rhs`` case by case at the conditions of its ``where``s (:mod:`._cases`); on success
+    the cases are recorded (in place of the last, undecided, part when ``replace_last``)."""
+    pair = sp.Tuple(*(sp.ImmutableMatrix(e) if isinstance(e, sp.MatrixBase) else e for e in (lhs, rhs)))
+    if not pair.has(sp.Piecewise) or isinstance(lhs, sp.MatrixBase):
+        return False
+    from ._cases import where_cases
+
+    nonnegative = {s for s in pair.free_symbols
+                   if variant.positions == "nonnegative" and s.name.split("_", 1)[0] in _NONNEGATIVE_POSITIONS}
+    cases = where_cases(lhs, rhs, nonnegative)
+    if cases is None:
+        return False
+    if replace_last:
+        proof.parts.pop()
+    for label, verdict in cases:
+        proof.record(f"{rule}, case {label}", verdict)
+    ranges = ", ".join(f"{s} >= 0" for s in sorted(nonnegative, key=str))
+    proof.check(f"{rule}: the {len(cases)} cases cover every integer value of the split symbols", True,
+                "each where() condition is linear with integer coefficients, so it holds exactly on one side of "
+                "an integer cut; the cases are the two sides (the points of a short bounded side one by one)"
+                + (f", over {ranges} (the file's positions)" if ranges else ""),
+                data=[label for label, _ in cases[:16]])
+    return True
 
 
 #: powers of two the far witness search tries for each position (past the small points of the prover)

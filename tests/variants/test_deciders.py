@@ -162,3 +162,32 @@ def test_a_witness_respects_the_range_of_a_causal_offset():
     data = _bias("-where(j - i >= 0, j - i, i - j)", equivalent={"bias": "-abs(j - i)"})
     (result,) = check_variant(Variant.from_dict(data), only={"equivalence"})
     assert result.status != "refuted", result.witness_text
+
+
+# -- identities: a where() split at its condition over the integers ----------------------------------------------
+
+#: (case id, file, {property: status}): each where() is decided branch by branch
+WHERE_SPLITS = [
+    # where(t < 8, t, 8) is Min(t, 8): t = 0..7 one by one, then t = 8 + u
+    ("where-is-min", _bias("-where(abs(j - i) < 8, abs(j - i), 8)", equivalent={"bias": "-Min(abs(j - i), 8)"}),
+     {"equivalence": "proved"}),
+    # a sign written with two nested where()s against one written differently
+    ("nested-sign", _bias("where(j - i > 0, 1, where(j - i < 0, -1, 0))",
+                          equivalent={"bias": "-1 + where(j - i > 0, 2, where(j - i >= 0, 1, 0))"}),
+     {"equivalence": "proved", "causal_relative": "proved"}),
+    # the same with the middle case moved: b - b' is 1 at t = 0 and 0 after, not constant along a row
+    ("nested-sign-wrong", _bias("where(j - i > 0, 1, where(j - i < 0, -1, 0))",
+                                equivalent={"bias": "-1 + where(j - i > 0, 2, where(j - i >= 0, 0, 0))"}),
+     {"equivalence": "refuted"}),
+    # on positions >= 0 the branch i < 0 is never taken: the bias is -|j - i|, relative and shift-invariant
+    # in the rows (a split over the integers i >= 0, j >= 0); over every integer the other branch breaks it
+    ("nonnegative-branch", _bias("where(i >= 0, -abs(j - i), i * j)", positions="nonnegative"),
+     {"relative": "proved", "causal_relative": "proved"}),
+    ("every-integer-branch", _bias("where(i >= 0, -abs(j - i), i * j)"), {"relative": "refuted"}),
+]
+
+
+@pytest.mark.parametrize("case, data, expected", WHERE_SPLITS, ids=[c[0] for c in WHERE_SPLITS])
+def test_where_is_split_at_the_integers(case, data, expected):
+    results = {r.claim.name: r for r in check_variant(Variant.from_dict(data), only=set(expected))}
+    assert {k: r.status for k, r in results.items()} == expected, {k: r.reason for k, r in results.items()}
