@@ -23,7 +23,7 @@ import sympy as sp
 
 from ..prover import prove_equal
 
-__all__ = ["where_cases", "MAX_DEPTH", "MAX_POINTS"]
+__all__ = ["MAX_DEPTH", "MAX_POINTS", "where_cases"]
 
 #: most nested splits of one statement
 MAX_DEPTH = 4
@@ -48,9 +48,9 @@ def _cases(lhs, rhs, nonnegative, depth, label) -> list | None:
     split = _split(lhs, rhs, nonnegative)
     if split is None:
         return None
-    symbol, cut, low = split  # the condition holds for symbol <= cut + rest ... see _split
+    symbol, cut = split  # the condition holds exactly on one side of symbol <= cut
     out = []
-    for name, substitution in _sides(symbol, cut, low, nonnegative):
+    for name, substitution in _sides(symbol, cut, nonnegative):
         cases = _cases(lhs.xreplace({symbol: substitution}), rhs.xreplace({symbol: substitution}), nonnegative,
                        depth + 1, f"{label}{'; ' if label else ''}{name}")
         if cases is None:
@@ -61,8 +61,8 @@ def _cases(lhs, rhs, nonnegative, depth, label) -> list | None:
 
 def _split(lhs, rhs, nonnegative):
     """The first ``where`` condition linear in some symbol with coefficient +-1 and integer coefficients
-    elsewhere: ``(symbol, cut, rest)`` with the condition holding exactly where ``symbol <= cut``
-    (``cut`` an integer-valued expression in the other symbols), or ``None``."""
+    elsewhere: ``(symbol, cut)``, the condition holding exactly on one side of ``symbol <= cut`` (``cut``
+    an integer-valued expression in the other symbols), or ``None``."""
     for piecewise in sorted(sp.Tuple(lhs, rhs).atoms(sp.Piecewise), key=sp.default_sort_key):
         for _, condition in piecewise.args:
             if not isinstance(condition, (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)):
@@ -100,16 +100,14 @@ def _cut(condition):
     threshold = -constant / a  # rational: s REL bound + threshold
     if relation is sp.StrictGreaterThan:  # holds for s >= floor(threshold) + 1 + bound
         cut = bound + sp.floor(threshold)
-    elif relation is sp.GreaterThan:
-        cut = bound + sp.ceiling(threshold) - 1
-    elif relation is sp.StrictLessThan:
+    elif relation in (sp.GreaterThan, sp.StrictLessThan):  # s >= ceil(threshold), or s <= ceil(threshold) - 1
         cut = bound + sp.ceiling(threshold) - 1
     else:
         cut = bound + sp.floor(threshold)
-    return symbol, cut, True
+    return symbol, cut
 
 
-def _sides(symbol, cut, _low, nonnegative):
+def _sides(symbol, cut, nonnegative):
     """The two sides ``symbol <= cut`` and ``symbol >= cut + 1`` as substitutions (points of a small
     bounded side one by one, else a new non-negative integer ``u``)."""
     u = sp.Symbol(f"u_{symbol.name}", integer=True, nonnegative=True)
