@@ -9,7 +9,8 @@ pair by pair, so every property is first stated for ONE generic pair, with a
 symbolic frequency ``omega`` (real) and a symbolic pair index ``r`` (a
 non-negative integer).  A proof there covers every concrete pair; the concrete
 frequency list is then checked to be an instance (every frequency real).  When
-the generic statement is not proved, the concrete pairs are tried one by one:
+the generic statement is not proved, the concrete pairs are tried one by one (a bias: every head;
+a statement with ``where`` case by case at its conditions, :mod:`._cases`):
 a refutation there carries an exact witness *of the described scheme*, never
 of some other frequency.
 

@@ -6,16 +6,20 @@ Two statements, one per kind of file (the README, section 4, and ``_spec.py`` sa
   ``i`` and every head, and in every head ``b(i, i - D) < b(i, i)`` for some ``D`` (a constant bias
   does not decay).  Proved by monotonicity rules over the real extension ``D >= 0``
   (:class:`_Monotone`: each node's direction and exact range, monotone functions composed
-  monotonically, a ``where`` split at its threshold, a lookup table read through a monotone
-  integer index whose values over the index range are checked one by one); refuted by a certified
-  witness ``(h, i, D)`` with ``b(i, i - D - 1) > b(i, i - D)``.
+  monotonically, a ``where`` split where its condition changes over the integers, a lookup table
+  read through a monotone integer index whose values over the index range are checked one by one),
+  over all heads at once and else head by head (each head's own slope and table entries); refuted
+  by a certified witness ``(h, i, D)`` with ``b(i, i - D - 1) > b(i, i - D)`` in a head the rules
+  leave open, or by a head the rules show constant in ``D``.
 * **rotary** files: RoFormer's long-term decay bound (Su et al., section 3.4.3) for the file's
   frequencies, ``B(D) = (1/n) sum_{r=1..n} |S_r(D)|``, ``S_r(D) = sum_{k<r} a_k(D) e^{i x_k(D)}``
   with ``x_k(D) = (g(D) - g(0)) omega_k`` (g the position transform, D added to every axis) and
   ``a_k(D)`` the per-pair scales of a query at ``D`` and a key at ``0`` (1 without ``[scale]`` or
   ``[attention]``), is non-increasing in ``D >= 0`` and ``B(D) < B(0)`` for some ``D``.  The Abel
   summation identity behind the bound is proved for the file's ``n`` (a finite polynomial
-  identity); the monotonicity is refuted by a certified ``D`` with ``B(D + 1) > B(D)`` (a float64 scan
+  identity); the second half is refuted when ``|S_r(D)|^2 = |S_r(0)|^2`` is proved for every ``r`` and
+  every ``D >= 0`` (a constant bound, whatever makes it so); the monotonicity is refuted by a certified
+  ``D`` with ``B(D + 1) > B(D)`` (tables read at their exact index at each ``D``; a float64 scan
   proposes the distances, interval arithmetic on the exact frequencies certifies one; where the
   scales move with ``D`` the exact scan tries every ``D <= 65`` and the powers of two up to
   ``2^20``), or, for all-zero frequencies with constant scales, by the
