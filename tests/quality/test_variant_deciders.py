@@ -127,3 +127,129 @@ def test_the_alternating_bound_really_alternates():
     data = _rotary(frequencies={"rule": "list", "values": ["2*pi", "pi"]})
     (result,) = check_variant(Variant.from_dict(data), only={"decay"})
     assert "is constant" not in (result.reason or "")
+
+
+# -- a seeded sample of where() biases, per-head tables: every verdict against exact evaluation ----------------
+
+_PIECES = ("-abs(j - i)", "-abs(j - i) / 2", "-2 * abs(j - i)", "{c}", "-w(h) * abs(j - i)", "-Min(abs(j - i), {k})",
+           "-log(1 + abs(j - i))", "w(h)")
+_RELATIONS = ("<", "<=", ">", ">=")
+
+
+def _random_bias(rng):
+    def piece():
+        return rng.choice(_PIECES).format(c=rng.choice([-3, -1, 0, 2]), k=rng.randint(1, 6))
+
+    def condition():
+        return f"{rng.randint(1, 3)} * abs(j - i) {rng.choice(_RELATIONS)} {rng.randint(0, 9)}"
+
+    inner = f"where({condition()}, {piece()}, {piece()})"
+    formula = f"where({condition()}, {inner}, {piece()})" if rng.random() < 0.4 else inner
+    table = [rng.choice([-1, 0, 0.5, 1, 2]) for _ in range(3)]
+    return _bias(formula, heads=3, params={"w": table})
+
+
+def _row(variant, h, distances):
+    """b(D + 1, 1) for D in ``distances`` (the key D steps back), exact, then to 40 digits."""
+    slope = variant.slopes()[h]
+    return [sp.N(variant.bias_at(d + 1, 1, slope, h), 40) for d in distances]
+
+
+SAMPLE = list(range(40))
+
+
+@pytest.mark.parametrize("seed", SAMPLE)
+def test_sampled_where_biases_decay_verdicts_hold_at_the_integers(seed):
+    import random
+
+    rng = random.Random(seed)
+    variant = Variant.from_dict(_random_bias(rng))
+    (result,) = check_variant(variant, only={"decay"})
+    distances = list(range(0, 41))
+    rows = [_row(variant, h, distances) for h in range(variant.heads)]
+    slack = sp.Float("1e-30", 40)
+    if result.status == "proved":
+        for h, row in enumerate(rows):
+            assert all(b <= a + slack for a, b in zip(row, row[1:])), (variant.bias.formula if hasattr(variant, "bias")
+                                                                       else seed, h, row)
+    elif result.status == "refuted" and result.witnesses:
+        witness = {str(k): int(v) for k, v in result.proof.parts[-1].witness.items()}
+        h, d = witness["h"], witness["D"]
+        slope = variant.slopes()[h]
+        near, far = (sp.N(variant.bias_at(witness["i"], witness["i"] - dd, slope, h), 40) for dd in (d, d + 1))
+        assert far > near + slack, (seed, witness)
+    elif result.status == "refuted":
+        # no witness: a head that does not fall, constant along the row
+        assert "does not decay" in result.reason
+        head = int(result.reason.split("head h = ")[1].split(":")[0])
+        assert all(abs(v - rows[head][0]) <= slack for v in rows[head]), (seed, head)
+
+
+@pytest.mark.parametrize("seed", SAMPLE[:20])
+def test_sampled_where_equivalences_hold_at_the_integers(seed):
+    import random
+
+    rng = random.Random(1000 + seed)
+    k = rng.randint(1, 6)
+    relation, shift = rng.choice([("<", 0), ("<=", -1), ("<", 1), ("<", 2), ("<=", -2)])
+    # where(t REL k + shift, t, k) against Min(t, k): equal when the cut falls at k (shift 0 with <, -1 with <=)
+    data = _bias(f"-where(abs(j - i) {relation} {k + shift}, abs(j - i), {k})",
+                 equivalent={"bias": f"-Min(abs(j - i), {k})"})
+    variant = Variant.from_dict(data)
+    (result,) = check_variant(variant, only={"equivalence"})
+    same = all(sp.Integer(t if (t < k + shift if relation == "<" else t <= k + shift) else k) == min(t, k)
+               for t in range(0, 3 * k + 4))
+    assert result.status == ("proved" if same else "refuted") or result.status == "unknown", (seed, result.reason)
+    if result.status == "refuted":
+        assert not same and all(v >= 0 for key, v in result.proof.parts[-1].witness.items() if str(key) == "t")
+
+
+# -- the case split alone: a proof covers every integer ------------------------------------------------------
+
+
+def _where_statements(rng):
+    """Two sides built from where()s of one integer t >= 0 and one integer s, true or false."""
+    t = sp.Symbol("t", integer=True, nonnegative=True)
+    s = sp.Symbol("s", integer=True)
+    var = rng.choice([t, s, t + s])
+
+    def piece():
+        return rng.choice([var, -var, sp.Integer(rng.randint(-3, 9)), 2 * var, sp.Min(var, rng.randint(0, 6))])
+
+    def where():
+        cut = rng.randint(-3, 9)
+        relation = rng.choice([sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan])
+        inner = sp.Piecewise((piece(), relation(rng.choice([1, 2]) * var, cut)), (piece(), True))
+        return inner if rng.random() < 0.5 else sp.Piecewise((inner, relation(var, cut + 1)), (piece(), True))
+
+    return where(), rng.choice([where(), piece(), sp.Max(var, rng.randint(0, 4))]), (t, s)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_a_case_split_proof_holds_at_every_integer(seed):
+    import random
+
+    from symproof.variants._cases import where_cases
+
+    lhs, rhs, (t, s) = _where_statements(random.Random(seed))
+    cases = where_cases(lhs, rhs)
+    if cases is None:
+        return
+    for tv in range(0, 14):
+        for sv in range(-14, 14):
+            point = {t: sp.Integer(tv), s: sp.Integer(sv)}
+            assert lhs.xreplace(point) == rhs.xreplace(point), (seed, lhs, rhs, point, [c for c, _ in cases])
+
+
+def test_a_case_split_misses_no_integer_next_to_the_cut():
+    from symproof.variants._cases import where_cases
+
+    t = sp.Symbol("t", integer=True, nonnegative=True)
+    s = sp.Symbol("s", integer=True)
+    # Max(40, 81 - t) is 41 at t = 40, the first integer past the cut, and 40 after: only t = 40 tells
+    assert where_cases(sp.Piecewise((t, t < 40), (sp.Max(40, 81 - t), True)), sp.Min(t, 40)) is None
+    # Min(s, -11 - s) is s up to s = -6 and -6 at s = -5, the last integer of the side s <= -5
+    assert where_cases(sp.Piecewise((sp.Min(s, -11 - s), s <= -5), (s, True)), s) is None
+    # and the true statements next to them are proved
+    assert where_cases(sp.Piecewise((t, t < 40), (40, True)), sp.Min(t, 40)) is not None
+    assert where_cases(sp.Piecewise((sp.Min(s, -12 - s), s <= -6), (s, True)), s) is not None
