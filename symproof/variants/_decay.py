@@ -808,12 +808,14 @@ def _bias(variant, proof) -> None:
         # b(i, i - D2) - b(i, i - D): at D2 = D + 1, the key one step further back against the key D back
         rise = at_head.xreplace({D: D2}) - at_head
         for d in _distances(at_head):
-            if _positive(rise, {i: sp.Integer(d + 1), D: sp.Integer(d), D2: sp.Integer(d + 1)}):
-                proof.check("b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head", False,
-                            f"head h = {h}: b({d + 1}, 0) > b({d + 1}, 1), the key D + 1 = {d + 1} steps back "
-                            f"scores higher than the key D = {d} steps back (certified)",
-                            witness={h_sym: sp.Integer(h), i: sp.Integer(d + 1), D: sp.Integer(d)})
-                return
+            # the query with the farther key at 0, then (every integer a position) one as far before 0
+            for q in (d + 1,) if nonnegative else (d + 1, -d - 1):
+                if _positive(rise, {i: sp.Integer(q), D: sp.Integer(d), D2: sp.Integer(d + 1)}):
+                    proof.check("b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head", False,
+                                f"head h = {h}: b({q}, {q - d - 1}) > b({q}, {q - d}), the key D + 1 = {d + 1} "
+                                f"steps back scores higher than the key D = {d} steps back (certified)",
+                                witness={h_sym: sp.Integer(h), i: sp.Integer(q), D: sp.Integer(d)})
+                    return
     undefined = "" if _defined_at_zero(past, slopes) else \
         "; b(i, i - D) is not defined at D = 0 (the key at the query's own position)"
     names = ", ".join(str(h) for h, _ in open_heads[:8]) + (", ..." if len(open_heads) > 8 else "")

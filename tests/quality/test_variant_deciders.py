@@ -44,6 +44,11 @@ CASES = [
     # a square in every head: falls (or stays) in every head
     ("decay-product-square", _bias("-w(h) * w(h) * abs(j - i)", heads=4, params={"w": [1, -1, 2, -2]}),
      "decay", NOT_REFUTED),
+    # i j in head 1: rows before position -1 rise with the distance (positions are every integer)
+    ("decay-negative-rows", _bias("-abs(j - i) + w(h) * i * j", heads=2, params={"w": [0, 1]}), "decay", NOT_PROVED),
+    # the same on positions >= 0: -D + i (i - D) = i^2 - (i + 1) D falls in every row i >= 0
+    ("decay-nonnegative-rows", _bias("-abs(j - i) + w(h) * i * j", heads=2, params={"w": [0, 1]},
+                                     positions="nonnegative"), "decay", NOT_REFUTED),
     # -- decay, a where() at the integers: the step at D > 2 goes from -2 (D = 2) up to -1 (D = 3)
     ("decay-step-off-by-one", _bias("where(abs(j - i) > 2, -1, -abs(j - i))"), "decay", NOT_PROVED),
     # 2 D > 3 holds from D = 2: 0, -1, then -0.8: a rise from D = 1 to 2

@@ -116,6 +116,9 @@ DECAYS = [
     ("branch-domain", _bias("where(abs(j - i) > 2, -1 - log(abs(j - i) - 2), -abs(j - i) / 2)"), "proved", None),
     # the same boundary, off by one: -2 at D = 2, then -1 at D = 3
     ("off-by-one", _bias("where(abs(j - i) > 2, -1, -abs(j - i))"), "refuted", "D = 2 steps back"),
+    # -D + w(h) i (i - D): in head 1 a row before position -1 rises (b(i, i - D - 1) - b(i, i - D) = -1 - i)
+    ("negative-query", _bias("-abs(j - i) + w(h) * i * j", heads=2, params={"w": [0, 1]}), "refuted",
+     "head h = 1: b(-2, -4) > b(-2, -3)"),
     # a learned position table inside the transform: B(2) > B(1)
     ("table-transform", _rotary(positions="nonnegative", params={"P": [0, 3, 0.5, 0.5]},
                                 position={"transform": "P(Min(m, 3))"}), "refuted", "B(2)"),
