@@ -807,9 +807,11 @@ def _bias(variant, proof) -> None:
     for h, at_head in searched:
         # b(i, i - D2) - b(i, i - D): at D2 = D + 1, the key one step further back against the key D back
         rise = at_head.xreplace({D: D2}) - at_head
-        for d in _distances(at_head):
-            # the query with the farther key at 0, then (every integer a position) one as far before 0
-            for q in (d + 1,) if nonnegative else (d + 1, -d - 1):
+        # the query with the farther key at 0 at every distance, then (every integer a position) the query
+        # as far before 0
+        for side in (1,) if nonnegative else (1, -1):
+            for d in _distances(at_head):
+                q = side * (d + 1)
                 if _positive(rise, {i: sp.Integer(q), D: sp.Integer(d), D2: sp.Integer(d + 1)}):
                     proof.check("b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head", False,
                                 f"head h = {h}: b({q}, {q - d - 1}) > b({q}, {q - d}), the key D + 1 = {d + 1} "
