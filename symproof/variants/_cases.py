@@ -2,13 +2,19 @@
 
 The prover reads ``Piecewise(a, cond; b)`` as one term: an identity such as ``where(t < 8, t, 8) =
 Min(t, 8)`` is outside its class.  Over the integers the condition of a ``where`` that is linear, with
-integer coefficients, in a position symbol ``s`` (``t < 8``, ``i + c >= 0``) holds exactly on one side
-of an integer cut: ``s <= cut`` or ``s >= cut + 1``.  Each side is a case, substituted into the
-statement so that SymPy's own evaluation of the condition picks the branch:
+integer coefficients and a coefficient +-1 on some symbol ``s`` (``t < 8``, ``i + c >= 0``, ``j - i ==
+0``), holds exactly on one side of an integer cut, ``s <= cut`` or ``s >= cut + 1`` (an equality: at one
+integer ``v``, between the cuts ``v - 1`` and ``v``).  Each integer interval between the cuts is a case,
+substituted into the statement so that SymPy's own evaluation of the condition picks the branch:
 
-* a side bounded by the symbol's range (``0 <= t <= 7``) of at most :data:`MAX_POINTS` integers: each
-  integer, exactly;
-* an unbounded side: ``s = cut + 1 + u`` or ``s = cut - u`` with ``u`` a new non-negative integer symbol.
+* an interval of at most :data:`MAX_POINTS` integers (bounded by the cuts and the symbol's range,
+  ``0 <= t <= 7``): each integer, exactly;
+* an unbounded one: ``s = start + u`` or ``s = end - u`` with ``u`` a new non-negative integer symbol (a
+  longer bounded one as ``end - u``: a superset of its integers).
+
+The cuts only choose where to split: the intervals always cover every integer of the symbol's range,
+and a case whose condition SymPy does not decide is split again or left unproved, so a wrong cut costs
+a proof, never soundness.
 
 Every case is proved by the prover (certificates re-checked with the claim), up to :data:`MAX_DEPTH`
 nested splits; the cases together cover every integer ``s`` of its range, which the caller records.
@@ -48,9 +54,9 @@ def _cases(lhs, rhs, nonnegative, depth, label) -> list | None:
     split = _split(lhs, rhs, nonnegative)
     if split is None:
         return None
-    symbol, cut = split  # the condition holds exactly on one side of symbol <= cut
+    symbol, cuts = split  # the condition is constant on each integer interval the cuts bound
     out = []
-    for name, substitution in _sides(symbol, cut, nonnegative):
+    for name, substitution in _sides(symbol, cuts, nonnegative):
         cases = _cases(lhs.xreplace({symbol: substitution}), rhs.xreplace({symbol: substitution}), nonnegative,
                        depth + 1, f"{label}{'; ' if label else ''}{name}")
         if cases is None:
@@ -61,11 +67,13 @@ def _cases(lhs, rhs, nonnegative, depth, label) -> list | None:
 
 def _split(lhs, rhs, nonnegative):
     """The first ``where`` condition linear in some symbol with coefficient +-1 and integer coefficients
-    elsewhere: ``(symbol, cut)``, the condition holding exactly on one side of ``symbol <= cut`` (``cut``
-    an integer-valued expression in the other symbols), or ``None``."""
+    elsewhere: ``(symbol, cuts)``, the condition taking one truth value on each of the integer intervals
+    ``symbol <= cuts[0]``, ``cuts[0] < symbol <= cuts[1]``, ..., ``symbol > cuts[-1]`` (each cut an
+    integer-valued expression in the other symbols), or ``None``."""
+    kinds = (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan, sp.Eq, sp.Ne)
     for piecewise in sorted(sp.Tuple(lhs, rhs).atoms(sp.Piecewise), key=sp.default_sort_key):
         for _, condition in piecewise.args:
-            if not isinstance(condition, (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)):
+            if not isinstance(condition, kinds):
                 continue
             found = _cut(condition)
             if found is not None:
@@ -93,6 +101,11 @@ def _cut(condition):
     rest = sp.Add(*[coefficients[s] * s for s in symbols if s is not symbol])  # an integer for integer symbols
     # a*s + rest + constant REL 0  <=>  s REL' -(rest + constant)/a  (a = +-1, REL turned round for a = -1)
     relation = type(condition)
+    if relation in (sp.Eq, sp.Ne):  # holds (or fails) at the one integer s = v: s <= v - 1, s = v, s >= v + 1
+        if not constant.is_Integer:
+            return None
+        v = (-rest - constant) / a
+        return symbol, [v - 1, v]
     if a < 0:
         relation = {sp.StrictLessThan: sp.StrictGreaterThan, sp.LessThan: sp.GreaterThan,
                     sp.StrictGreaterThan: sp.StrictLessThan, sp.GreaterThan: sp.LessThan}[relation]
@@ -104,23 +117,34 @@ def _cut(condition):
         cut = bound + sp.ceiling(threshold) - 1
     else:
         cut = bound + sp.floor(threshold)
-    return symbol, cut
+    return symbol, [cut]
 
 
-def _sides(symbol, cut, nonnegative):
-    """The two sides ``symbol <= cut`` and ``symbol >= cut + 1`` as substitutions (points of a small
-    bounded side one by one, else a new non-negative integer ``u``)."""
+def _sides(symbol, cuts, nonnegative):
+    """The integer intervals between the cuts as substitutions: the points of a bounded interval of at
+    most :data:`MAX_POINTS` integers one by one, else ``start + u`` or ``end - u`` with a new non-negative
+    integer ``u`` (a longer bounded interval as ``end - u``: every integer up to its end, a superset).
+    A symbol whose range is ``>= 0`` has its intervals cut at 0."""
     u = sp.Symbol(f"u_{symbol.name}", integer=True, nonnegative=True)
     floor_ = sp.Integer(0) if (symbol.is_nonnegative or symbol in nonnegative) else None
+    bounds, previous = [], None
+    for cut in cuts:
+        bounds.append((None if previous is None else previous + 1, cut))
+        previous = cut
+    bounds.append((previous + 1, None))
     sides = []
-    if cut.is_Integer:
-        if floor_ is None or cut >= floor_:
-            if floor_ is not None and cut - floor_ + 1 <= MAX_POINTS:
-                sides += [(f"{symbol} = {v}", sp.Integer(v)) for v in range(int(floor_), int(cut) + 1)]
-            else:
-                sides.append((f"{symbol} <= {cut}", cut - u))
-        start = cut + 1 if floor_ is None else max(cut + 1, floor_)
-        sides.append((f"{symbol} >= {start}", start + u))
-        return sides
-    # a cut that reads other symbols: both sides unbounded (the statement is proved for every integer there)
-    return [(f"{symbol} <= {cut}", cut - u), (f"{symbol} >= {cut + 1}", cut + 1 + u)]
+    for start, end in bounds:
+        if floor_ is not None:
+            if end is not None and end.is_Integer and end < floor_:
+                continue  # wholly below the symbol's range
+            if start is None or (start.is_Integer and start < floor_):
+                start = floor_
+        if start is None:
+            sides.append((f"{symbol} <= {end}", end - u))
+        elif end is None:
+            sides.append((f"{symbol} >= {start}", start + u))
+        elif (end - start).is_Integer and end - start < MAX_POINTS:
+            sides += [(f"{symbol} = {start + k}", start + k) for k in range(int(end - start) + 1)]
+        else:
+            sides.append((f"{start} <= {symbol} <= {end}", end - u))
+    return sides

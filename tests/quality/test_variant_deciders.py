@@ -224,7 +224,7 @@ def _where_statements(rng):
 
     def where():
         cut = rng.randint(-3, 9)
-        relation = rng.choice([sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan])
+        relation = rng.choice([sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan, sp.Eq, sp.Ne])
         inner = sp.Piecewise((piece(), relation(rng.choice([1, 2]) * var, cut)), (piece(), True))
         return inner if rng.random() < 0.5 else sp.Piecewise((inner, relation(var, cut + 1)), (piece(), True))
 
@@ -256,6 +256,10 @@ def test_a_case_split_misses_no_integer_next_to_the_cut():
     assert where_cases(sp.Piecewise((t, t < 40), (sp.Max(40, 81 - t), True)), sp.Min(t, 40)) is None
     # Min(s, -11 - s) is s up to s = -6 and -6 at s = -5, the last integer of the side s <= -5
     assert where_cases(sp.Piecewise((sp.Min(s, -11 - s), s <= -5), (s, True)), s) is None
+    # an equality holds at one integer: 5 at s = 3 only against a form that is 5 there, wrong at s = 4
+    assert where_cases(sp.Piecewise((5, sp.Eq(s, 3)), (s + 2, True)), s + 2) is not None
+    assert where_cases(sp.Piecewise((5, sp.Eq(s, 3)), (s + 2, True)), sp.Piecewise((5, sp.Eq(s, 4)), (s + 2, True))) \
+        is None
     # and the true statements next to them are proved
     assert where_cases(sp.Piecewise((t, t < 40), (40, True)), sp.Min(t, 40)) is not None
     assert where_cases(sp.Piecewise((sp.Min(s, -12 - s), s <= -6), (s, True)), s) is not None
