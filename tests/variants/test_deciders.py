@@ -182,8 +182,8 @@ WHERE_SPLITS = [
     ("nested-sign-wrong", _bias("where(j - i > 0, 1, where(j - i < 0, -1, 0))",
                                 equivalent={"bias": "-1 + where(j - i > 0, 2, where(j - i >= 0, 0, 0))"}),
      {"equivalence": "refuted"}),
-    # an equality: 0 on the diagonal, -1 elsewhere, written with == and with a comparison of the distance
-    ("equality", _bias("where(j - i == 0, 0, -1)", equivalent={"bias": "-where(abs(j - i) > 0, 1, 0)"}),
+    # an equality: 0 on the diagonal, -1 elsewhere, written with == and with !=
+    ("equality", _bias("where(j - i == 0, 0, -1)", equivalent={"bias": "where(i - j != 0, -1, 0)"}),
      {"equivalence": "proved", "causal_relative": "proved"}),
     # on positions >= 0 the branch i < 0 is never taken: the bias is -|j - i|, relative and shift-invariant
     # in the rows (a split over the integers i >= 0, j >= 0); over every integer the other branch breaks it
