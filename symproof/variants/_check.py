@@ -328,7 +328,7 @@ def _derive_identity(variant: Variant, prop: Property):
                                  Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
                                          reason="the two sides differ at the witness (certified)"))
                     return
-                if _by_cases(variant, proof, rule, lhs_c, rhs_c, replace_last=part is not None):
+                if _by_cases(variant, proof, rule, lhs_c, rhs_c, replace_last=part is not None, offset=offset):
                     continue
                 if part is None:
                     proof.undecided("equal", rule, "the only witness found lies outside the file's positions = "
@@ -348,14 +348,23 @@ def _derive_identity(variant: Variant, prop: Property):
 _NONNEGATIVE_POSITIONS = frozenset({"i", "j", "m", "t", "D"})
 
 
-def _by_cases(variant: Variant, proof: Proof, rule: str, lhs, rhs, *, replace_last: bool) -> bool:
+def _by_cases(variant: Variant, proof: Proof, rule: str, lhs, rhs, *, replace_last: bool,
+              offset: bool = False) -> bool:
     """Prove ``lhs = rhs`` case by case at the conditions of its ``where``s (:mod:`._cases`); on success
-    the cases are recorded (in place of the last, undecided, part when ``replace_last``)."""
+    the cases are recorded (in place of the last, undecided, part when ``replace_last``).  ``offset``: the
+    statement reads ``s(0, j - i)``, whose offset is a position too: on positions >= 0 the key is
+    written ``j = i + u_j`` with ``u_j >= 0`` (exactly the statement's domain, ``0 <= i <= j``)."""
     pair = sp.Tuple(*(sp.ImmutableMatrix(e) if isinstance(e, sp.MatrixBase) else e for e in (lhs, rhs)))
     if not pair.has(sp.Piecewise) or isinstance(lhs, sp.MatrixBase):
         return False
     from ._cases import where_cases
 
+    named = {s.name: s for s in pair.free_symbols}
+    domain = ""
+    if offset and variant.positions == "nonnegative" and {"i", "j"} <= set(named):
+        after = sp.Symbol("u_j", integer=True, nonnegative=True)
+        lhs, rhs = (e.xreplace({named["j"]: named["i"] + after}) for e in (lhs, rhs))
+        pair, domain = sp.Tuple(lhs, rhs), "; j = i + u_j with u_j >= 0 (the offset j - i is a position)"
     nonnegative = {s for s in pair.free_symbols
                    if variant.positions == "nonnegative" and s.name.split("_", 1)[0] in _NONNEGATIVE_POSITIONS}
     cases = where_cases(lhs, rhs, nonnegative)
@@ -369,7 +378,7 @@ def _by_cases(variant: Variant, proof: Proof, rule: str, lhs, rhs, *, replace_la
     proof.check(f"{rule}: the {len(cases)} cases cover every integer value of the split symbols", True,
                 "each where() condition is linear with integer coefficients, so it holds exactly on one side of "
                 "an integer cut; the cases are the two sides (the points of a short bounded side one by one)"
-                + (f", over {ranges} (the file's positions)" if ranges else ""),
+                + (f", over {ranges} (the file's positions)" if ranges else "") + domain,
                 data=[label for label, _ in cases[:16]])
     return True
 

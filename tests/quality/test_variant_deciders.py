@@ -72,6 +72,11 @@ CASES = [
     ("where-negative-branch", _bias("where(i >= 0, -abs(j - i), i * j)"), "relative", NOT_PROVED),
     # the same, but i > 0 on positions >= 0: the branch i j is taken at i = 0 (b(0, j) = 0 against -|j|)
     ("where-zero-branch", _bias("where(i > 0, -abs(j - i), i * j)", positions="nonnegative"), "relative", NOT_PROVED),
+    # on positions >= 0 a transform 2 m below 3 and m after: g(j) - g(i) is not a function of j - i there
+    ("where-transform-not-relative", _rotary(positions="nonnegative", position={"transform": "where(m >= 3, m, 2 * m)"}),
+     "relative", NOT_PROVED),
+    ("where-transform-relative", _rotary(positions="nonnegative", position={"transform": "where(m >= 0, m + 1, m)"}),
+     "relative", NOT_REFUTED),
     # a causal row's offset t >= 0: a witness at t < 0 once refuted this true equivalence
     ("causal-offset-range", _bias("-where(j - i >= 0, j - i, i - j)", equivalent={"bias": "-abs(j - i)"}),
      "equivalence", NOT_REFUTED),

@@ -190,6 +190,10 @@ WHERE_SPLITS = [
     ("nonnegative-branch", _bias("where(i >= 0, -abs(j - i), i * j)", positions="nonnegative"),
      {"relative": "proved", "causal_relative": "proved"}),
     ("every-integer-branch", _bias("where(i >= 0, -abs(j - i), i * j)"), {"relative": "refuted"}),
+    # a transform that is m on positions >= 0: relative there (the split reads j = i + u_j, u_j >= 0: the
+    # statement's offset j - i is a position too)
+    ("nonnegative-transform", {**ROPE, "positions": "nonnegative", "position": {"transform": "where(m >= 0, m, -m)"}},
+     {"relative": "proved", "plain_at_zero": "proved"}),
 ]
 
 
