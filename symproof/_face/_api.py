@@ -168,7 +168,7 @@ _REMOVED = object()
 
 
 def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_limit: float | None = None,
-          budget: object = _REMOVED) -> CheckResult:
+          plot: str | os.PathLike | None = None, budget: object = _REMOVED) -> CheckResult:
     """Check which of the chapter's properties a variant keeps: ``symproof check`` in Python.
 
     ``path_or_text``: a variant description (.toml) or model config (config.json) by path, the
@@ -178,6 +178,8 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     :data:`symproof.variants.DEFAULT_STEPS`): the verdicts depend on the file and it only.
     ``time_limit``: seconds of CPU time for each property, a safety stop (default: none); when
     one property passes it, :class:`~symproof.TimeLimitExceeded` is raised (no verdict).
+    ``plot``: also draw the decay curve to this SVG file (the command's ``--plot``): certified enclosures of
+    RoFormer's bound (rotary) or of each head's bias (bias) at ``D = 0..128``, written atomically.
     An invalid file raises :class:`~symproof.VariantFileError` naming the key and what was expected."""
     from .._ground._budget import BudgetExhausted, cpu_budget
     from .._ground._examples import resolve_example
@@ -216,6 +218,12 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
 
         raise VariantFileError(f"{source}: loading takes more than {LOAD_BUDGET:g} s of CPU time (the load "
                                "budget)") from None
+    if plot is not None:
+        from ._check_command import _check_plot_path
+
+        if model_config:
+            raise InvalidInputError(f"check(plot=...): expected a variant file, got the model config {source}")
+        _check_plot_path(os.fspath(plot), variant)
     if model_config:
         checked = check_model(model, steps=steps, time_limit=time_limit)
         seconds = time.perf_counter() - start
@@ -224,6 +232,10 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
                            model_as_dict(model, checked, seconds))
     results = tuple(check_variant(variant, steps=steps, time_limit=time_limit, kernel_targets={"numpy", "c"}))
     seconds = time.perf_counter() - start
+    if plot is not None:
+        from ..variants._plot import write_decay_plot
+
+        write_decay_plot(variant, plot, option="check(plot=...)")
     return CheckResult(variant, results, seconds, exit_code(results), format_results(variant, results, seconds),
                        results_as_dict(variant, results, seconds))
 

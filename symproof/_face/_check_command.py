@@ -91,11 +91,17 @@ def limits(args) -> dict:
 
 def _main_check(args, start, budget) -> int:
     files = [args.file] if isinstance(args.file, str) else list(args.file)
+    plot = getattr(args, "plot", None)
     if len(files) > 1 or any(os.path.isdir(f) for f in files):
+        if plot is not None:
+            raise InvalidInputError("--plot: expected one variant file, got a scan of several", option="--plot")
         return _main_scan(args, files, budget)
     # an existing path, or a shipped example named by its stem
     args.file = path = resolve_example(files[0])
     if is_model_config(path):
+        if plot is not None:
+            raise InvalidInputError(f"--plot: expected a variant file (.toml), got the model config {path}",
+                                    option="--plot")
         return _main_model(args, start, budget)
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
@@ -113,6 +119,8 @@ def _main_check(args, start, budget) -> int:
         check_target(variant, getattr(args, "target", "numpy"))
         export_dir = output_folder(export_dir, "--export")
         check_owned_files(export_dir, (), option="--export")
+    if plot is not None:
+        _check_plot_path(plot, variant)
     if report_dir is not None:
         from ..report._report import check_report_folder
 
@@ -137,7 +145,24 @@ def _main_check(args, start, budget) -> int:
         _export_checked(lambda: variant_kernel(variant, target), target, export_dir, results, args)
     if report_dir is not None:
         _write_report(variant, results, report_dir, force=bool(getattr(args, "force", False)))
+    if plot is not None:
+        from ..variants._plot import write_decay_plot  # only here: a check without --plot draws nothing
+
+        write_decay_plot(variant, plot, option="--plot")
     return exit_code(results)
+
+
+def _check_plot_path(plot: str, variant: Variant) -> None:
+    """Refuse an unusable ``--plot`` before the check's work, not after it."""
+    if not str(plot).strip():
+        raise InvalidInputError("--plot: expected a file name (OUT.svg), got an empty string", option="--plot")
+    if not str(plot).lower().endswith(".svg"):
+        raise InvalidInputError(f"--plot: expected a file name ending in .svg, got {plot}", option="--plot")
+    if os.path.isdir(plot) and not os.path.islink(plot):
+        raise InvalidInputError(f"--plot {plot}: is a folder, expected a file name", option="--plot")
+    if variant.kind not in ("rotary", "bias"):
+        raise InvalidInputError(f"--plot: {variant.name} is a {variant.kind} file; the decay curve is drawn for "
+                                "rotary and bias files", option="--plot")
 
 
 def _main_scan(args, files, budget) -> int:

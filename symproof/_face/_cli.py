@@ -174,6 +174,9 @@ COMMANDS = {
                              help="also write the kernel generated from the variant's definition to DIR")),
         (("--target",), dict(choices=_variant_targets, default="numpy",
                              help="language of the --export kernel: {choices} (default: numpy)")),
+        (("--plot",), dict(default=None, metavar="OUT.svg",
+                           help="also draw the decay curve to OUT.svg: certified enclosures of RoFormer's bound "
+                                "B(D) (rotary) or of each head's bias b(D, 0) (bias) at D = 0..128")),
         (("--steps",), dict(default=2_000_000, metavar="N",
                             help="prover steps for each property (every property starts with the whole "
                                  "budget); one not decided within them is unknown. Steps are counted the "

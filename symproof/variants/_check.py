@@ -9,7 +9,8 @@ pair by pair, so every property is first stated for ONE generic pair, with a
 symbolic frequency ``omega`` (real) and a symbolic pair index ``r`` (a
 non-negative integer).  A proof there covers every concrete pair; the concrete
 frequency list is then checked to be an instance (every frequency real).  When
-the generic statement is not proved, the concrete pairs are tried one by one:
+the generic statement is not proved, the concrete pairs are tried one by one (a bias: every head;
+a statement with ``where`` case by case at its conditions, :mod:`._cases`):
 a refutation there carries an exact witness *of the described scheme*, never
 of some other frequency.
 
@@ -316,28 +317,41 @@ def _derive_identity(variant: Variant, prop: Property):
         proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
                    "trying the concrete values.")
         instances = _instances(variant)
-        tried = _valued(variant, _spread(instances))
+        # a bias is decided head by head, every head (a per-head table may break one head of many); the
+        # pairs of a rotary file, a few spread over the spectrum
+        tried = _valued(variant, instances if variant.kind == "bias" else _spread(instances))
+        seen = set()
         for value, index in tried:
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+            if (lhs_c, rhs_c) in seen:  # the same statement as an earlier head's, already proved
+                continue
+            seen.add((lhs_c, rhs_c))
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
             # a relative position's thresholds are past the prover's small points: its screen (cheap)
             # goes first, and the prover's search only when it finds nothing
             offset = prop.key == "relative"
             far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
             part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
-            # a witness outside the declared positions refutes nothing: look for one inside them
-            outside = part is not None and part.status == REFUTED and variant.from_zero \
-                and bool(_outside_position(variant, part.witness, offset))
-            if part is None or part.status == UNKNOWN or outside:
+            if part is not None and part.status == REFUTED and _outside(variant, part.witness, offset):
+                # the prover's witness lies outside the file's positions: look for one inside
+                proof.parts.pop()
+                part = None
+            if part is None or part.status == UNKNOWN:
                 if far is None and variant.relative is None:
                     far = _far_witness(variant, lhs_c, rhs_c, offset)
                 if far is not None:
                     if part is not None:
                         proof.parts.pop()
                     witness, residual = far
-                    proof.record(f"{rule}, at a large position or one near a threshold of the formula",
+                    proof.record(f"{rule}, at a small or large position, or one near a threshold of the formula",
                                  Verdict(REFUTED, "witness", lhs_c, rhs_c, witness=witness, residual=residual,
                                          reason="the two sides differ at the witness (certified)"))
+                    return
+                if _by_cases(variant, proof, rule, lhs_c, rhs_c, replace_last=part is not None, offset=offset):
+                    continue
+                if part is None:
+                    proof.undecided("equal", rule, f"the only witness found lies outside the file's positions "
+                                    f"({variant.positions}); none inside was certified", method="witness")
                 return
             if part.status != PROVED:
                 return
@@ -348,8 +362,50 @@ def _derive_identity(variant: Variant, prop: Property):
     return derive
 
 
+#: the position symbols of a statement that range over the integers >= 0 when the file's positions do
+#: (a shift c may be negative: it is not one of them)
+_NONNEGATIVE_POSITIONS = frozenset({"i", "j", "m", "t", "D"})
+
+
+def _by_cases(variant: Variant, proof: Proof, rule: str, lhs, rhs, *, replace_last: bool,
+              offset: bool = False) -> bool:
+    """Prove ``lhs = rhs`` case by case at the conditions of its ``where``s (:mod:`._cases`); on success
+    the cases are recorded (in place of the last, undecided, part when ``replace_last``).  ``offset``: the
+    statement reads ``s(0, j - i)``, whose offset is a position too: on positions >= 0 the key is
+    written ``j = i + u_j`` with ``u_j >= 0`` (exactly the statement's domain, ``0 <= i <= j``)."""
+    pair = sp.Tuple(*(sp.ImmutableMatrix(e) if isinstance(e, sp.MatrixBase) else e for e in (lhs, rhs)))
+    if not pair.has(sp.Piecewise) or isinstance(lhs, sp.MatrixBase):
+        return False
+    from ._cases import where_cases
+
+    named = {s.name: s for s in pair.free_symbols}
+    domain = ""
+    if offset and variant.from_zero and {"i", "j"} <= set(named):
+        after = sp.Symbol("u_j", integer=True, nonnegative=True)
+        lhs, rhs = (e.xreplace({named["j"]: named["i"] + after}) for e in (lhs, rhs))
+        pair, domain = sp.Tuple(lhs, rhs), "; j = i + u_j with u_j >= 0 (the offset j - i is a position)"
+    nonnegative = {s for s in pair.free_symbols
+                   if variant.from_zero and s.name.split("_", 1)[0] in _NONNEGATIVE_POSITIONS}
+    cases = where_cases(lhs, rhs, nonnegative)
+    if cases is None:
+        return False
+    if replace_last:
+        proof.parts.pop()
+    for label, verdict in cases:
+        proof.record(f"{rule}, case {label}", verdict)
+    ranges = ", ".join(f"{s} >= 0" for s in sorted(nonnegative, key=str))
+    proof.check(f"{rule}: the {len(cases)} cases cover every integer value of the split symbols", True,
+                "each where() condition is linear with integer coefficients, so it holds exactly on one side of "
+                "an integer cut; the cases are the two sides (the points of a short bounded side one by one)"
+                + (f", over {ranges} (the file's positions)" if ranges else "") + domain,
+                data=[label for label, _ in cases[:16]])
+    return True
+
+
 #: powers of two the far witness search tries for each position (past the small points of the prover)
 FAR_POWERS = tuple(2**k for k in range(3, 21))
+#: small positions the far search tries first (0 is every other position's resting value)
+SMALL_POSITIONS = (1, 2, 3, 4)
 #: most candidate points the far search evaluates for one statement
 MAX_FAR_POINTS = 240
 
@@ -390,24 +446,29 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
         from ._offset import offset_witness
 
         found = offset_witness(variant, lhs, rhs)
-        if found is not None:
+        if found is not None and all(_admissible(s, v) for s, v in found[0].items()):
             return found
     pair = (sp.ImmutableMatrix(lhs), sp.ImmutableMatrix(rhs)) if isinstance(lhs, sp.MatrixBase) else (lhs, rhs)
     free = set().union(*(sp.sympify(e).free_symbols for e in pair))
     positions = sorted((s for s in free if _is_position(s.name)), key=lambda s: s.name)
     if not positions:
         return None
-    values = _thresholds(sp.Tuple(*pair))
+    # the small positions first (a table read at 0..7 breaks the shift at s(1, 1) against s(0, 0), where
+    # the prover's own points may not evaluate), then the thresholds and the powers of two
+    values = list(dict.fromkeys(list(SMALL_POSITIONS) + _thresholds(sp.Tuple(*pair))))
     if variant.last_position is not None:  # a range 0..N: its last positions first (a table's last rows)
         values = [v for v in dict.fromkeys([variant.last_position - k for k in (1, 2, 0)] + values) if v >= 0]
     if not variant.from_zero:
-        values += [-v for v in values]
+        values = [w for v in values for w in (v, -v)]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
-    inside = (lambda point: not _outside_position(variant, point, offset_is_position)) \
+    in_domain = (lambda point: not _outside_position(variant, point, offset_is_position)) \
         if variant.from_zero else (lambda point: True)
+
+    def inside(point) -> bool:  # and every symbol's own range (a causal row's t >= 0 is never negative)
+        return in_domain(point) and all(_admissible(s, v) for s, v in point.items())
     tried = 0
     for point in _far_points(positions, values):
-        if inside(point) and _admissible(point):
+        if inside(point):
             for vector in vectors:
                 tried += 1
                 if tried > MAX_FAR_POINTS:
@@ -419,10 +480,12 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     return None
 
 
-def _admissible(point: dict) -> bool:
-    """Every value respects its symbol's assumptions: a causal distance ``t >= 0`` is never -8 (the
-    far values are tried with both signs)."""
-    return all(not (s.is_nonnegative and v < 0) and not (s.is_positive and v <= 0) for s, v in point.items())
+def _admissible(symbol, value) -> bool:
+    """``value`` respects the sign ``symbol`` is declared with (``t >= 0`` for a causal row's offset)."""
+    value = sp.sympify(value)
+    if getattr(symbol, "is_nonnegative", None) and not value.is_nonnegative:
+        return False
+    return not (getattr(symbol, "is_positive", None) and not value.is_positive)
 
 
 def _check_instances(variant: Variant, proof: Proof, sym) -> None:
@@ -493,13 +556,13 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
             part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})",
                                 lhs_c, rhs_c)
-            if part.status == PROVED:
+            if part.status == PROVED and not _outside(variant, part.witness, False):
                 return
             proof.parts.pop()
             far = _far_witness(variant, lhs_c, rhs_c)
             if far is not None:
-                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a large "
-                             "offset or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
+                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a small "
+                             "or large offset, or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
                 return
         if _same_at_every_instance(variant, proof, lhs, rhs):
             return
@@ -702,6 +765,11 @@ def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: in
             stop.results = tuple(results)
             raise
     return results
+
+
+def _outside(variant: Variant, witness, offset_is_position: bool) -> bool:
+    """``witness`` needs a position outside the file's declared positions (``nonnegative``, or a range)."""
+    return variant.from_zero and bool(_outside_position(variant, witness, offset_is_position))
 
 
 def _is_position(name: str) -> bool:

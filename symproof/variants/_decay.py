@@ -6,16 +6,20 @@ Two statements, one per kind of file (the README, section 4, and ``_spec.py`` sa
   ``i`` and every head, and in every head ``b(i, i - D) < b(i, i)`` for some ``D`` (a constant bias
   does not decay).  Proved by monotonicity rules over the real extension ``D >= 0``
   (:class:`_Monotone`: each node's direction and exact range, monotone functions composed
-  monotonically, a ``where`` split at its threshold, a lookup table read through a monotone
-  integer index whose values over the index range are checked one by one); refuted by a certified
-  witness ``(h, i, D)`` with ``b(i, i - D - 1) > b(i, i - D)``.
+  monotonically, a ``where`` split where its condition changes over the integers, a lookup table
+  read through a monotone integer index whose values over the index range are checked one by one),
+  over all heads at once and else head by head (each head's own slope and table entries); refuted
+  by a certified witness ``(h, i, D)`` with ``b(i, i - D - 1) > b(i, i - D)`` in a head the rules
+  leave open, or by a head the rules show constant in ``D``.
 * **rotary** files: RoFormer's long-term decay bound (Su et al., section 3.4.3) for the file's
   frequencies, ``B(D) = (1/n) sum_{r=1..n} |S_r(D)|``, ``S_r(D) = sum_{k<r} a_k(D) e^{i x_k(D)}``
   with ``x_k(D) = (g(D) - g(0)) omega_k`` (g the position transform, D added to every axis) and
   ``a_k(D)`` the per-pair scales of a query at ``D`` and a key at ``0`` (1 without ``[scale]`` or
   ``[attention]``), is non-increasing in ``D >= 0`` and ``B(D) < B(0)`` for some ``D``.  The Abel
   summation identity behind the bound is proved for the file's ``n`` (a finite polynomial
-  identity); the monotonicity is refuted by a certified ``D`` with ``B(D + 1) > B(D)`` (a float64 scan
+  identity); the second half is refuted when ``|S_r(D)|^2 = |S_r(0)|^2`` is proved for every ``r`` and
+  every ``D >= 0`` (a constant bound, whatever makes it so); the monotonicity is refuted by a certified
+  ``D`` with ``B(D + 1) > B(D)`` (tables read at their exact index at each ``D``; a float64 scan
   proposes the distances, interval arithmetic on the exact frequencies certifies one; where the
   scales move with ``D`` the exact scan tries every ``D <= 65`` and the powers of two up to
   ``2^20``), or, for all-zero frequencies with constant scales, by the
@@ -42,6 +46,7 @@ from mpmath.libmp import finf, fnan, fninf, to_rational
 
 from .._ground._errors import VariantFileError
 from ..checker._interval import real_enclosure, value_at
+from ..prover import PROVED as PROVED_STATUS
 from ..prover import _budget, prove_equal
 from ._formula import LookupBase, mod_as_floor
 
@@ -163,6 +168,8 @@ def _rotary(variant, proof) -> None:
                     f"with n = {n} for every D: the bound is constant, it does not decay")
         return
     bound = _RoformerBound(variant, omegas)
+    if _constant_bound(bound, proof):
+        return
     hints = bound.hints(variant, digits)
     if hints is not None:  # float64 says where B rises: certify those distances (and only those count)
         for d in hints:
@@ -188,6 +195,53 @@ def _rotary(variant, proof) -> None:
     proof.undecided("check", "a distance D >= 0 with B(D + 1) > B(D)",
                     f"no certified rise of B at D = 0..{SMALL_OFFSETS}{near} nor at the powers of two 2^7..2^20",
                     method="witness")
+
+
+#: most pairs whose partial sums |S_r(D)|^2 the constancy proof writes out (n of them, O(n^2) terms each)
+MAX_CONSTANT_PAIRS = 32
+#: distances where B is compared with B(0) before the constancy proof is tried
+CONSTANT_PROBES = (1, 2, 3)
+#: the distance of the constancy proof: every D >= 0
+D_NONNEGATIVE = sp.Symbol("D", integer=True, nonnegative=True)
+
+
+def _constant_bound(bound, proof) -> bool:
+    """Refute the second half (``B(D) < B(0)`` for some ``D``) when ``B`` is constant over ``D >= 0``.
+
+    ``B`` is constant exactly when every ``|S_r(D)|`` is (a sum of moduli of which one moved and no other
+    moved against it is a coincidence this does not rely on): ``|S_r(D)|^2 = |S_r(0)|^2`` is proved by the
+    prover for every ``r``, with ``D`` a non-negative integer, certificates re-checked with the claim.  That
+    covers every reason at once: all-zero frequencies, a transform or a clip that saturates on ``D >= 0``,
+    constant scales, frequencies that are multiples of ``2 pi``, equal frequencies (every term turns
+    together).  Tried only where ``B(D)`` is not certified different from ``B(0)`` at ``D = 1, 2, 3``;
+    ``False`` (nothing recorded) when some ``r`` is not proved."""
+    if bound.n > MAX_CONSTANT_PAIRS:
+        return False
+    start = bound.at(0)
+    if start is None:
+        return False
+    for d in CONSTANT_PROBES:
+        here = bound.at(d)
+        if here is None or here.a > start.b or here.b < start.a:
+            return False
+    x = D if bound.shift is None else bound.shift
+    at = {D: D_NONNEGATIVE}
+    amplitudes = bound.amplitudes or [sp.Integer(1)] * bound.n
+    terms = [(a.xreplace(at), (x * w).xreplace(at)) for a, w in zip(amplitudes, bound.exact)]
+    kept = len(proof.parts)
+    re = im = sp.Integer(0)
+    for r, (a, angle) in enumerate(terms, start=1):
+        re, im = re + a * sp.cos(angle), im + a * sp.sin(angle)
+        square = re**2 + im**2
+        part = proof.equal(f"|S_{r}(D)|^2 = |S_{r}(0)|^2 for every integer D >= 0", sp.expand(square),
+                           sp.expand(square.xreplace({D_NONNEGATIVE: 0})))
+        if part.status != PROVED_STATUS:
+            del proof.parts[kept:]
+            return False
+    proof.check("B(D) < B(0) for some D >= 0", False,
+                f"|S_r(D)| = |S_r(0)| for every r = 1..{bound.n} and every D >= 0 (proved above), so "
+                "B(D) = B(0) for every D: the bound is constant, it does not decay")
+    return True
 
 
 def _named_distances(variant) -> list:
@@ -243,12 +297,21 @@ def _fast_enclosure(value):
     return real_enclosure(value, PRECISION)
 
 
+def _value(expr, point):
+    """``value_at`` of ``expr`` at ``point`` with every lookup table first read at its exact index (the
+    interval evaluator has no tables: ``P(Min(D, 3))`` in a transform is its entry at each ``D``); ``None``
+    where an index is not an integer inside its table."""
+    expr = _tables_read(expr, point) if expr.has(LookupBase) else expr
+    return None if expr is None else value_at(expr, point, PRECISION)
+
+
 class _RoformerBound:
     """Certified enclosures of ``B(D)`` at integer ``D``: each frequency enclosed once from its exact
     value, then ``n`` interval cosines and sines per ``D`` (no expression of ``n^2`` terms)."""
 
     def __init__(self, variant, omegas):
         self.n = len(omegas)
+        self.exact = list(omegas)
         self.omegas = [_fast_enclosure(w) for w in omegas]
         self.shift = None if variant.transform is None else \
             mod_as_floor(variant.angle_position(D) - variant.angle_position(0))
@@ -258,7 +321,7 @@ class _RoformerBound:
         self.amplitudes = None if not amplitudes else \
             [mod_as_floor(variant.scale("query", D, k) * variant.scale("key", 0, k)) for k in range(self.n)]
         # an amplitude that does not move with D (an attention factor alone) is enclosed once
-        self.fixed = {k: _iv_of(value_at(a, None, PRECISION)) for k, a in enumerate(self.amplitudes or ())
+        self.fixed = {k: _iv_of(_value(a, {})) for k, a in enumerate(self.amplitudes or ())
                       if not a.has(D)}
 
     def hints(self, variant, digits):
@@ -299,14 +362,14 @@ class _RoformerBound:
         old = iv.prec
         try:
             iv.prec = PRECISION
-            g = iv.mpf(d) if self.shift is None else _iv_of(value_at(self.shift, {D: d}, PRECISION))
+            g = iv.mpf(d) if self.shift is None else _iv_of(_value(self.shift, {D: sp.Integer(d)}))
             if g is None:
                 return None
             re = im = total = iv.mpf(0)
             _budget.check(self.n)  # one step per pair summed: the property's step budget bounds the search
             for k, w in enumerate(self.omegas):
                 a = iv.mpf(1) if self.amplitudes is None else self.fixed[k] if k in self.fixed else \
-                    _iv_of(value_at(self.amplitudes[k], {D: d}, PRECISION))
+                    _iv_of(_value(self.amplitudes[k], {D: sp.Integer(d)}))
                 if a is None:
                     return None
                 x = g * w
@@ -500,18 +563,17 @@ class _Monotone:
         if line is None or line.degree() != 1 or not all(c.is_Rational for c in line.all_coeffs()):
             raise _Unknown(f"the condition {sp.sstr(condition)[:40]} has no threshold linear in D")
         slope, offset = line.all_coeffs()
-        threshold = -offset / slope
-        below = {sp.StrictLessThan: True, sp.LessThan: True, sp.StrictGreaterThan: False, sp.GreaterThan: False}
-        if type(condition) not in below:
-            raise _Unknown(f"the condition {sp.sstr(condition)[:40]} is an equality")
-        left_holds = below[type(condition)] == (slope > 0)
-        if not domain[0] <= threshold <= domain[1]:
-            point = domain[0] if domain[0] != -sp.oo else domain[1]
-            holds = bool(type(condition)(slope * point + offset, 0))
-            return self.visit(first if holds else other, domain)
+        cut, left_holds = _integer_cut(type(condition), slope, offset, condition)
+        # D is an integer: the condition holds on the integers up to ``cut`` (left_holds) or from cut + 1, and
+        # each piece is read over the real interval between its integer ends, where the condition is the
+        # same as at its integers (a branch defined only where its condition holds is read only there)
         left, right = (first, other) if left_holds else (other, first)
-        a = self.visit(left, (domain[0], threshold))
-        b = self.visit(right, (threshold, domain[1]))
+        if cut < domain[0]:
+            return self.visit(right, domain)
+        if cut + 1 > domain[1]:
+            return self.visit(left, domain)
+        a = self.visit(left, (domain[0], cut))
+        b = self.visit(right, (cut + 1, domain[1]))
         ways = {a.way, b.way} - {CONST}
         if not ways and a.lo == a.hi == b.lo == b.hi:
             way = CONST
@@ -549,6 +611,25 @@ class _Monotone:
             raise _Unknown(f"table {name!r} is not monotone over its entries {int(first)}..{int(last)}, "
                            "the ones the index reaches")
         return _Range(way, min(entries), max(entries), all(v.is_Integer for v in entries))
+
+
+def _integer_cut(relation, slope, offset, condition) -> tuple:
+    """``slope * D + offset REL 0`` over the integers ``D``: ``(cut, left_holds)``, the condition holding
+    exactly at the integers ``D <= cut`` (``left_holds``) or exactly at ``D >= cut + 1`` (exact rationals)."""
+    flipped = {sp.StrictLessThan: sp.StrictGreaterThan, sp.LessThan: sp.GreaterThan,
+               sp.StrictGreaterThan: sp.StrictLessThan, sp.GreaterThan: sp.LessThan}
+    if relation not in flipped:
+        raise _Unknown(f"the condition {sp.sstr(condition)[:40]} is an equality")
+    if slope < 0:  # dividing by a negative slope turns the comparison round
+        relation = flipped[relation]
+    threshold = -offset / slope  # the condition is D REL threshold
+    if relation is sp.StrictGreaterThan:
+        return sp.floor(threshold), False
+    if relation is sp.GreaterThan:
+        return sp.ceiling(threshold) - 1, False
+    if relation is sp.StrictLessThan:
+        return sp.ceiling(threshold) - 1, True
+    return sp.floor(threshold), True
 
 
 def _combine(ways) -> str:
@@ -688,12 +769,12 @@ def _bias(variant, proof) -> None:
     nonnegative = variant.from_zero
     proof.note("b(i, i - D) is the bias of the key D steps before the query i; the rules read it over the real "
                "distances D >= 0 (monotone there, monotone at the integers), every other name a parameter.")
+    queries = (sp.Integer(0) if nonnegative else -sp.oo, sp.oo, True)
     failure = ""
     try:
         span = [(_bound(s, "lo"), _bound(s, "hi")) for s in slopes]
         parameters = {slope_sym: (min(a for a, _ in span), max(b for _, b in span), False),
-                      h_sym: (sp.Integer(0), sp.Integer(variant.heads - 1), True),
-                      i: (sp.Integer(0) if nonnegative else -sp.oo, sp.oo, True)}
+                      h_sym: (sp.Integer(0), sp.Integer(variant.heads - 1), True), i: queries}
         # |D| = D on D >= 0 (an identity there, not a simplification): the distance as the rules read it
         result = _Monotone(parameters).run(past.xreplace({sp.Abs(D): D}))
     except _Unknown as why:
@@ -703,25 +784,60 @@ def _bias(variant, proof) -> None:
                     f"b(i, i - D) is {result.way} in D over D >= 0, its range [{_brief(result.lo)}, "
                     f"{_brief(result.hi)}], for slopes in [{_brief(parameters[slope_sym][0])}, "
                     f"{_brief(parameters[slope_sym][1])}] and heads 0..{variant.heads - 1}")
-        _every_head_falls(variant, proof, past, slopes)
+        _every_head_falls(variant, proof, past, slopes, queries)
         return
-    for h in _spread(variant.heads):
-        at_head = past.xreplace({slope_sym: slopes[h], h_sym: sp.Integer(h)})
+    # head by head: each head's own slope and table entries, where the hull over the heads says nothing
+    heads = [(h, past.xreplace({slope_sym: slopes[h], h_sym: sp.Integer(h)})) for h in range(variant.heads)]
+    ranges, open_heads = {}, []
+    for h, at_head in heads:
+        _budget.check(1)
+        ranges[h] = _head_range(at_head, queries)
+        if ranges[h] is None or ranges[h].way not in (DEC, CONST):
+            open_heads.append((h, at_head))
+    if not open_heads:
+        proof.check("b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head (monotonicity rules, "
+                    "head by head)", True,
+                    f"in each of the {variant.heads} heads, with its own slope and entries, b(i, i - D) is "
+                    "non-increasing (or constant) in D over D >= 0",
+                    data=[f"h={h}: {ranges[h].way}, [{_brief(ranges[h].lo)}, {_brief(ranges[h].hi)}]"
+                          for h in range(min(variant.heads, 16))])
+        _every_head_falls(variant, proof, past, slopes, queries, ranges)
+        return
+    searched = open_heads[:MAX_SEARCHED_HEADS]
+    for h, at_head in searched:
         # b(i, i - D2) - b(i, i - D): at D2 = D + 1, the key one step further back against the key D back
         rise = at_head.xreplace({D: D2}) - at_head
-        for d in _distances(at_head):
-            if _positive(rise, {i: sp.Integer(d + 1), D: sp.Integer(d), D2: sp.Integer(d + 1)}):
-                proof.check("b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head", False,
-                            f"head h = {h}: b({d + 1}, 0) > b({d + 1}, 1), the key D + 1 = {d + 1} steps back "
-                            f"scores higher than the key D = {d} steps back (certified)",
-                            witness={h_sym: sp.Integer(h), i: sp.Integer(d + 1), D: sp.Integer(d)})
-                return
+        # the query with the farther key at 0 at every distance, then (every integer a position) the query
+        # as far before 0
+        for side in (1,) if nonnegative else (1, -1):
+            for d in _distances(at_head):
+                q = side * (d + 1)
+                if _positive(rise, {i: sp.Integer(q), D: sp.Integer(d), D2: sp.Integer(d + 1)}):
+                    proof.check("b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head", False,
+                                f"head h = {h}: b({q}, {q - d - 1}) > b({q}, {q - d}), the key D + 1 = {d + 1} "
+                                f"steps back scores higher than the key D = {d} steps back (certified)",
+                                witness={h_sym: sp.Integer(h), i: sp.Integer(q), D: sp.Integer(d)})
+                    return
     undefined = "" if _defined_at_zero(past, slopes) else \
         "; b(i, i - D) is not defined at D = 0 (the key at the query's own position)"
+    names = ", ".join(str(h) for h, _ in open_heads[:8]) + (", ..." if len(open_heads) > 8 else "")
+    more = f" (searched in the first {len(searched)} of them)" if len(searched) < len(open_heads) else ""
     proof.undecided("check", "b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head",
-                    f"the monotonicity rules do not decide it ({failure or 'the bias rises with D'}) and no rise was "
-                    f"certified at D = 0..{SMALL_OFFSETS}, near the formula's numbers or at powers of two{undefined}",
-                    method="witness")
+                    f"the monotonicity rules do not decide it ({failure or 'the bias rises with D'}; head by head "
+                    f"not in heads {names}) and no rise was certified in those heads{more} at D = 0..{SMALL_OFFSETS}, "
+                    f"near the formula's numbers or at powers of two{undefined}", method="witness")
+
+
+#: most heads a rise is searched in, once the rules leave them open (in head order)
+MAX_SEARCHED_HEADS = 16
+
+
+def _head_range(at_head, queries):
+    """The rules' direction and range of one head's ``b(i, i - D)`` over ``D >= 0``, or ``None``."""
+    try:
+        return _Monotone({i: queries}).run(at_head.xreplace({sp.Abs(D): D}))
+    except _Unknown:
+        return None
 
 
 def _brief(bound) -> str:
@@ -735,7 +851,7 @@ def _defined_at_zero(past, slopes) -> bool:
     return value_at(at_zero, {i: sp.Integer(1), D: sp.Integer(0)}) is not None
 
 
-def _every_head_falls(variant, proof, past, slopes) -> None:
+def _every_head_falls(variant, proof, past, slopes, queries, ranges=None) -> None:
     """The second half: in every head some distance scores below distance 0."""
     found = []
     for h in range(variant.heads):
@@ -744,6 +860,15 @@ def _every_head_falls(variant, proof, past, slopes) -> None:
             proof.check("in every head b(i, i - D) < b(i, i) for some D", False,
                         f"head h = {h}: b(i, i - D) = {sp.sstr(at_head)[:80]} does not read D: the bias is constant "
                         "along the row, it does not decay")
+            return
+        _budget.check(1)
+        rule = (ranges or {}).get(h) or _head_range(at_head, queries)
+        if rule is not None and (rule.way == CONST or rule.lo == rule.hi):
+            # the rules' CONST is exact (no part moves with D), and a range of one value is one value
+            proof.check("in every head b(i, i - D) < b(i, i) for some D", False,
+                        f"head h = {h}: b(i, i - D) is constant in D over D >= 0 (monotonicity rules: "
+                        f"{rule.way}, range [{_brief(rule.lo)}, {_brief(rule.hi)}]): the bias does not fall along "
+                        "the row, it does not decay")
             return
         fall = at_head.xreplace({D: D2}) - at_head  # b(i, i - D2) - b(i, i - D) at D2 = 0
         for d in FALL_OFFSETS:
