@@ -578,6 +578,11 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     if axis_count and axis_count != len(AXIS_NAMES):
         raise fail(f"HF's multi-axis rotary class takes {axis_count} rows of position ids (one per axis); the "
                    f"engine's M-RoPE form has {len(AXIS_NAMES)} axes ({', '.join(AXIS_NAMES)})")
+    rotating = {layer for layer, calls in recorder.calls.items() if calls}
+    for rows, calls in axis_runs:  # the layers that rotate do not depend on the positions given
+        if {layer for layer, c in calls.items() if c} != rotating:
+            raise fail(f"with the position ids of the multi-axis rotary class replaced ({_short(rows[0])} on the "
+                       "first axis), other layers apply a rotation than on text positions")
     layer_types = getattr(text, "layer_types", None)
     pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
     maps, recorded_maps, axis_maps = [], {}, {}
