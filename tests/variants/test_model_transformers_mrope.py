@@ -34,12 +34,17 @@ TEXT = np.array([[0, 1, 2, 3, 7, 100, 2000, 4097, 40000]])
 AXES = np.array([[[5, 9, 300, 2, 8191, 6, 31, 64, 1000]], [[0, 44, 12, 2500, 1, 70, 3, 900, 17]],
                  [[13, 2, 1, 600, 40, 33000, 5, 8, 222]]])
 
-#: model type (two decoder layers): HF's rotary class and what the layout is (sections, interleaved, ...)
+#: model type (two decoder layers): HF's rotary class, the config's other keys, and what the layout is
 TYPES = {
-    "qwen3_vl_text": ("Qwen3VLTextRotaryEmbedding", "interleaved t, h, w (mrope_section [24, 20, 20])"),
-    "glm_ocr_text": ("GlmOcrTextRotaryEmbedding", "sections t, h, w, adjacent pairs"),
-    "ernie4_5_vl_moe_text": ("Ernie4_5_VLMoeTextRotaryEmbedding", "h, w alternating, then t; adjacent pairs"),
-    "paddleocr_vl_text": ("PaddleOCRRotaryEmbedding", "sections t, h, w (Qwen2-VL's)"),
+    "qwen3_vl_text": ("Qwen3VLTextRotaryEmbedding", {}, "interleaved t, h, w (mrope_section [24, 20, 20])"),
+    "glm_ocr_text": ("GlmOcrTextRotaryEmbedding", {}, "sections t, h, w, adjacent pairs"),
+    # GLM-4.1V's own config: half the head rotated (its class defaults leave the factor out of the rope table,
+    # and HF's forward fails on them)
+    "glm4v_text": ("Glm4vTextRotaryEmbedding", {"partial_rotary_factor": 0.5, "rope_parameters": {
+        "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12], "partial_rotary_factor": 0.5}},
+        "sections t, h, w over the rotated half, adjacent pairs"),
+    "ernie4_5_vl_moe_text": ("Ernie4_5_VLMoeTextRotaryEmbedding", {}, "h, w alternating, then t; adjacent pairs"),
+    "paddleocr_vl_text": ("PaddleOCRRotaryEmbedding", {}, "sections t, h, w (Qwen2-VL's)"),
 }
 
 
@@ -65,10 +70,9 @@ def _module(model, folder, name):
 
 @pytest.mark.parametrize("model_type", sorted(TYPES))
 def test_an_mrope_type_is_read_through_transformers_and_rotates_as_hf(model_type, tmp_path):
-    rotary_name, _layout = TYPES[model_type]
-    config = {"model_type": model_type, "num_hidden_layers": 2}
-    model = load_model(config)
-    text = transformers.AutoConfig.for_model(model_type, num_hidden_layers=2).get_text_config(decoder=True)
+    rotary_name, keys, _layout = TYPES[model_type]
+    model = load_model({"model_type": model_type, "num_hidden_layers": 2, **keys})
+    text = transformers.AutoConfig.for_model(model_type, num_hidden_layers=2, **keys).get_text_config(decoder=True)
     assert any(f"read through transformers {transformers.__version__}'s `" in note for note in model.notes)
     assert model.mrope_section is not None
     assert any(note.startswith("M-RoPE, identified by driving HF's rotary class") for note in model.notes)
