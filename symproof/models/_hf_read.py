@@ -28,10 +28,13 @@ HF computes its angles in float32, so the engine's exact frequencies rounded
 to float64 cannot be compared bit for bit with HF's (about one pair in three
 differs in the last float32 bit); the comparison is therefore with HF's own
 reference path for the candidate, whose row the engine has proved and tested.
-Anything that does not fit (a block that is not a rotation, a rotated block
-not at the start of the head, a length-dependent rope type, M-RoPE sections,
-an inline rotation the recorder cannot see) is a refusal naming the layer and
-what did not fit.  The identified regimes are read by the same reader as a
+A model whose rotary class takes multi-axis (M-RoPE) positions is run again
+with those positions replaced, one axis at a time and then mixed, and each
+pair's axis is identified as well (:mod:`._hf_axes`).  Anything that does not
+fit (a block that is not a rotation, a rotated block not at the start of the
+head, a length-dependent rope type, an M-RoPE layout the engine's bands cannot
+express, an inline rotation the recorder cannot see) is a refusal naming the
+layer and what did not fit.  The identified regimes are read by the same reader as a
 row's (:class:`._model_config._Reader`), so they go through the same proofs
 and exports.
 
