@@ -655,6 +655,10 @@ def model_from_identified(identified, source: str) -> ModelRope:
     if "nope" in layer_names:
         regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
     notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes)) + mrope_note
+    if identified.filled:
+        notes += ("filled to build the model: " + ", ".join(f"{k} = {v}" for k, v in identified.filled)
+                  + " (None in the config, used by HF's own code; a size that never enters the position map, "
+                    "filled as the shrinking sets it)",)
     nope = text.get("qk_nope_head_dim")
     if isinstance(nope, int) and text.get("qk_rope_head_dim") == identified.head:
         notes += (f"multi-head latent attention: the head read is the qk_rope_head_dim = {identified.head} "

@@ -123,6 +123,8 @@ class Identified:
     axis_count: int = 0  # M-RoPE: rows of position ids HF's rotary class takes (0: one position per token)
     #: M-RoPE: layer: [(rows of position ids (axes, T), (T, d, d) map)] recorded with substituted positions
     axis_runs: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    #: sizes the class defaults leave None that HF's own code uses, filled to build the model: (key, value)
+    filled: tuple = ()
 
 
 def _hf_config(data: Mapping, source: str, model_type: str):
@@ -347,19 +349,30 @@ def _learned_rotary(model) -> str:
     return ""
 
 
-def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
-    import importlib
+def _unset_sizes(small) -> dict:
+    """The sizes that never enter the position map (as :func:`_shrunk` reads them) the config leaves ``None``,
+    with the value the shrinking gives such a size."""
+    out = {}
+    for key, value in small.to_dict().items():
+        if value is not None:
+            continue
+        if key in _SHRINK:
+            out[key] = _SHRINK[key]
+        elif _EXPERTS.search(key):
+            out[key] = 4
+        elif _SIZE.search(key) and not _KEEP.search(key):
+            out[key] = 512 if _VOCAB.search(key) else 32
+    return out
 
+
+def _build(small, source: str, model_type: str):
+    """``(model or None, errors)``: the shrunk text model built by the first builder that can, its parameters
+    counted on the meta device first (a size the shrinking does not know must not fill memory)."""
     import torch
     import transformers
 
-    small = _shrunk(text, head, stated)
-    count = getattr(small, "num_hidden_layers", None)
-    if not isinstance(count, int) or count < 1:
-        raise _fail(source, model_type, "the text config has no num_hidden_layers")
-    model, errors = None, []
-    # count the parameters on the meta device first: a size the shrinking does not know must not fill memory
     builders = _builders(small, transformers)
+    params = 0
     for auto in builders:
         try:
             with torch.device("meta"):
@@ -374,6 +387,7 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
                                         f"{MAX_PARAMETERS}): a size it keeps is not one the reading knows to shrink")
     # the text model (AutoModel); a text config only a causal-LM head is registered for: that model; a text
     # config no auto class is registered for: the modeling module's own model class for it
+    model, errors = None, []
     for auto in builders:
         try:
             with torch.random.fork_rng():
@@ -382,6 +396,29 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
             break
         except Exception as err:  # noqa: BLE001 -- any failure of HF's own build is this config's refusal
             errors.append(f"{type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}")
+    return model, errors
+
+
+def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
+    import importlib
+
+    import torch
+    import transformers
+
+    small = _shrunk(text, head, stated)
+    count = getattr(small, "num_hidden_layers", None)
+    if not isinstance(count, int) or count < 1:
+        raise _fail(source, model_type, "the text config has no num_hidden_layers")
+    model, errors = _build(small, source, model_type)
+    filled: tuple = ()
+    unset = _unset_sizes(small)
+    if model is None and unset:
+        # HF's class defaults leave a size its own code uses None (Dots1's n_routed_experts): filled as the
+        # shrinking sets it, since it never enters the position map; the output names it
+        for key, value in unset.items():
+            setattr(small, key, value)
+        model, _ = _build(small, source, model_type)  # still failing: the class defaults' error says why
+        filled = tuple(unset.items())
     if model is None:
         # the config's own model class (the last builders) says why it fails; an auto class only that it has none
         raise _fail(source, model_type, f"HF could not build the text model ({errors[-1]})")
@@ -436,7 +473,7 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
         if substitute is not None:
             axes = drive(substitute, lambda: model(**given, position_ids=positions, use_cache=False), recorder,
                          PROBE_POSITIONS, lambda what: _fail(source, model_type, what))
-    return type(model).__name__, count, recorder, axes
+    return type(model).__name__, count, recorder, axes, filled
 
 
 def _same_map(a, b) -> bool:
@@ -577,7 +614,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
     inner = data.get("text_config")
     stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
-    class_name, count, recorder, (axis_count, axis_runs) = _run(text, head, source, model_type, stated)
+    class_name, count, recorder, (axis_count, axis_runs), filled = _run(text, head, source, model_type, stated)
     if axis_count and axis_count != len(AXIS_NAMES):
         raise fail(f"HF's multi-axis rotary class takes {axis_count} rows of position ids (one per axis); the "
                    f"engine's M-RoPE form has {len(AXIS_NAMES)} axes ({', '.join(AXIS_NAMES)})")
@@ -649,7 +686,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
                    "refused rather than read as NoPE")
     return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
-                      tuple(maps), recorded_maps, axis_count, axis_maps)
+                      tuple(maps), recorded_maps, axis_count, axis_maps, filled)
 
 
 def _one(calls):
