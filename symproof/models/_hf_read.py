@@ -403,7 +403,6 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     import importlib
 
     import torch
-    import transformers
 
     small = _shrunk(text, head, stated)
     count = getattr(small, "num_hidden_layers", None)
