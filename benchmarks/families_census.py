@@ -5,7 +5,8 @@ A model type counts as rotary when a ``modeling_*.py`` of its folder defines a
 from its config class's defaults (``{"model_type": T}``, as ``AutoConfig.for_model``
 builds it).  An accepted type is then compared with HF: for a type read
 through transformers, the exported numpy kernel applied to the basis vectors
-at the probed positions against the maps recorded from HF's own forward
+at the probed positions against the maps recorded from HF's own forward (for an M-RoPE type also at the
+multi-axis positions its rotary class was driven with, one axis alone and all mixed)
 (within float32-angle accuracy, as the family tests bound it); for a type with
 a row, the family tests do that comparison.  One JSON line per type, then a
 summary.  Usage: ``python benchmarks/families_census.py OUT.jsonl [TYPES...]``.
@@ -83,12 +84,20 @@ def compare(identified, model, folder):
     x = np.broadcast_to(np.eye(d)[:, None, :], (d, T, d)).copy()
     positions = np.broadcast_to(np.array(PROBE_POSITIONS)[None], (d, T)).copy()
     worst = -np.inf
+    regimes = getattr(module, "LAYER_REGIMES", None)
     for layer, maps in identified.recorded.items():
-        regimes = getattr(module, "LAYER_REGIMES", None)
         ours = module.apply(x, positions, regime=regimes[layer]) if regimes else module.apply(x, positions)
         theirs = np.transpose(maps, (2, 0, 1))  # (j, t, i)
         bound = (8 * np.abs(np.array(PROBE_POSITIONS, dtype=float))[None, :, None] + 8) * 2.0 ** -24 * 2
         worst = max(worst, float(np.max(np.abs(ours - theirs) - bound)))
+    # M-RoPE: the maps recorded with each axis alone and with the axes mixed, as (3, rows) positions
+    for layer, runs in identified.axis_runs.items():
+        for rows, maps in runs:
+            axes = np.broadcast_to(np.array(rows)[:, None, :], (len(rows), d, T)).copy()
+            ours = module.apply(x, axes, regime=regimes[layer]) if regimes else module.apply(x, axes)
+            theirs = np.transpose(maps, (2, 0, 1))
+            bound = (8 * np.abs(np.array(rows, dtype=float)).max(axis=0)[None, :, None] + 8) * 2.0 ** -24 * 2
+            worst = max(worst, float(np.max(np.abs(ours - theirs) - bound)))
     return worst
 
 
@@ -126,6 +135,8 @@ def main():
                     excess = compare(identified, model, os.path.join(tmp, str(k)))
                     entry.update(verdict="accepted" if excess <= 0 else "WRONG", via="transformers",
                                  regimes=list(model.names), excess=excess, text_type=identified.text_type)
+                    if identified.axis_count:
+                        entry["mrope_section"] = list(model.mrope_section)
             except Timeout:
                 entry.update(verdict="refused", why="timeout (150 s)")
             except Exception as err:  # noqa: BLE001 -- the census records every outcome

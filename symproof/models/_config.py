@@ -628,6 +628,7 @@ def model_from_identified(identified, source: str) -> ModelRope:
         raise VariantFileError("the rotating layers write their rotated coordinates out in different orders; "
                                "a model has one output order")
     (order,) = orders
+    mrope, mrope_note = _identified_axes(distinct)
     names = {m: "rope" if len(distinct) == 1 else f"rope-{k + 1}" for k, m in enumerate(distinct)}
     layer_names = [names[m] if m.width else "nope" for m in identified.layers]
     regimes = []
@@ -653,15 +654,44 @@ def model_from_identified(identified, source: str) -> ModelRope:
         regimes.append(Regime(names[m], layers, variant))
     if "nope" in layer_names:
         regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
-    notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
+    notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes)) + mrope_note
+    if identified.filled:
+        notes += ("filled to build the model: " + ", ".join(f"{k} = {v}" for k, v in identified.filled)
+                  + " (None in the config, used by HF's own code; a size that never enters the position map, "
+                    "filled as the shrinking sets it)",)
     nope = text.get("qk_nope_head_dim")
     if isinstance(nope, int) and text.get("qk_rope_head_dim") == identified.head:
         notes += (f"multi-head latent attention: the head read is the qk_rope_head_dim = {identified.head} "
                   f"coordinates HF's attention passes to its apply function; the qk_nope_head_dim = {nope} "
                   "others of each query/key head are not rotated, and apply takes the rotated part only",)
     stem = _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else identified.model_type)
-    return ModelRope(identified.text_type, source, stem, identified.head, 0, order, None, tuple(regimes),
+    return ModelRope(identified.text_type, source, stem, identified.head, 0, order, mrope, tuple(regimes),
                      tuple(layer_names), notes)
+
+
+def _identified_axes(distinct):
+    """The M-RoPE bands of the rotating layers identified through transformers (one for the model), and the
+    note saying what they are, or ``(None, ())``."""
+    from ._hf_axes import describe, sections
+
+    axes = {m.axes for m in distinct}
+    if axes == {None}:
+        return None, ()
+    if len(axes) > 1:
+        raise VariantFileError("the rotating layers follow the M-RoPE position axes differently; a model has one "
+                               "assignment of pairs to axes")
+    (pair_axes,) = axes
+    section = sections(pair_axes)
+    expanded = tuple(k % 3 for k, size in enumerate(section) for _ in range(size))
+    if expanded != pair_axes:  # the bands are the engine's form of the recorded axes, exactly
+        raise VariantFileError("the M-RoPE bands do not give back the recorded axis of every pair")
+    return section, (
+        "M-RoPE, identified by driving HF's rotary class with position ids that vary along one axis (t, h, w) at "
+        f"a time, then along all three at once: {describe(pair_axes)}; pair r turns at its own frequency by the "
+        "position of its axis (the engine's M-RoPE bands: mrope_section "
+        f"{list(section) if len(section) <= 6 else f'of {len(section)} bands'}, band k following axis k mod 3)",
+        "on text (t = h = w = the token's position) every pair turns by the token's position: the map is the "
+        "regime's plain RoPE, which is what is checked; apply also takes positions (3, ...) as t, h, w")
 
 
 def read_through_transformers(data: Mapping, source: str, model_type: str):

@@ -28,10 +28,13 @@ HF computes its angles in float32, so the engine's exact frequencies rounded
 to float64 cannot be compared bit for bit with HF's (about one pair in three
 differs in the last float32 bit); the comparison is therefore with HF's own
 reference path for the candidate, whose row the engine has proved and tested.
-Anything that does not fit (a block that is not a rotation, a rotated block
-not at the start of the head, a length-dependent rope type, M-RoPE sections,
-an inline rotation the recorder cannot see) is a refusal naming the layer and
-what did not fit.  The identified regimes are read by the same reader as a
+A model whose rotary class takes multi-axis (M-RoPE) positions is run again
+with those positions replaced, one axis at a time and then mixed, and each
+pair's axis is identified as well (:mod:`._hf_axes`).  Anything that does not
+fit (a block that is not a rotation, a rotated block not at the start of the
+head, a length-dependent rope type, an M-RoPE layout the engine's bands cannot
+express, an inline rotation the recorder cannot see) is a refusal naming the
+layer and what did not fit.  The identified regimes are read by the same reader as a
 row's (:class:`._model_config._Reader`), so they go through the same proofs
 and exports.
 
@@ -48,6 +51,7 @@ import re
 from typing import Mapping
 
 from .._ground._errors import VariantFileError
+from ._hf_axes import AXIS_NAMES, describe, drive, multi_axis_modules, pair_axes, substituting
 
 __all__ = ["transformers_available", "identified_row"]
 
@@ -103,6 +107,7 @@ class LayerMap:
     table: str = "{}"  # the rope table of the candidate, as sorted JSON
     partial: float = 1.0
     output_order: tuple | None = None  # the head's coordinates as written out after the rotation (see _LAYOUTS)
+    axes: tuple | None = None  # M-RoPE: the position axis each rotated pair follows (see _hf_axes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +120,11 @@ class Identified:
     data: dict  # the text config as HF resolved it (to_dict)
     layers: tuple  # LayerMap per decoder layer
     recorded: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)  # layer: (T, d, d) maps
+    axis_count: int = 0  # M-RoPE: rows of position ids HF's rotary class takes (0: one position per token)
+    #: M-RoPE: layer: [(rows of position ids (axes, T), (T, d, d) map)] recorded with substituted positions
+    axis_runs: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    #: sizes the class defaults leave None that HF's own code uses, filled to build the model: (key, value)
+    filled: tuple = ()
 
 
 def _hf_config(data: Mapping, source: str, model_type: str):
@@ -327,22 +337,6 @@ class _Direct:
         return self.cls._from_config(config, dtype=dtype)
 
 
-def _multi_axis_rotary(model) -> str:
-    """The name of a rotary class of ``model`` whose code handles M-RoPE sections, else ``""``."""
-    import inspect
-
-    for sub in model.modules():
-        name = type(sub).__name__
-        if name.endswith("RotaryEmbedding"):
-            try:
-                code = inspect.getsource(type(sub))
-            except (OSError, TypeError):
-                return name  # code not readable: not known to be single-axis
-            if "mrope" in code.lower():
-                return name
-    return ""
-
-
 def _learned_rotary(model) -> str:
     """A rotary class of ``model`` with parameters (Mistral Large 4's LeRoPE ``alpha``), as ``"Name (alpha)"``,
     else ``""``: its map depends on the checkpoint's weights, which a model built from the config does not have
@@ -355,19 +349,30 @@ def _learned_rotary(model) -> str:
     return ""
 
 
-def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
-    import importlib
+def _unset_sizes(small) -> dict:
+    """The sizes that never enter the position map (as :func:`_shrunk` reads them) the config leaves ``None``,
+    with the value the shrinking gives such a size."""
+    out = {}
+    for key, value in small.to_dict().items():
+        if value is not None:
+            continue
+        if key in _SHRINK:
+            out[key] = _SHRINK[key]
+        elif _EXPERTS.search(key):
+            out[key] = 4
+        elif _SIZE.search(key) and not _KEEP.search(key):
+            out[key] = 512 if _VOCAB.search(key) else 32
+    return out
 
+
+def _build(small, source: str, model_type: str):
+    """``(model or None, errors)``: the shrunk text model built by the first builder that can, its parameters
+    counted on the meta device first (a size the shrinking does not know must not fill memory)."""
     import torch
     import transformers
 
-    small = _shrunk(text, head, stated)
-    count = getattr(small, "num_hidden_layers", None)
-    if not isinstance(count, int) or count < 1:
-        raise _fail(source, model_type, "the text config has no num_hidden_layers")
-    model, errors = None, []
-    # count the parameters on the meta device first: a size the shrinking does not know must not fill memory
     builders = _builders(small, transformers)
+    params = 0
     for auto in builders:
         try:
             with torch.device("meta"):
@@ -382,6 +387,7 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
                                         f"{MAX_PARAMETERS}): a size it keeps is not one the reading knows to shrink")
     # the text model (AutoModel); a text config only a causal-LM head is registered for: that model; a text
     # config no auto class is registered for: the modeling module's own model class for it
+    model, errors = None, []
     for auto in builders:
         try:
             with torch.random.fork_rng():
@@ -390,15 +396,34 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
             break
         except Exception as err:  # noqa: BLE001 -- any failure of HF's own build is this config's refusal
             errors.append(f"{type(err).__name__}: {str(err).splitlines()[0][:120] if str(err) else ''}")
+    return model, errors
+
+
+def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
+    import importlib
+
+    import torch
+
+    small = _shrunk(text, head, stated)
+    count = getattr(small, "num_hidden_layers", None)
+    if not isinstance(count, int) or count < 1:
+        raise _fail(source, model_type, "the text config has no num_hidden_layers")
+    model, errors = _build(small, source, model_type)
+    filled: tuple = ()
+    unset = _unset_sizes(small)
+    if model is None and unset:
+        # HF's class defaults leave a size its own code uses None (Dots1's n_routed_experts): filled as the
+        # shrinking sets it, since it never enters the position map; the output names it
+        for key, value in unset.items():
+            setattr(small, key, value)
+        model, _ = _build(small, source, model_type)  # still failing: the class defaults' error says why
+        filled = tuple(unset.items())
     if model is None:
         # the config's own model class (the last builders) says why it fails; an auto class only that it has none
         raise _fail(source, model_type, f"HF could not build the text model ({errors[-1]})")
     model.eval()
     module = importlib.import_module(type(model).__module__)
-    multi_axis = _multi_axis_rotary(model)
-    if multi_axis:
-        raise _fail(source, model_type, f"HF's {multi_axis} takes multi-axis (M-RoPE) positions; a forward on text "
-                                        "positions cannot tell the axes apart")
+    multi_axis = multi_axis_modules(model)
     learned = _learned_rotary(model)
     if learned:
         raise _fail(source, model_type, f"HF's {learned} has learned parameters: the rotary map depends on the "
@@ -419,7 +444,7 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     T = len(PROBE_POSITIONS)
     ids = torch.arange(1, T + 1).reshape(1, T) % small.vocab_size
     positions = torch.tensor([PROBE_POSITIONS])
-    with recorder.patched() as found, torch.no_grad():
+    with recorder.patched() as found, torch.no_grad(), substituting(multi_axis) as substitute:
         if not found:
             raise _fail(source, model_type, f"{module.__name__} has no apply_rotary* function to record")
         # token ids, else hidden states (an encoder or a depth decoder takes inputs_embeds only): the rotary
@@ -442,7 +467,12 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
         if first is not None:
             raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(first).__name__}: "
                                             f"{str(first).splitlines()[0][:160] if str(first) else ''})") from None
-    return type(model).__name__, count, recorder
+        # M-RoPE: the same forward with the position ids of the multi-axis classes replaced, one axis at a time
+        axes = (0, [])
+        if substitute is not None:
+            axes = drive(substitute, lambda: model(**given, position_ids=positions, use_cache=False), recorder,
+                         PROBE_POSITIONS, lambda what: _fail(source, model_type, what))
+    return type(model).__name__, count, recorder, axes, filled
 
 
 def _same_map(a, b) -> bool:
@@ -513,7 +543,11 @@ def _tables(text):
     return {None: dict(rope)}
 
 
-def _reference(table: dict, head: int, text, layer: int, fail):
+#: rope-table keys of M-RoPE, read from the recorded maps (the axis of each pair), not by the reference path
+_MROPE_KEYS = ("mrope_section", "mrope_interleaved")
+
+
+def _reference(table: dict, head: int, text, layer: int, fail, multi_axis: bool = False):
     """HF's reference cos and sin, ``(T, w/2)`` each, for the candidate row (rope table, head width)."""
     import torch
     from transformers.models.stablelm import configuration_stablelm, modeling_stablelm
@@ -522,13 +556,13 @@ def _reference(table: dict, head: int, text, layer: int, fail):
     if rope_type not in LENGTH_FREE:
         raise fail(f"layer {layer}: rope_type {rope_type!r} depends on the call length (or has no reference "
                    f"row); one recorded call cannot identify it (identified: {', '.join(LENGTH_FREE)})")
-    if table.get("mrope_section") is not None or table.get("mrope_interleaved"):
-        raise fail(f"layer {layer}: the rope table has M-RoPE sections (multi-axis positions); a recorded call "
-                   "on text positions cannot tell the axes apart")
+    if not multi_axis and (table.get("mrope_section") is not None or table.get("mrope_interleaved")):
+        raise fail(f"layer {layer}: the rope table has M-RoPE sections (multi-axis positions) but no rotary class "
+                   "of the model takes multi-axis positions; which axis a pair follows is not identified")
     partial = table.get("partial_rotary_factor", getattr(text, "partial_rotary_factor", None))
     partial = 1.0 if partial is None else partial
-    params = {**table, "rope_type": rope_type, "partial_rotary_factor": partial}
-    params.pop("type", None)
+    params = {k: v for k, v in table.items() if k not in _MROPE_KEYS and k != "type"}
+    params.update(rope_type=rope_type, partial_rotary_factor=partial)
     try:
         config = configuration_stablelm.StableLmConfig(
             hidden_size=head, num_attention_heads=1, num_key_value_heads=1,
@@ -558,6 +592,7 @@ def _per_layer(text) -> str:
 
 
 def identify(data: Mapping, source: str, model_type: str) -> Identified:
+    import torch
     import transformers
 
     _config, text = _hf_config(data, source, model_type)
@@ -578,10 +613,18 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
     inner = data.get("text_config")
     stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
-    class_name, count, recorder = _run(text, head, source, model_type, stated)
+    class_name, count, recorder, (axis_count, axis_runs), filled = _run(text, head, source, model_type, stated)
+    if axis_count and axis_count != len(AXIS_NAMES):
+        raise fail(f"HF's multi-axis rotary class takes {axis_count} rows of position ids (one per axis); the "
+                   f"engine's M-RoPE form has {len(AXIS_NAMES)} axes ({', '.join(AXIS_NAMES)})")
+    rotating = {layer for layer, calls in recorder.calls.items() if calls}
+    for rows, calls in axis_runs:  # the layers that rotate do not depend on the positions given
+        if {layer for layer, c in calls.items() if c} != rotating:
+            raise fail(f"with the position ids of the multi-axis rotary class replaced ({_short(rows[0])} on the "
+                       "first axis), other layers apply a rotation than on text positions")
     layer_types = getattr(text, "layer_types", None)
     pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
-    maps, recorded_maps = [], {}
+    maps, recorded_maps, axis_maps = [], {}, {}
     for layer in range(count):
         calls = recorder.calls.get(layer, [])
         if layer in recorder.inline:
@@ -610,7 +653,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         table = tables.get(layer_type) if layer_type in tables else tables.get(None)
         if table is None:
             raise fail(f"layer {layer}: no rope table for layer type {layer_type!r}")
-        cos, sin, partial = _reference(table, head, text, layer, fail)
+        cos, sin, partial = _reference(table, head, text, layer, fail, bool(axis_count))
         if cos.shape[-1] != width // 2:
             raise fail(f"layer {layer}: {width} coordinates rotate, the rope table and partial factor {partial} "
                        f"give {2 * cos.shape[-1]}")
@@ -622,9 +665,18 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         for got, want, what in ((c, cos, "cos"), (s, sin, "sin")):
             if not bool((got == want).all()):
                 t, r = [int(v) for v in (got != want).nonzero()[0]]
+                other = next((k for k in range(want.shape[1]) if torch.equal(got[:, r], want[:, k])), None)
+                hint = "" if other is None else (f" (it is pair {other}'s: HF permutes the frequencies across pairs, "
+                                                 "which no row of the engine expresses)")
                 raise fail(f"layer {layer}: pair {r} at position {PROBE_POSITIONS[t]}: {what} {float(got[t, r])!r} "
-                           f"is not HF's reference {float(want[t, r])!r} for rope table {str(table)[:80]}")
-        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order))
+                           f"is not HF's reference {float(want[t, r])!r} for rope table {str(table)[:80]}{hint}")
+        axes = None
+        if axis_count:
+            axes = pair_axes(layer, axis_count, [(rows, calls) for rows, calls in axis_runs], width, pairing, order,
+                             cos, sin, PROBE_POSITIONS, fail)
+            axis_maps[layer] = [(rows, _one(calls.get(layer))) for rows, calls in axis_runs]
+        table = {k: v for k, v in table.items() if k not in _MROPE_KEYS}  # read as the recorded axes
+        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order, axes))
         recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
@@ -633,7 +685,12 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
                    "refused rather than read as NoPE")
     return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
-                      tuple(maps), recorded_maps)
+                      tuple(maps), recorded_maps, axis_count, axis_maps, filled)
+
+
+def _one(calls):
+    """The map of a layer's first recorded call as numpy (pair_axes checked the others record the same)."""
+    return calls[0][1].numpy()
 
 
 def identified_row(identified: Identified) -> str:
@@ -641,9 +698,10 @@ def identified_row(identified: Identified) -> str:
     rows = []
     for m in dict.fromkeys(m for m in identified.layers if m.width):
         interleave = ", rope_interleave=True" if m.output_order is not None else ""
+        mrope = "" if m.axes is None else f"; M-RoPE {describe(m.axes)}"
         rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}"{interleave}, '
                     f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
-                    f"# rotated width {m.width} of {identified.head}")
+                    f"# rotated width {m.width} of {identified.head}{mrope}")
     return "\n".join(rows)
 
 

@@ -91,6 +91,7 @@ TYPES = {
     "olmo3": _every_layer_rotates,
     "mistral3": _every_layer_rotates,
     "qwen3_next": _qwen3_next_nope,
+    "dots1": _every_layer_rotates,  # n_routed_experts left None by the class, which HF's code uses: filled, named
 }
 
 
@@ -224,6 +225,13 @@ def test_a_block_that_is_not_a_rotation_is_refused():
 def test_what_one_call_cannot_identify_is_refused(change, words):
     with pytest.raises(VariantFileError, match=words):
         load_model({"model_type": "helium", "num_hidden_layers": 2, **change})
+
+
+def test_a_size_the_class_defaults_leave_none_is_filled_and_named():
+    # Dots1Config leaves the expert counts None and Dots1's MoE layers use them: the build fails on the defaults
+    model = load_model({"model_type": "dots1", "num_hidden_layers": 2})
+    (note,) = [n for n in model.notes if n.startswith("filled to build the model: ")]
+    assert "n_routed_experts = 4" in note and "a size that never enters the position map" in note
 
 
 def test_a_type_that_is_not_rotary_is_still_refused_as_no_family():
