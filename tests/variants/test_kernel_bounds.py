@@ -152,9 +152,9 @@ P = [0, 1, 2, 3, 5, 8, 13, 21]
 base = "100"
 [position]
 axes = ["row", "col"]
-axis = "r % 2"
+axis = "mod(r, 2)"
 transform = "P(m)"
-'''.replace('axis = "r % 2"', 'axis = "mod(r, 2)"'),
+''',
     "range-additive": '''name = "range-additive"
 kind = "additive"
 width = 4
