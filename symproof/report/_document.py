@@ -82,8 +82,8 @@ class Item:
     #: the other rows of the run show the formula the derivation names them by (see :func:`row_formulas`)
     computed_rows: list = field(default_factory=list)
     #: a step whose two sides compute to the same text: how their common form is shown below the
-    #: named relation: ``"line"`` (one line), ``"fold"`` (long: folded), ``"pdf"`` (long beside named sides:
-    #: printed in full in the PDF only, the page says so in one line), ``""`` (a zero the names state)
+    #: named relation: ``"line"`` (one line), ``"fold"`` (long: folded in a ``<details>``, which the print
+    #: style opens), ``""`` (a zero the names state)
     common: str = "line"
 
 
@@ -413,8 +413,8 @@ def _attach_view(item: Item) -> None:
                 item.common = ""  # "= 0" is in the named relation already; a bare zero matrix says nothing more
             else:
                 long = len(_text(common) or "") > FOLD_CHARS
-                # the page weight budget: a long common form beside the named relation goes to the PDF only
-                item.common = ("pdf" if item.shown else "fold") if long else "line"
+                # nothing is omitted: a long common form is folded on screen and printed open
+                item.common = "fold" if long else "line"
     elif item.kind == "holds":
         item.view = joint_view([item.before])
 

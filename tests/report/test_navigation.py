@@ -7,6 +7,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from .conftest import launch_chromium, needs_chromium
+
 
 class _Outline(HTMLParser):
     """The ids of the top-level sections, in order, and each pager's links."""
@@ -56,3 +58,32 @@ def test_every_section_ends_on_previous_contents_and_next(outline):
 @pytest.mark.parametrize("rule", [r"@media \(prefers-color-scheme: ?dark\) ?\{[^@]*background", r"@media print ?\{[^@]*nav\.toc"])
 def test_the_page_carries_its_dark_and_print_styles(outline, rule):
     assert re.search(rule, outline.style), rule
+
+
+def test_nothing_on_the_page_is_replaced_by_a_note(fresh_report):
+    """A long step is folded, never left out with a pointer to the PDF."""
+    page = (fresh_report.folder / "index.html").read_text("utf-8")
+    assert "too long for this page" not in page and "printed in full in the PDF" not in page
+    assert "<details><summary>both reduce to</summary>" in page
+
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_a_fold_is_open_when_printed(fresh_report):
+    """The print style opens every ``<details>``: on screen a folded step's content is hidden, in print it is
+    shown (Chromium's computed style of the fold's content, the page as written)."""
+    from playwright import sync_api
+
+    probe = "() => getComputedStyle(document.querySelector('details'), '::details-content').contentVisibility"
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            page = browser.new_page()
+            page.goto((fresh_report.folder / "index.html").as_uri(), wait_until="load")
+            on_screen = page.evaluate(probe)
+            page.emulate_media(media="print")
+            printed = page.evaluate(probe)
+        finally:
+            browser.close()
+    assert (on_screen, printed) == ("hidden", "visible")
