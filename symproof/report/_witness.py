@@ -84,6 +84,19 @@ class Counterexample:
     named: list = field(default_factory=list)
     #: the two sides at the witness when they are small matrices (shown whole beside the entry), else None
     sides: tuple | None = None
+    #: when the exact entries of two small matrices are too long to read: each side's rows of certified
+    #: decimals (``"−0.8415"``), shown instead of the exact sides
+    decimal_sides: tuple | None = None
+
+    @property
+    def decimal_sides_tex(self) -> tuple:
+        """Each of :attr:`decimal_sides` as a LaTeX ``bmatrix`` (``1.778 \\times 10^{-4}``, not e-notation)."""
+        def tex(decimal: str) -> str:
+            mantissa, _, exponent = decimal.replace("\u2212", "-").partition("e")
+            return mantissa + (f" \\times 10^{{{int(exponent)}}}" if exponent else "")
+
+        return tuple("\\begin{bmatrix}" + r" \\ ".join(" & ".join(tex(d) for d in row) for row in side)
+                     + "\\end{bmatrix}" for side in self.decimal_sides or ())
 
     @property
     def entry_text(self) -> str:
@@ -158,6 +171,8 @@ def _compare(view: Counterexample, left, right) -> None:
             view.entry = differ[0][:1] if left.cols == 1 else differ[0]
             view.entries, view.differing = len(cells), len(differ) if counted else 0
             view.sides = _shown_sides(left, right)
+            if view.sides is None:
+                view.decimal_sides = _decimal_sides(left, right)
             left, right = left[differ[0]], right[differ[0]]
     if isinstance(left, sp.MatrixBase) or isinstance(right, sp.MatrixBase):
         return
@@ -174,6 +189,18 @@ def _shown_sides(left, right):
     shown = tuple(side.applyfunc(display_form) for side in (left, right))
     texts = [_fitting_latex(entry) for side in shown for entry in side]
     return shown if all(text is not None and len(text) <= MAX_EXACT_CHARS for text in texts) else None
+
+
+def _decimal_sides(left, right):
+    """Both sides as rows of certified decimals, when they are small matrices whose every entry has one."""
+    if len(left) > MAX_SHOWN_ENTRIES:
+        return None
+    def decimal(entry) -> str:  # an integer is its own decimal
+        return str(entry).replace("-", "\u2212") if entry.is_Integer else certified_decimal(entry)
+
+    sides = tuple([[decimal(side[i, j]) for j in range(side.cols)] for i in range(side.rows)]
+                  for side in (left, right))
+    return sides if all(d for side in sides for row in side for d in row) else None
 
 
 def _value(number, limit: int = MAX_EXACT_CHARS) -> Value:

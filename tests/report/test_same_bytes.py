@@ -160,8 +160,13 @@ def _without_listings(text: str) -> str:
     """The generated kernels' sources hold float64 literals of exact constants (rounded once, from
     30 digits): code, not a measurement; they are left out of the scan.  So are the figures' drawing
     coordinates (the page's inline ``<svg>``, the LaTeX ``picture`` that places the PDF's labels): positions
-    on a canvas, rounded to a hundredth of a point, not numbers the text states."""
+    on a canvas, rounded to a hundredth of a point, not numbers the text states; and the matrices of
+    certified decimals a counterexample box shows after its ``≈``."""
     text = re.sub(r"<svg\b.*?</svg>", "", text, flags=re.S)
+    # a matrix of certified decimals (a counterexample's sides whose exact entries are too long): every entry
+    # is certified like a single "≈ 0.7311", the mark standing before the matrix
+    text = re.sub(r"&asymp; <math><mo>\[</mo><mtable>.*?</mtable><mo>\]</mo></math>", "", text, flags=re.S)
+    text = re.sub(r"\\approx \\begin\{bmatrix\}.*?\\end\{bmatrix\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{picture\}.*?\\end\{picture\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{Verbatim\}.*?\\end\{Verbatim\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{lstlisting\}.*?\\end\{lstlisting\}", "", text, flags=re.S)

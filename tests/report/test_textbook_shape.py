@@ -16,7 +16,7 @@ import sympy as sp
 
 from symproof.encodings import cycle_notation, permutation_matrix
 from symproof.report._document import _moved, _telling_first, Item
-from symproof.report._witness import MAX_EXACT_CHARS, MAX_SHOWN_ENTRIES, _shown_sides
+from symproof.report._witness import MAX_EXACT_CHARS, MAX_SHOWN_ENTRIES, Counterexample, _decimal_sides, _shown_sides
 
 
 def _articles(page: str) -> list:
@@ -102,8 +102,8 @@ DEFECTS = [
     ("a vector entry as R(1) q [0]", vector_entries_as_indexing, 0, "<i>R(1) q [0]</i>"),
     ("the frequency written w", frequency_as_w, 0,
      "<math><mi>sin</mi><mo>\u2061</mo><mtext>(</mtext><mi>t</mi><mi>w</mi><mtext>)</mtext></math>"),
-    # the boxes whose matrices hold an entry too long to read (attention at a witness, a relayout of RoPE)
-    ("an entry named without the two matrices", boxes_naming_an_entry_without_the_sides, 2,
+    # a matrix whose exact entries are too long to read is shown by its certified decimals
+    ("an entry named without the two matrices", boxes_naming_an_entry_without_the_sides, 0,
      '<article class="claim" id="a.b"><div class="witnessbox">Counterexample: <math><mi>X</mi></math>;<br>'
      "entry (0, 0) (2 of 6 differ): left 1, right 0; difference 1</div></article>"),
 ]
@@ -196,3 +196,18 @@ def test_small_sides_are_shown_and_long_ones_are_not():
     assert _shown_sides(sp.Matrix([long_entry, 0]), sp.Matrix([0, 0])) is None
     wide = sp.ones(1, MAX_SHOWN_ENTRIES + 1)
     assert _shown_sides(wide, wide * 0) is None
+
+
+def test_long_sides_are_shown_by_their_certified_decimals():
+    x = sp.Symbol("x")
+    long_entry = sp.Add(*[sp.sin(k * sp.exp(x)) / (k + 1) for k in range(1, 12)]).subs(x, 1)
+    left, right = sp.Matrix([long_entry, -sp.Rational(1, 3)]), sp.Matrix([0, sp.Rational(1, 7000)])
+    sides = _decimal_sides(left, right)
+    assert sides is not None and all(len(side) == 2 and len(side[0]) == 1 for side in sides)
+    assert sides[0][1] == ["\u22120.3333"]
+    tex = Counterexample(objects=[], decimal_sides=sides).decimal_sides_tex
+    assert tex == (r"\begin{bmatrix}" + sides[0][0][0] + r" \\ -0.3333\end{bmatrix}",
+                   r"\begin{bmatrix}0 \\ 1.429 \times 10^{-4}\end{bmatrix}")
+    # a symbolic entry has no decimal: no decimal sides, rather than a guess
+    assert _decimal_sides(sp.Matrix([x, 0]), sp.Matrix([0, 0])) is None
+    assert _decimal_sides(sp.ones(1, MAX_SHOWN_ENTRIES + 1), sp.zeros(1, MAX_SHOWN_ENTRIES + 1)) is None
