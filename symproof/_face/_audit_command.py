@@ -9,7 +9,6 @@ folder is resolved before the code runs (the code may ``chdir``).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -19,6 +18,7 @@ from .._ground._text import printable
 from .._audit._audit import audit, audit_positions
 from .._audit._load import load_like
 from .._audit._runner import RunnerError, split_target
+from ._answer import print_answer
 
 __all__ = ["main_audit"]
 
@@ -47,10 +47,7 @@ def main_audit(args) -> int:
                    apply=getattr(args, "apply", None), table=getattr(args, "table", None),
                    call=getattr(args, "call", None), layout=getattr(args, "layout", None),
                    dtype=getattr(args, "dtype", None), cast_module=bool(getattr(args, "cast_module", False)), **({"probe_seconds": seconds} if seconds else {}))
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
-    else:
-        print(result.summary())
+    print_answer(args, result.as_dict, result.summary)
     sys.stdout.flush()
     if report is not None:
         from ..report import pdf_note

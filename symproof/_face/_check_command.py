@@ -20,7 +20,6 @@ one of its answers.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -32,6 +31,7 @@ from .._ground._text import one_line
 from ..models._json import is_model_config
 from ..variants._spec import Variant, load_variant
 from ..variants._steps import DEFAULT_STEPS, removed_budget
+from ._answer import print_answer
 
 # the checker, the prover and the family table are imported where they are used: a file refused while it
 # is read (most refusals) pays for reading it only
@@ -134,10 +134,8 @@ def _main_check(args, start, budget) -> int:
     targets = {"numpy", "c"} | ({getattr(args, "target", "numpy")} if export_dir is not None else set())
     results = check_variant(variant, kernel_targets=targets, **budget)
     seconds = time.perf_counter() - start
-    if getattr(args, "json", False):
-        print(json.dumps(results_as_dict(variant, results, seconds), indent=2))
-    else:
-        print(format_results(variant, results, seconds))
+    print_answer(args, lambda: results_as_dict(variant, results, seconds),
+                 lambda: format_results(variant, results, seconds))
     if export_dir is not None:
         from ..variants._export import variant_kernel
 
@@ -204,10 +202,7 @@ def _main_model(args, start, budget) -> int:
         report_dir = output_folder(report_dir, "--report")
     checked = check_model(model, **budget)
     seconds = time.perf_counter() - start
-    if getattr(args, "json", False):
-        print(json.dumps(model_as_dict(model, checked, seconds), indent=2))
-    else:
-        print(format_model(model, checked, seconds))
+    print_answer(args, lambda: model_as_dict(model, checked, seconds), lambda: format_model(model, checked, seconds))
     if export_dir is not None:
         every = [r for _, results in checked for r in results]  # the kernel of every regime
         _export_checked(lambda: model_kernel(model, target), target, export_dir, every, args)

@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from .._ground._examples import resolve_example
 from ..checklist import build_from_config, checklist
 from ..checklist._run import _selected
+from ._answer import print_answer
 
 __all__ = ["main_checklist"]
 
@@ -29,8 +29,5 @@ def main_checklist(args) -> int:
     source = os.path.join(path, "config.json") if os.path.isdir(path) else path
     result = checklist(model, only=args.only, progress=progress, config=source,
                        name=f"{args.path} ({model.config.model_type}, shrunk, seeded random weights)")
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=2, default=str))
-    else:
-        print(result.summary())
+    print_answer(args, result.as_dict, result.summary, default=str)
     return 0 if result.passed else 1

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from dataclasses import dataclass
 
@@ -28,12 +27,10 @@ __all__ = ["main", "build_parser", "COMMANDS"]
 
 def _cmd_verify(args) -> int:
     from ..claims import format_table, verify_claims
+    from ._answer import print_answer
 
     results, seconds = verify_claims(args.ids, progress_stream=sys.stderr)
-    if args.json:
-        print(json.dumps([r.as_dict() for r in results], indent=2))
-    else:
-        print(format_table(results, seconds))
+    print_answer(args, lambda: [r.as_dict() for r in results], lambda: format_table(results, seconds))
     return 0 if results and all(r.status == "proved" for r in results) else 1
 
 

@@ -7,7 +7,6 @@ Exit codes: ``0`` -- decided (``equal``, or ``differ`` with its witness); ``1`` 
 
 from __future__ import annotations
 
-import json
 
 from .._ground._errors import InvalidInputError
 from .._ground._examples import resolve_example
@@ -16,6 +15,7 @@ from ..models import load_model
 from ..models._json import is_model_config
 from ..variants._compare import compare_variants
 from ..variants._spec import load_variant
+from ._answer import print_answer
 
 __all__ = ["main_compare", "load_rotary_map"]
 
@@ -36,8 +36,6 @@ def load_rotary_map(argument: str):
 def main_compare(args) -> int:
     left, right = (load_rotary_map(name) for name in (args.left, args.right))
     comparison = compare_variants(left, right)
-    if getattr(args, "json", False):
-        print(json.dumps(comparison.as_dict(), indent=2))
-    else:
-        print("\n".join(one_line(line) for line in comparison.summary().splitlines()))
+    print_answer(args, comparison.as_dict,
+                 lambda: "\n".join(one_line(line) for line in comparison.summary().splitlines()))
     return comparison.exit_code
