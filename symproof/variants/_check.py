@@ -9,8 +9,9 @@ pair by pair, so every property is first stated for ONE generic pair, with a
 symbolic frequency ``omega`` (real) and a symbolic pair index ``r`` (a
 non-negative integer).  A proof there covers every concrete pair; the concrete
 frequency list is then checked to be an instance (every frequency real).  When
-the generic statement is not proved, the concrete pairs are tried one by one (a bias: every head;
-a statement with ``where`` case by case at its conditions, :mod:`._cases`):
+the generic statement is not proved, the concrete pairs are tried one by one, every pair (a bias:
+every head), equal substituted statements once, as far as the step budget goes (a statement with
+``where`` case by case at its conditions, :mod:`._cases`):
 a refutation there carries an exact witness *of the described scheme*, never
 of some other frequency.
 
@@ -49,7 +50,8 @@ from ._steps import DEFAULT_STEPS, removed_budget
 
 __all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]
 
-#: concrete pairs tried, at most, when the generic pair does not decide a property
+#: pairs spread over the spectrum that are tried first when the generic pair does not decide a property
+#: (every pair is tried after them); the cache property tries this many pairs that move most
 MAX_CONCRETE_PAIRS = 4
 
 PROPERTY_TITLES = {
