@@ -9,8 +9,9 @@ pair by pair, so every property is first stated for ONE generic pair, with a
 symbolic frequency ``omega`` (real) and a symbolic pair index ``r`` (a
 non-negative integer).  A proof there covers every concrete pair; the concrete
 frequency list is then checked to be an instance (every frequency real).  When
-the generic statement is not proved, the concrete pairs are tried one by one (a bias: every head;
-a statement with ``where`` case by case at its conditions, :mod:`._cases`):
+the generic statement is not proved, the concrete pairs are tried one by one, every pair (a bias:
+every head), equal substituted statements once, as far as the step budget goes (a statement with
+``where`` case by case at its conditions, :mod:`._cases`):
 a refutation there carries an exact witness *of the described scheme*, never
 of some other frequency.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import sympy as sp
 
@@ -49,7 +50,8 @@ from ._steps import DEFAULT_STEPS, removed_budget
 
 __all__ = ["Property", "properties_of", "check_variant", "PROPERTY_TITLES", "generic_symbols"]
 
-#: concrete pairs tried, at most, when the generic pair does not decide a property
+#: pairs spread over the spectrum that are tried first when the generic pair does not decide a property
+#: (every pair is tried after them); the cache property tries this many pairs that move most
 MAX_CONCRETE_PAIRS = 4
 
 PROPERTY_TITLES = {
@@ -278,6 +280,19 @@ def _spread(items: list) -> list:
     return [items[k] for k in dict.fromkeys(picks)][:MAX_CONCRETE_PAIRS]
 
 
+def _every_instance(variant: Variant) -> Iterator[tuple]:
+    """``(exact value, index)`` of every pair (head), one at a time: a bias's heads in order, a rotary
+    file's pairs spread over the spectrum first (:func:`_spread`: a failure at one end shows up early),
+    then the others in order.  Each value is built only when it is reached, and each reach is a check
+    point of the step budget, so the walk over a wide head stops where the budget does."""
+    instances = _instances(variant)
+    first = instances if variant.kind == "bias" else _spread(instances)
+    chosen = set(first)
+    for index in first + [k for k in instances if k not in chosen]:
+        _budget.check()
+        yield variant.exact_value(index), index
+
+
 def _scope_notes(variant: Variant, proof: Proof) -> None:
     """Why a statement about one pair is a statement about the whole head (or table)."""
     if variant.kind == "bias":
@@ -316,14 +331,12 @@ def _derive_identity(variant: Variant, prop: Property):
             return
         proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
                    "trying the concrete values.")
-        instances = _instances(variant)
-        # a bias is decided head by head, every head (a per-head table may break one head of many); the
-        # pairs of a rotary file, a few spread over the spectrum
-        tried = _valued(variant, instances if variant.kind == "bias" else _spread(instances))
+        # every head of a bias, every pair of a rotary file (a per-head or per-pair table may break one of
+        # many): the property holds when each distinct instance is proved
         seen = set()
-        for value, index in tried:
+        for value, index in _every_instance(variant):
             lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
-            if (lhs_c, rhs_c) in seen:  # the same statement as an earlier head's, already proved
+            if (lhs_c, rhs_c) in seen:  # the same statement as an earlier instance's, already proved
                 continue
             seen.add((lhs_c, rhs_c))
             rule = f"{_name(variant)} = {index} ({sym} = {value})"
@@ -355,10 +368,6 @@ def _derive_identity(variant: Variant, prop: Property):
                 return
             if part.status != PROVED:
                 return
-        if len(tried) < len(instances):
-            proof.undecided("check", f"the other {len(instances) - len(tried)} concrete values",
-                            f"the generic statement is not proved and only {len(tried)} concrete values "
-                            "were checked", method="not tried")
     return derive
 
 
@@ -552,55 +561,72 @@ def _derive_sensitivity(variant: Variant, prop: Property):
             proof.check("the sign of the offset is visible", False,
                         "both offsets give the same value for every input, so the direction is invisible")
             return
-        for value, index in _valued(variant, _spread(_instances(variant))):
-            lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
-            part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})",
-                                lhs_c, rhs_c)
-            if part.status == PROVED and not _outside(variant, part.witness, False):
+        # a witness in one pair (head) is a witness for the whole score (the other pairs' inputs at 0): the
+        # spread values first, then, unless the two sides are identical in every instance, the others
+        spread = _valued(variant, _spread(_instances(variant)))
+        for value, index in spread:
+            if _differ_at(variant, proof, sym, lhs, rhs, value, index):
                 return
-            proof.parts.pop()
-            far = _far_witness(variant, lhs_c, rhs_c)
-            if far is not None:
-                proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a small "
-                             "or large offset, or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
-                return
-        if _same_at_every_instance(variant, proof, lhs, rhs):
+        open_index = _same_at_every_instance(variant, proof, lhs, rhs)
+        if open_index is None:
             return
+        seen = {tuple(_substituted(e, value, index, variant) for e in (lhs, rhs)) for value, index in spread}
+        tried = {index for _, index in spread}
+        # the first instance not proved identical first: its two sides are the likeliest to differ
+        for index in dict.fromkeys([open_index] + _instances(variant)):
+            if index in tried:
+                continue
+            _budget.check()
+            value = variant.exact_value(index)
+            statement = tuple(_substituted(e, value, index, variant) for e in (lhs, rhs))
+            if statement in seen:  # the same statement as an earlier instance's: no witness there
+                continue
+            seen.add(statement)
+            if _differ_at(variant, proof, sym, lhs, rhs, value, index):
+                return
         proof.undecided("differ", "a witness of different scores", "no witness found among simple exact points",
                         method="witness")
     return derive
 
 
-#: most distinct instances :func:`_same_at_every_instance` proves one by one
-MAX_IDENTICAL_INSTANCES = 16
+def _differ_at(variant: Variant, proof: Proof, sym, lhs, rhs, value, index) -> bool:
+    """Record a certified witness that the two sides differ at the instance ``index`` (inside the file's
+    positions); ``False`` (nothing recorded) when none is found."""
+    lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+    part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})", lhs_c, rhs_c)
+    if part.status == PROVED and not _outside(variant, part.witness, False):
+        return True
+    proof.parts.pop()
+    far = _far_witness(variant, lhs_c, rhs_c)
+    if far is not None:
+        proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value}), at a small "
+                     "or large offset, or one near a threshold of the formula", lhs_c, rhs_c, witness=far[0])
+        return True
+    return False
 
 
-def _same_at_every_instance(variant: Variant, proof: Proof, lhs, rhs) -> bool:
+def _same_at_every_instance(variant: Variant, proof: Proof, lhs, rhs):
     """Refute a sensitivity when the two sides are proved identical at every concrete value (all-zero
     frequencies, a zero slope): the sign of the offset is invisible in every pair of the scheme.
-    Values are deduplicated when the sides do not read the index; ``False`` when some value is not
-    proved identical or there are too many to try."""
-    _, idx = _generic(variant)
-    reads_index = idx is not None and (lhs.has(idx) or rhs.has(idx))
+    Every value is substituted exactly and equal statements are proved once; the walk is bounded by the
+    step budget only.  ``None`` when the refutation is recorded, else the first index whose statement
+    is not proved identical (nothing recorded)."""
     indices = _instances(variant)
-    if reads_index:
-        cases = indices
-    else:
-        digits = variant.frequencies_digits()
-        cases = list({sp.sstr(digits[k]): k for k in indices}.values())
-    if len(cases) > MAX_IDENTICAL_INSTANCES:
-        return False
+    statements = {}  # the distinct substituted statements, each with its first index
+    for index in indices:
+        _budget.check()
+        value = variant.exact_value(index)
+        statements.setdefault(tuple(_substituted(e, value, index, variant) for e in (lhs, rhs)), index)
     kept = len(proof.parts)
-    for value, index in _valued(variant, cases):
-        lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
+    for (lhs_c, rhs_c), index in statements.items():
         if proof.equal(f"{_name(variant)} = {index}: the two offsets give the same value", lhs_c, rhs_c).status \
                 != PROVED:
             del proof.parts[kept:]
-            return False
+            return index
     proof.check("the sign of the offset is visible", False,
                 f"both offsets give the same value at every one of the {len(indices)} concrete values "
-                f"({len(cases)} distinct checked), so the direction is invisible")
-    return True
+                f"({len(statements)} distinct checked), so the direction is invisible")
+    return None
 
 
 def _reads_length(variant: Variant) -> bool:

@@ -33,6 +33,14 @@ def _rotary(**extra):
     return data
 
 
+def _listed(values, **extra):
+    return {"name": "probe", "kind": "rotary", "width": 2 * len(values), "pairing": "half",
+            "frequencies": {"rule": "list", "values": values}, **extra}
+
+
+_SIGNS = [1, -1] * 8
+_TWO_PI = [f"{2 * (k + 1)}*pi" for k in range(16)]
+
 CASES = [
     # -- decay, head by head: one head of eight rises (w = -1 in head 5)
     ("decay-head-5", _bias("-w(h) * abs(j - i)", heads=8, params={"w": [1, 1, 1, 1, 1, -1, 1, 1]}),
@@ -83,6 +91,20 @@ CASES = [
     # -- small witnesses on positions >= 0: a learned table, s(1, 1) against s(0, 0)
     ("table-shift", _bias("u(Min(i, 3)) * v(Min(j, 3))", positions="nonnegative",
                           params={"u": [0.5, -0.25, 0.75, 1], "v": [1, 0.5, -1, 2]}), "shift", NOT_PROVED),
+    # -- identities, pair by pair: a per-pair scale S(r) = +-1 keeps norms, except S(11) = 2 (16 pairs; the
+    # four pairs spread over the spectrum are 0, 15, 8 and 4)
+    ("norm-pair-11", _rotary(width=32, params={"S": _SIGNS[:11] + [2] + _SIGNS[12:]},
+                             scale={"query": "S(r)", "key": "S(r)"}), "norm", NOT_PROVED),
+    ("plain-pair-11", _rotary(width=32, params={"S": _SIGNS[:11] + [2] + _SIGNS[12:]},
+                              scale={"query": "S(r)", "key": "S(r)"}), "plain_at_zero", NOT_PROVED),
+    ("norm-signs", _rotary(width=32, params={"S": _SIGNS}, scale={"query": "S(r)", "key": "S(r)"}), "norm",
+     NOT_REFUTED),
+    # g(m) = m^2 with frequencies 2 pi k: whole turns at every integer, except pair 11 (frequency 1)
+    ("square-relative-pair-11", _listed(_TWO_PI[:11] + ["1"] + _TWO_PI[12:], position={"transform": "m**2"}),
+     "relative", NOT_PROVED),
+    ("square-shift-pair-11", _listed(_TWO_PI[:11] + ["1"] + _TWO_PI[12:], position={"transform": "m**2"}),
+     "shift", NOT_PROVED),
+    ("square-relative-whole-turns", _listed(_TWO_PI, position={"transform": "m**2"}), "relative", NOT_REFUTED),
 ]
 
 
@@ -108,6 +130,9 @@ def _recheck(variant, key, part, result):
         return
     if key == "decay":
         return  # rotary rises are re-checked at 50 digits in tests/variants/test_decay.py
+    if variant.kind == "rotary":
+        _recheck_pair(variant, key, witness, result.reason)
+        return
     assert all(v.is_nonnegative for k, v in witness.items() if k == "t"), witness
     if variant.positions == "nonnegative":
         assert all(v >= 0 for k, v in witness.items() if k in ("i", "j")), witness
@@ -124,6 +149,32 @@ def _recheck(variant, key, part, result):
         else:
             c = witness["c"]
             assert b(i + c, j + c) != b(i, j), witness
+
+
+def _recheck_pair(variant, key, witness, reason):
+    """A rotary refutation names its pair: the pair's two sides, built here from the file's frequency, scale
+    and transform with the rotation written out, differ at the witness."""
+    r = int(reason.split("pair r = ")[1].split(" ")[0])
+    w = variant.frequency_at(r)
+
+    def pair_map(side, m):
+        x = variant.angle_position(m) * w
+        return variant.scale(side, m, r) * sp.Matrix([[sp.cos(x), -sp.sin(x)], [sp.sin(x), sp.cos(x)]])
+
+    q = sp.Matrix([witness.get("q0", 0), witness.get("q1", 0)])
+    k = sp.Matrix([witness.get("k0", 0), witness.get("k1", 0)])
+
+    def score(a, b):
+        return ((pair_map("query", a) * q).T * (pair_map("key", b) * k))[0]
+
+    i, j, c, m = (witness.get(name, 0) for name in ("i", "j", "c", "m"))
+    if key == "norm":
+        sides = [((pair_map("query", m) * q).norm() ** 2, q.norm() ** 2), ((pair_map("key", m) * k).norm() ** 2,
+                                                                            k.norm() ** 2)]
+    else:
+        sides = {"relative": [(score(i, j), score(0, j - i))], "shift": [(score(i + c, j + c), score(i, j))],
+                 "plain_at_zero": [(score(i, i), (q.T * k)[0])]}[key]
+    assert any(abs(sp.N(a - b, 30)) > sp.Float("1e-20") for a, b in sides), (witness, reason)
 
 
 def test_the_alternating_bound_really_alternates():

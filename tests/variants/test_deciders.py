@@ -201,3 +201,67 @@ WHERE_SPLITS = [
 def test_where_is_split_at_the_integers(case, data, expected):
     results = {r.claim.name: r for r in check_variant(Variant.from_dict(data), only=set(expected))}
     assert {k: r.status for k, r in results.items()} == expected, {k: r.reason for k, r in results.items()}
+
+
+# -- identities and direction: every pair of a rotary file --------------------------------------------------------
+
+
+def _listed(values, **extra):
+    """A rotary file with one listed frequency per pair."""
+    return {"name": "probe", "kind": "rotary", "width": 2 * len(values), "pairing": "half",
+            "frequencies": {"rule": "list", "values": values}, **extra}
+
+
+def _scaled(table):
+    """16 pairs of RoPE, both sides of pair r scaled by the table entry S(r)."""
+    return _rotary(width=32, params={"S": table}, scale={"query": "S(r)", "key": "S(r)"})
+
+
+#: multiples of 2 pi: at an integer position every pair turns a whole number of times
+TWO_PI = [f"{2 * (k + 1)}*pi" for k in range(16)]
+#: the same with pair 11 turning by 1 radian: outside the four pairs spread over the spectrum (0, 15, 8, 4)
+PAIR_11 = TWO_PI[:11] + ["1"] + TWO_PI[12:]
+SQUARE = {"position": {"transform": "m**2"}}
+
+#: (case id, file, {property: status}, the pair named by a refutation (or a direction witness) or None)
+PER_PAIR = [
+    # S(r) = +-1: the norm and the plain product hold in each pair (the generic pair cannot read the table)
+    ("sign-table", _scaled([1, -1] * 8), {"norm": "proved", "plain_at_zero": "proved"}, None),
+    # S(11) = 2: pair 11 alone stretches its query and key
+    ("sign-table-pair-11", _scaled([1, -1] * 5 + [1, 2] + [1, -1] * 2), {"norm": "refuted", "plain_at_zero": "refuted"},
+     11),
+    # g(m) = m^2 turns a whole number of times at every integer in every pair: relative and shift-invariant
+    ("square-whole-turns", _listed(TWO_PI, **SQUARE), {"relative": "proved", "shift": "proved"}, None),
+    # ... except in pair 11, where s(1, 0) and s(0, -1) turn by 1 and -1
+    ("square-pair-11", _listed(PAIR_11, **SQUARE), {"relative": "refuted", "shift": "refuted"}, 11),
+    # the direction is invisible in every pair but pair 11: a witness there shows it in the whole score
+    ("direction-pair-11", _listed(PAIR_11), {"direction": "proved"}, 11),
+    # 20 pairs, every one blind to the sign of the offset: the direction is invisible
+    ("direction-nowhere", _listed([f"{2 * (k + 1)}*pi" for k in range(20)]), {"direction": "refuted"}, None),
+]
+
+
+@pytest.mark.parametrize("case, data, expected, pair", PER_PAIR, ids=[c[0] for c in PER_PAIR])
+def test_identities_pair_by_pair(case, data, expected, pair):
+    results = {r.claim.name: r for r in check_variant(Variant.from_dict(data), only=set(expected))}
+    assert {k: r.status for k, r in results.items()} == expected, {k: r.reason for k, r in results.items()}
+    for r in results.values():
+        if r.status == "refuted" and pair is not None:
+            assert f"pair r = {pair} " in r.reason and r.witnesses, r.reason
+        if r.claim.name == "direction" and r.status == "proved":
+            (part,) = [p for p in r.proof.parts if p.witness]
+            assert part.rule.startswith(f"pair r = {pair}:"), part.rule
+
+
+def test_the_walk_over_the_pairs_stops_with_the_step_budget():
+    # 64 pairs, each proved on its own: the walk spends steps pair by pair, and one step fewer than it
+    # needs leaves the property unknown (never proved on the pairs reached so far)
+    from symproof.prover import _budget
+
+    data = _rotary(width=128, params={"S": [1, -1] * 32}, scale={"query": "S(r)", "key": "S(r)"})
+    before = _budget.steps_spent()
+    (full,) = check_variant(Variant.from_dict(data), only={"norm"}, steps=None)
+    spent = _budget.steps_spent() - before
+    assert full.status == "proved", full.reason
+    (cut,) = check_variant(Variant.from_dict(data), only={"norm"}, steps=spent - 1)
+    assert cut.status == "unknown" and "step budget" in cut.reason, cut.reason
