@@ -194,7 +194,11 @@ def _in_pool(work, jobs: int) -> list:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    # fork: the workers inherit the imported checker instead of importing it again
+    # fork: the workers inherit the imported checker instead of importing it again.  Imported here, before
+    # the first fork: the command imports it lazily, and a worker importing it on its own would spend its
+    # first second outside any config (a kill there would not be that config's refused line)
+    from . import _check, _config  # noqa: F401
+
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     done = [None] * len(work)
     pending = list(range(len(work)))
