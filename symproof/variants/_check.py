@@ -345,7 +345,7 @@ def _derive_identity(variant: Variant, prop: Property):
             offset = prop.key == "relative"
             far = _far_witness(variant, lhs_c, rhs_c, offset) if variant.relative is not None else None
             part = proof.equal(rule, lhs_c, rhs_c) if far is None else None
-            if part is not None and part.status == REFUTED and _outside(variant, part.witness, offset):
+            if part is not None and part.status == REFUTED and _outside_position(variant, part.witness, offset):
                 # the prover's witness lies outside the file's positions: look for one inside
                 proof.parts.pop()
                 part = None
@@ -470,11 +470,9 @@ def _far_witness(variant: Variant, lhs, rhs, offset_is_position: bool = False):
     if not variant.from_zero:
         values = [w for v in values for w in (v, -v)]
     vectors = [v for v in _VECTORS if set(v) & free] or [{}]
-    in_domain = (lambda point: not _outside_position(variant, point, offset_is_position)) \
-        if variant.from_zero else (lambda point: True)
-
     def inside(point) -> bool:  # and every symbol's own range (a causal row's t >= 0 is never negative)
-        return in_domain(point) and all(_admissible(s, v) for s, v in point.items())
+        return not _outside_position(variant, point, offset_is_position) \
+            and all(_admissible(s, v) for s, v in point.items())
     tried = 0
     for point in _far_points(positions, values):
         if inside(point):
@@ -594,7 +592,7 @@ def _differ_at(variant: Variant, proof: Proof, sym, lhs, rhs, value, index) -> b
     positions); ``False`` (nothing recorded) when none is found."""
     lhs_c, rhs_c = (_substituted(e, value, index, variant) for e in (lhs, rhs))
     part = proof.differ(f"{_name(variant)} = {index}: the two offsets differ ({sym} = {value})", lhs_c, rhs_c)
-    if part.status == PROVED and not _outside(variant, part.witness, False):
+    if part.status == PROVED and not _outside_position(variant, part.witness, False):
         return True
     proof.parts.pop()
     far = _far_witness(variant, lhs_c, rhs_c)
@@ -793,11 +791,6 @@ def check_variant(variant: Variant, only: Iterable[str] | None = None, steps: in
     return results
 
 
-def _outside(variant: Variant, witness, offset_is_position: bool) -> bool:
-    """``witness`` needs a position outside the file's declared positions (``nonnegative``, or a range)."""
-    return variant.from_zero and bool(_outside_position(variant, witness, offset_is_position))
-
-
 def _is_position(name: str) -> bool:
     """A position symbol: ``i``, or one coordinate ``i_x`` of a position vector."""
     return name.split("_", 1)[0] in _POSITION_NAMES
@@ -819,11 +812,14 @@ def _negative_position(witness, offset_is_position: bool) -> str:
 
 
 def _outside_position(variant: Variant, witness, offset_is_position: bool) -> str:
-    """Why ``witness`` is outside the file's declared positions ('' when inside): a negative position
-    (see :func:`_negative_position`), or, with a range ``0..N``, a position past ``N``.  Every position a
+    """Why ``witness`` is outside the file's declared positions ('' when inside, and always on every-integer
+    positions): a negative position (see :func:`_negative_position`), or, with a range ``0..N``, a
+    position past ``N``.  Every position a
     statement evaluates is one of ``i, j, m, D``, an offset ``j - i <= j``, or one of them plus the shift
     ``c`` or the causal distance ``t`` (``i + c``, ``j + t``): the largest of the first plus ``c`` and ``t``
     bounds them all (conservative, sound)."""
+    if not variant.from_zero:
+        return ""
     where = _negative_position(witness, offset_is_position)
     if where or variant.last_position is None:
         return where
