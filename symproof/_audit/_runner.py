@@ -343,11 +343,13 @@ class Hints:
     scaling_factor: float | None = None
     rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
     seq_len: int | None = None  # the call length audited (--seq-len)
+    layer_type: str | None = None  # the HF layer type of the audited regime (--regime), for layer_type=
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor", "rope", "seq_len")} | {"heads": 1})
+                                                 "config", "scaling_factor", "rope", "seq_len", "layer_type")}
+                   | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -947,12 +949,24 @@ class _Attempt:
                     raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
                 return tuple(out)
             pos = self.s.arrays.ints(positions[None, :])
-            out = self.maker(xin, pos)
+            out = self.maker(xin, pos, **self._layer_type(names))
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
             return self._ordered(tuple(out), positions)
         rows = self.s.arrays.gather(self.table, positions)
         return self._ordered(rows, positions) if isinstance(rows, tuple) else rows
+
+    def _layer_type(self, names) -> dict:
+        """HF's per-layer-type rotary module (Gemma 3, ModernBERT: ``forward(x, position_ids, layer_type)``) is
+        called with the layer type of the audited regime (``--regime``); never with a guessed one."""
+        if "layer_type" not in names:
+            return {}
+        chosen = self.s.hints.layer_type
+        if chosen is None:
+            raise RunnerError("the rotary module takes layer_type (one rotary map per layer type) and the model "
+                              "names no single layer type for it; pass --regime NAME (the config's regimes)")
+        self.s.layer_type_passed = chosen
+        return {"layer_type": chosen}
 
     def _ordered(self, pair, positions):
         """``(cos, sin)`` whichever order the code returns them in: cos is the one equal to 1 at position 0."""
@@ -1492,6 +1506,11 @@ class Session:
         info = attempt.describe()
         info["array_library"] = library
         info["built"] = list(self.used)
+        if getattr(self, "layer_type_passed", None) is not None:
+            info["layer_type"] = self.layer_type_passed
+            passed = f"layer_type={self.layer_type_passed!r}"
+            info["call"] = (info["call"].replace("position_ids)", f"position_ids, {passed})", 1)
+                            if "position_ids)" in info["call"] else f"{info['call']} [{passed}]")
         info["key"] = k is not None
         info["bound"], info["bound_source"] = self._bound(attempt)
         info["table_rows"] = self.table_rows(attempt)
