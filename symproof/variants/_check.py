@@ -750,7 +750,7 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
             _derive(variant, proof)
         # the kernel property compares the written files with the definition at finitely many
         # positions: numerical evidence, shown as *tested*, never *proved*
-        kind = "tested" if prop.key == "kernel" else "identity"
+        kind = "tested" if prop.key == "kernel" else ("not-in-general" if prop.kind == "sensitivity" else "identity")
     elif prop.kind == "identity":
         derive, kind = _derive_identity(variant, prop), "identity"
     else:

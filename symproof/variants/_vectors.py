@@ -263,10 +263,26 @@ def _shift_structure(variant: Variant, proof) -> None:
         return matrix.convert_to(QQ).rank()
 
     alone, joined = rank(source), rank([a + b for a, b in zip(source, target)])
-    proof.check("p_{t+1} = A p_t for one matrix A and every t", alone == joined,
-                f"rank of the rows p_t = {alone}, rank of the rows [p_t | p_(t+1)] = {joined} (exact, over the "
-                "rationals): " + ("equal, so A exists, and A_D = A^D" if alone == joined else
-                                  "a combination of the p_t that vanishes does not vanish one step later"))
+    if alone == joined:
+        proof.check("p_{t+1} = A p_t for one matrix A and every t", True,
+                    f"rank of the rows p_t = rank of the rows [p_t | p_(t+1)] = {alone} (exact, over the rationals): "
+                    "A exists, and A_D = A^D")
+        return
+    # the certificate: integers a_t with sum a_t p_t = 0 but sum a_t p_(t+1) != 0 (a linear A would map 0 to 0)
+    transposed = DomainMatrix([[ZZ(row[k]) for row in source] for k in range(table.width)],
+                              (table.width, len(source)), ZZ).convert_to(QQ)
+    for vector in transposed.nullspace().to_Matrix().tolist():
+        image = [sum(sp.Rational(a) * row[k] for a, row in zip(vector, target)) for k in range(table.width)]
+        if any(image):
+            break
+    scale = sp.ilcm(*[sp.Rational(a).q for a in vector])
+    integers = [int(sp.Rational(a) * scale) for a in vector]
+    common = sp.igcd(*[a for a in integers if a]) or 1
+    witness = {sp.Symbol(f"a_{steps[k]}"): sp.Integer(a // common) for k, a in enumerate(integers) if a}
+    proof.check("p_{t+1} = A p_t for one matrix A and every t", False,
+                f"rank of the rows p_t = {alone} < rank of the rows [p_t | p_(t+1)] = {joined} (exact, over the "
+                "rationals): the witness a_t gives sum a_t p_t = 0 exactly but sum a_t p_(t+1) != 0, and a linear "
+                "map sends 0 to 0", witness=witness)
 
 
 def _equivalence(variant: Variant, proof) -> None:
@@ -311,7 +327,7 @@ def vector_properties(variant: Variant) -> list:
         Property("relative", "p_i^T p_j = p_0^T p_{j-i} for 0 <= i <= j: the product depends only on the offset",
                  "identity", derive=_relative),
         Property("shift", "p_{i+c}^T p_{j+c} = p_i^T p_j for every common shift c", "identity", derive=_shift),
-        Property("direction", "p_0^T p_D != p_D^T p_0 in general: the sign of the offset is visible", "identity",
+        Property("direction", "p_0^T p_D != p_D^T p_0 in general: the sign of the offset is visible", "sensitivity",
                  derive=_direction),
     ]
     if variant.equivalent_frequencies is not None:
