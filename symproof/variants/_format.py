@@ -20,6 +20,7 @@ A file states what a scheme *is*, never how to prove anything about it::
 
     [position]
     transform = "m / s"           # the position actually rotated by, a formula in m
+    # amplitude = "alpha"         # additive: p_t multiplied by a formula in m (scaled sinusoidal)
     axes = ["m"]                  # 2-D: ["row", "col"], with axis = formula in r, n
     # relative = "Min(i - j, w)"  # instead of a transform: the relative position that replaces i - j in
     #                             # the angle (i = query, j = key position; ReRoPE, Self-Extend)
@@ -39,6 +40,10 @@ A file states what a scheme *is*, never how to prove anything about it::
     formula = "-slope * abs(j - i)"
     heads = 8
     slope = "2**(-8*(h + 1)/heads)"
+
+    [vectors]                     # additive: a learned table, one row per position (GPT-2's wpe)
+    file = "wpe.npy"              # or rows = [[...], ...] inline; .safetensors with tensor = "NAME"
+    clip = false                  # true: positions past the table read its last row (positions = "nonnegative")
 
     [length]                      # rotary: rules that read the call's length seq_len (max position id + 1)
     threshold = 4096              # the length the rule changes at (dynamic NTK: max_position_embeddings)

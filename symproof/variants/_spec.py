@@ -104,8 +104,9 @@ class Variant:
         """Validate a description given as a mapping (the TOML document's shape).
 
         A notebook's values are welcome where the file would hold numbers: a NumPy array (or anything
-        with ``tolist``) is a lookup table, a NumPy scalar a number -- each read exactly as the same
-        numbers written in the file would be."""
+        with ``tolist``) is a lookup table, a 2-D array a learned position table (``{"vectors": {"rows":
+        wpe}}``, one row per position), a NumPy scalar a number -- each read exactly as the same
+        numbers written in the file would be (a float32 value as the float64 number it equals)."""
         return parse_variant(_plain(data), source)
 
     @classmethod
