@@ -36,9 +36,10 @@ from ._spec import Variant
 
 __all__ = ["vector_properties", "exact_row", "MAX_EXACT_PAIRS", "MAX_RANK_ENTRIES"]
 
-#: most (row, row) dot products computed exactly to prove a pairwise property; a larger table is unknown
-#: unless a witness is found
+#: most (row, row) dot products computed exactly to prove a pairwise property, and most integer products
+#: in them (pairs x width); a larger table is unknown unless a witness is found
 MAX_EXACT_PAIRS = 200_000
+MAX_EXACT_PRODUCTS = 10_000_000
 #: most entries of the exact rank computation of shift_structure
 MAX_RANK_ENTRIES = 8192
 #: rows whose Gram matrix guides the witness search in floats
@@ -121,8 +122,9 @@ def _pairwise(variant: Variant, proof, rule: str, candidates, every, compare, wi
     pairs = every()
     if pairs is None:
         proof.undecided("check", rule, f"no witness among {len(tried)} candidate pairs of positions, and the table "
-                                       f"({variant.vectors.rows} rows) is too large to compare every pair exactly "
-                                       f"(at most {MAX_EXACT_PAIRS} dot products)", method="exact")
+                                       f"({variant.vectors.rows} rows of {variant.vectors.width}) is too large to compare every "
+                                       f"pair exactly (at most {MAX_EXACT_PAIRS} dot products and "
+                                       f"{MAX_EXACT_PRODUCTS} products in them)", method="exact")
         return
     count = 0
     for a, b in pairs:
@@ -137,6 +139,12 @@ def _pairwise(variant: Variant, proof, rule: str, candidates, every, compare, wi
     proof.check(rule, True, f"{count} pairs of positions compared exactly; they cover every position "
                             + ("(positions past the table read its last row)" if variant.vectors.clip else
                                f"0..{variant.vectors.last}"))
+
+
+def _affordable(variant: Variant, pairs: int) -> bool:
+    """Whether ``pairs`` exact dot products fit the bounds (a count, never a clock: the same verdict on
+    every machine)."""
+    return pairs <= MAX_EXACT_PAIRS and pairs * variant.vectors.width <= MAX_EXACT_PRODUCTS
 
 
 def _witness_values(text: str) -> dict:
@@ -156,7 +164,7 @@ def _relative(variant: Variant, proof) -> None:
 
     def every():
         # 0 <= i <= j with j - i <= span too: past the table every position reads the last row
-        if (span + 1) ** 2 > MAX_EXACT_PAIRS:
+        if not _affordable(variant, (span + 1) ** 2):
             return None
         last = variant.vectors.last
         ends = (lambda a: range(a, a + span + 1)) if variant.vectors.clip else (lambda a: range(a, last + 1))
@@ -185,7 +193,7 @@ def _shift(variant: Variant, proof) -> None:
         return gram(a + 1, b + 1), gram(a, b)
 
     def every():
-        if (top + 1) ** 2 > MAX_EXACT_PAIRS:
+        if not _affordable(variant, (top + 1) ** 2):
             return None
         return ((a, b) for a in range(top + 1) for b in range(a, top + 1))
 
