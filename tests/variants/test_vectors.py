@@ -286,3 +286,21 @@ def test_amplitude_kernel_matches_the_definition():
     assert np.allclose(table[1, 0::2], 0.25 * np.sin(3 * freqs), rtol=0, atol=1e-15)
     (result,) = check_variant(variant, only={"kernel"})
     assert result.status == "proved", result.reason
+
+
+@pytest.mark.parametrize("target", ["numpy", pytest.param("torch", marks=pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed"))])
+@pytest.mark.parametrize("rows", [4, 100])  # 100 x 64 entries: past the literal bound, packed as base64
+def test_exported_table_returns_the_rows_exactly(tmp_path, target, rows):
+    from symproof.variants._export import export_variant
+
+    wpe = np.random.default_rng(7).standard_normal((rows, 64)).astype(np.float32)
+    (path,) = export_variant(_table(wpe), tmp_path, target)
+    spec = importlib.util.spec_from_file_location(f"table_{target}_{rows}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    picks = [0, rows - 1, rows // 2]
+    assert np.array_equal(np.asarray(module.table(picks)), wpe.astype(np.float64)[picks])
+    assert ("_ROWS_BASE64" in Path(path).read_text(encoding="utf-8")) == (wpe.size > 4096)
+    with pytest.raises(IndexError, match=f"outside the file's positions 0..{rows - 1}"):
+        module.table([rows])
