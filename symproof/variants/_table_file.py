@@ -239,7 +239,7 @@ def _safetensors(raw: bytes, tensor, where: str) -> np.ndarray:
     count = _count(shape, where, raw[:end], start, itemsize)
     if dtype == "BF16":  # the top 16 bits of a float32
         half = np.frombuffer(raw, dtype="<u2", count=count, offset=start).astype(np.uint32) << 16
-        return _shaped(half.view("<f4"), shape, False, where)
+        return _shaped(half.view(np.float32), shape, False, where)  # native uint32 bits, native float32
     return _shaped(np.frombuffer(raw, dtype=_SAFETENSORS_DTYPES[dtype], count=count, offset=start), shape, False, where)
 
 

@@ -30,6 +30,7 @@ import sympy as sp
 
 from .._ground._errors import VariantFileError
 from ..encodings import sinusoidal_vector
+from ..prover import _budget
 from ..prover._witness import is_certainly_nonzero
 from ._properties import Property, c, i, j, t
 from ._spec import Variant
@@ -128,6 +129,7 @@ def _pairwise(variant: Variant, proof, rule: str, candidates, every, compare, wi
         return
     count = 0
     for a, b in pairs:
+        _budget.check()  # one step per exact comparison: --steps bounds the work, the same on every machine
         lhs, rhs = compare(gram, a, b)
         count += 1
         if lhs != rhs:
@@ -215,6 +217,7 @@ def _constant_norm(variant: Variant, proof) -> None:
     gram = _Gram(variant)
     first = gram(0, 0)
     for row in range(1, variant.vectors.rows):
+        _budget.check()
         if gram(row, row) != first:
             proof.check("||p_t||^2 = ||p_0||^2 at every position t", False,
                         f"at t = {row}: ||p_t||^2 = {_shown(gram.value(row, row))} but ||p_0||^2 = "
@@ -258,10 +261,13 @@ def _shift_structure(variant: Variant, proof) -> None:
                         witness={t: sp.Integer(v)})
             return
         seen.setdefault(a, s)
+    # equal rows map to equal rows (checked above): the ranks are those of the distinct rows
+    kept = sorted(seen.values())
+    steps, source, target = [steps[k] for k in kept], [source[k] for k in kept], [target[k] for k in kept]
     if len(steps) * 2 * table.width > MAX_RANK_ENTRIES:
         proof.undecided("check", "p_{t+1} = A p_t for one matrix A and every t",
                         f"the exact rank test is bounded to {MAX_RANK_ENTRIES} entries; this table has "
-                        f"{len(steps)} x {2 * table.width}", method="exact")
+                        f"{len(steps)} distinct rows x {2 * table.width}", method="exact")
         return
     from sympy.polys.domains import QQ, ZZ
     from sympy.polys.matrices import DomainMatrix
@@ -306,6 +312,7 @@ def _equivalence(variant: Variant, proof) -> None:
         exact = sinusoidal_vector(sp.Integer(position), target)
         for r, (a, b) in enumerate(layout):
             for column, value in ((a, exact[2 * r]), (b, exact[2 * r + 1])):
+                _budget.check()
                 difference = row[column] - value
                 if difference == 0:
                     continue

@@ -304,3 +304,19 @@ def test_exported_table_returns_the_rows_exactly(tmp_path, target, rows):
     assert ("_ROWS_BASE64" in Path(path).read_text(encoding="utf-8")) == (wpe.size > 4096)
     with pytest.raises(IndexError, match=f"outside the file's positions 0..{rows - 1}"):
         module.table([rows])
+
+
+def test_repeated_rows_are_ranked_once():
+    # 3000 equal rows: past the exact rank bound as rows, one distinct row (A = identity maps it to itself)
+    rows = np.tile([[0.0, 1.0]], (3000, 1))
+    assert _status(_table(rows), "shift_structure").status == "proved"
+
+
+def test_the_step_budget_bounds_the_exact_comparisons():
+    # every row equal to the sinusoidal table at frequency 0: the comparison runs row by row until the budget
+    rows = np.tile([[0.0, 1.0]], (3000, 1))
+    variant = _table(rows, equivalent={"name": "zero", "frequencies": "0"})
+    (spent,) = check_variant(variant, only={"equivalence"}, steps=1000)
+    assert spent.status == "unknown" and "step budget of 1000 steps" in spent.reason
+    (decided,) = check_variant(variant, only={"equivalence"})
+    assert decided.status == "proved"
