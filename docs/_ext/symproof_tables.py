@@ -126,6 +126,8 @@ def variant_tables_table() -> list:
 #: one shipped example per kind of file, whose property list is that kind's (relative offsets: rerope)
 _PROPERTY_EXAMPLES = (("rotary", "xpos"), ("rotary, with a [length] rule", "dynamic_ntk"),
                       ("rotary, with [position] relative", "rerope"), ("additive", "t2t_concatenated"),
+                      ("additive, with [position] amplitude", "scaled_sinusoidal"),
+                      ("additive, a learned table [vectors]", "learned_absolute"),
                       ("bias", "bloom_alibi"))
 
 

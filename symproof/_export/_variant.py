@@ -34,6 +34,10 @@ def bodies(variant, module: str, target: str) -> dict:
         return score_bodies(variant, module, target)
     if target == "c":
         return {file_name(module, target): _c_source(variant, module)}
+    if getattr(variant, "vectors", None) is not None:  # a learned table: its rows, read with the checked read
+        from ._table import table_source
+
+        return {file_name(module, target): table_source(variant, target)}
     return {file_name(module, target): _python_source(variant, target)}
 
 
@@ -92,6 +96,10 @@ def _python_source(variant, target: str) -> str:
                   *check("t", "t"),
                   "    angle = (transform(t) + 0 * t)[:, None] * FREQUENCIES[None, :]",
                   f"    s, c = {lib}.sin(angle), {lib}.cos(angle)"]
+        if getattr(variant, "amplitude", None) is not None:  # p_t = a(t) times the sinusoidal vector
+            lines += ["    a = (amplitude(t) + 0 * t)[:, None]", "    s, c = a * s, a * c"]
+            lines[lines.index("def table(positions):"):lines.index("def table(positions):")] = [
+                "def amplitude(m):", returned(variant.amplitude_at(_m)), "", ""]
         if variant.pairing == "concatenated":
             lines.append(f"    return {cat}([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)")
         else:

@@ -81,6 +81,8 @@ class Variant:
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
+    amplitude: Formula | None = None  # [position] amplitude: p_t multiplied by a(t) (additive; scaled sinusoidal)
+    vectors: Any = None  # [vectors]: a learned table of rows (a _table_file.VectorTable), additive only
 
     @property
     def from_zero(self) -> bool:
@@ -102,8 +104,9 @@ class Variant:
         """Validate a description given as a mapping (the TOML document's shape).
 
         A notebook's values are welcome where the file would hold numbers: a NumPy array (or anything
-        with ``tolist``) is a lookup table, a NumPy scalar a number -- each read exactly as the same
-        numbers written in the file would be."""
+        with ``tolist``) is a lookup table, a 2-D array a learned position table (``{"vectors": {"rows":
+        wpe}}``, one row per position), a NumPy scalar a number -- each read exactly as the same
+        numbers written in the file would be (a float32 value as the float64 number it equals)."""
         return parse_variant(_plain(data), source)
 
     @classmethod
@@ -391,6 +394,12 @@ class Variant:
             return sp.sympify(m)
         return self.transform.build({**self.params, "m": sp.sympify(m)})
 
+    def amplitude_at(self, m) -> sp.Expr:
+        """The factor ``a(m)`` multiplying the additive vector ``p_m`` (1 when the file has none)."""
+        if self.amplitude is None:
+            return sp.Integer(1)
+        return self.amplitude.build({**self.params, "m": sp.sympify(m)})
+
     def linear_position_factor(self):
         """``a`` when the position transform is ``m -> a m`` (so the scheme is RoPE at frequencies
         ``a omega``); ``None`` otherwise.  Code generation reads it from the variant it prints."""
@@ -496,6 +505,10 @@ class Variant:
             out["positions"] = self.positions
         if self.causal:
             out["causal"] = True
+        if self.amplitude is not None:
+            out["amplitude"] = self.amplitude.text
+        if self.vectors is not None:
+            out.update(frequency_rule=None, vectors=self.vectors.describe())
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -624,7 +637,12 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     if "length" in data:
         _parse_length(reader, data["length"], fields)
-    _parse_frequencies(reader, data, fields)
+    if "vectors" in data:  # a learned table: its rows are the encoding
+        from ._table_file import parse_vector_fields
+
+        parse_vector_fields(reader, data, fields)
+    else:
+        _parse_frequencies(reader, data, fields)
     _parse_position(reader, data.get("position", {}), fields)
     if fields.get("relative") is not None and "equivalent" in data:
         raise reader.fail("position.relative",
@@ -659,6 +677,13 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
             fields["equivalent_frequencies"] = reader.formula(
                 eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
+    if variant.vectors is not None:  # the table was checked as read; the named scheme's frequencies here
+        for r in sample_indices(variant.n_pairs) if variant.equivalent_frequencies is not None else ():
+            value = variant.equivalent_frequency_at(r)
+            if value.is_extended_real is not True or not value.is_finite:
+                raise reader.fail("equivalent.frequencies", f"gives {value} for pair r={r}; expected a finite real "
+                                                            "frequency")
+        return variant
     _validate_values(reader, variant)
     return variant
 

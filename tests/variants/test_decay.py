@@ -303,6 +303,8 @@ SHIPPED = {
     "shaw": "proved",
     # additive: no decay property (its product is a sum of cosines, like Sandwich)
     "t2t_concatenated": None,
+    # additive too: a learned table, and a scaled sinusoidal table
+    "learned_absolute": None, "scaled_sinusoidal": None,
 }
 
 

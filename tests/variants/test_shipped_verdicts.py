@@ -65,6 +65,13 @@ EXPECTED = {
     # past the key's chunk the relative position reads j mod s, where the key sits in its chunk; in the
     # key's chunk it is (i mod s) - (j mod s) = i - j, 0 on the diagonal
     "dual_chunk": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
+    # a table of 16 random rows (width 8): their norms differ, so neither the norm nor p_i^T p_j depends on
+    # the offset alone; 15 successive steps in 8 dimensions leave the rank of [p_t | p_(t+1)] above that of
+    # p_t (no one matrix steps every row); a dot product is symmetric; row 0 is not sin 0, cos 0 = (0, 1, ...)
+    "learned_absolute": dict(constant_norm=N, shift_structure=N, relative=N, shift=N, direction=N, equivalence=N),
+    # alpha PE(t) with a constant alpha: alpha^2 (sin^2 + cos^2) is constant, alpha cancels from the shift
+    # structure and enters every product as alpha^2; cos is even; alpha = 1/4 != 1, so not the table itself
+    "scaled_sinusoidal": dict(constant_norm=Y, shift_structure=Y, relative=Y, shift=Y, direction=N, equivalence=N),
 }
 
 
