@@ -63,6 +63,9 @@ KEY_DOCS = {
                          "threshold = 4096"),
     "length.long_factors": ("none", "one number per pair, used once seq_len > threshold",
                             "long_factors = [1, 2, 4, 8]"),
+    "mask.allowed": ("every pair (no mask)", "comparisons of formulas in `i`, `j` and the params joined by "
+                                              "`and`, `or`, `not`: where false the score is -inf (rotary, bias)",
+                     'allowed = "j <= i and (i - j < W or j < S)"'),
 }
 
 #: what each table of a variant file states
@@ -75,4 +78,5 @@ TABLE_DOCS = {
     "bias": "an additive attention bias per head (ALiBi, T5, KERPLE)",
     "equivalent": "a named scheme the file should equal (the `equivalence` property)",
     "length": "rules that read the call's length `seq_len` (dynamic NTK, LongRoPE's switch)",
+    "mask": "the (query, key) pairs a score is kept at: causal, sliding window, attention sinks",
 }

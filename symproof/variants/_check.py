@@ -67,6 +67,9 @@ PROPERTY_TITLES = {
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
     "decay": "long-term decay: the bias (or RoFormer's bound) falls with the distance to a past key",
     "kernel": "the exported kernel files compute the definition",
+    "mask_relative": "the mask depends only on the offset j - i",
+    "mask_causal": "the mask hides every key after its query",
+    "mask_self": "every query sees its own key (no empty softmax row)",
 }
 
 
@@ -222,6 +225,10 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
         derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
             else derive_decay
         props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
+    if variant.mask is not None:  # the mask's own properties: a set of allowed pairs (._mask)
+        from ._mask import mask_properties
+
+        props += mask_properties(variant, Property)
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",

@@ -81,6 +81,7 @@ class Variant:
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
+    mask: Any = None  # [mask] allowed: the (query, key) pairs the score is kept at (._mask.Mask)
 
     @property
     def from_zero(self) -> bool:
@@ -496,6 +497,8 @@ class Variant:
             out["positions"] = self.positions
         if self.causal:
             out["causal"] = True
+        if self.mask is not None:
+            out["mask"] = self.mask.text
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -600,10 +603,14 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     params = _parse_params(reader, data.get("params", {}))
     fields["params"] = params
+    if "mask" in data:
+        from ._mask import read_mask
+
+        fields["mask"] = read_mask(reader, data["mask"], params)
 
     if kind == "bias":
         _parse_bias(reader, data, fields)
-        return Variant(**fields)
+        return _masked(Variant(**fields))
     if "bias" in data.get("equivalent", {}):
         raise reader.fail("equivalent.bias", f"applies to kind = 'bias' only, not {kind!r}")
 
@@ -660,6 +667,15 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
                 eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
     _validate_values(reader, variant)
+    return _masked(variant)
+
+
+def _masked(variant: Variant) -> Variant:
+    """``variant`` once its mask (if any) is built at load (:mod:`._mask`)."""
+    if variant.mask is not None:
+        from ._mask import validate_mask
+
+        validate_mask(variant)
     return variant
 
 
