@@ -27,7 +27,11 @@ _i, _j = sp.symbols("i j", real=True)
 
 
 def _condition(variant):
-    return variant.mask.condition({**variant.params, "i": _i, "j": _j})
+    """The condition with every comparison written ``lhs - rhs OP 0``: torch compares a tensor with a number,
+    not a number with a tensor (``0 <= i - j`` would print ``torch.le(0, i - j)``)."""
+    condition = variant.mask.condition({**variant.params, "i": _i, "j": _j})
+    return condition.replace(lambda e: isinstance(e, sp.core.relational.Relational),
+                             lambda r: type(r)(r.lhs - r.rhs, 0))
 
 
 def with_mask(files: dict, variant, module: str, target: str) -> dict:
