@@ -65,6 +65,13 @@ EXPECTED = {
     # past the key's chunk the relative position reads j mod s, where the key sits in its chunk; in the
     # key's chunk it is (i mod s) - (j mod s) = i - j, 0 on the diagonal
     "dual_chunk": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
+    # RoPE's verdicts for the score; the mask keeps the first S keys at every offset, so shifting a pair past
+    # them hides a key the unshifted pair sees; j <= i hides every later key; the diagonal is kept
+    "streaming_llm": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y,
+                          mask_relative=N, mask_causal=Y, mask_self=Y),
+    # j <= i and i - j < W read only the offset: every mask property holds
+    "sliding_window": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y,
+                           mask_relative=Y, mask_causal=Y, mask_self=Y),
 }
 
 
