@@ -40,7 +40,8 @@ from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
 from ._formula import mod_as_floor
-from ._kernel_file import check_kernel, prepare_targets
+from ._kernel_file import prepare_targets
+from ._mask_kernel import check_kernel_and_mask
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
     omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
@@ -232,7 +233,7 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
-                          derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
+                          derive=lambda v, proof: check_kernel_and_mask(v, proof, kernel_targets)))
     return props
 
 

@@ -583,10 +583,5 @@ def tested_summary(result) -> str:
 
 def check_kernel(variant: Variant, proof, targets=None) -> None:
     """The ``kernel`` property: the files ``--export`` writes (``targets``, default every target this
-    machine can run) against the exact definition (:mod:`._kernel_file`); a file's mask as well
-    (:mod:`._mask`)."""
+    machine can run) against the exact definition (:mod:`._kernel_file`)."""
     check_written_kernel(variant, proof, targets)
-    if variant.mask is not None and all(part.status == "proved" for part in proof.parts):
-        from ._mask import check_mask_kernel
-
-        check_mask_kernel(variant, proof, targets)

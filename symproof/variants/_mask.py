@@ -43,7 +43,7 @@ import sympy as sp
 from .._ground._errors import VariantFileError
 from ._formula import COMPARISONS, MAX_FORMULA_CHARS, MAX_NODES, mod_as_floor, parse_formula
 
-__all__ = ["Mask", "read_mask", "parse_mask", "mask_properties", "MASK_KEY", "MASK_NAMES", "check_mask_kernel"]
+__all__ = ["Mask", "read_mask", "parse_mask", "mask_properties", "MASK_KEY", "MASK_NAMES", "allowed_at"]
 
 MASK_KEY = "mask.allowed"
 #: the position names a mask condition may read besides the [params]
@@ -347,7 +347,7 @@ def _three_valued(cond, box):
     return True if always else (False if never else None)
 
 
-def _numbers(cond) -> list:
+def condition_numbers(cond) -> list:
     """The integers a condition names (and their neighbours): where its comparisons change."""
     near = set()
     for atom in sp.sympify(cond).atoms(sp.Rational):
@@ -400,25 +400,25 @@ def _domain(variant) -> tuple:
     return (0, variant.last_position)
 
 
-def _inside(variant, *positions) -> bool:
+def inside(variant, *positions) -> bool:
     low, high = _domain(variant)
     return all((low is None or p >= low) and (high is None or p <= high) for p in positions)
 
 
-def _candidates(variant) -> list:
+def candidates(variant) -> list:
     """Positions the witness search tries: small ones, the numbers the condition names and their
     neighbours, a few far ones; negative ones too on every-integer files; inside the declared range."""
     cond = symbolic_condition(variant)
-    values = list(range(0, 9)) + _numbers(cond) + [16, 64, 1024, 4096]
+    values = list(range(0, 9)) + condition_numbers(cond) + [16, 64, 1024, 4096]
     if variant.last_position is not None:
         values += [variant.last_position - 1, variant.last_position]
     if not variant.from_zero:
         values += [-v for v in values]
     # the smallest first: the witness shown is the simplest found
-    return sorted((v for v in dict.fromkeys(values) if _inside(variant, v)), key=lambda v: (abs(v), v < 0))
+    return sorted((v for v in dict.fromkeys(values) if inside(variant, v)), key=lambda v: (abs(v), v < 0))
 
 
-def _allowed(variant, i, j) -> bool | None:
+def allowed_or_none(variant, i, j) -> bool | None:
     try:
         return _truth(symbolic_condition(variant), {_I: Fraction(i), _J: Fraction(j)})
     except _Undecided:
@@ -440,16 +440,16 @@ def _derive_relative(variant, proof) -> None:
                     "through j - i), so the condition is", True,
                     f"{len(relations)} comparison(s): " + "; ".join(str(r) for r in relations[:6]))
         return
-    values = _candidates(variant)
+    values = candidates(variant)
     shifts = [v for v in values if v != 0]
     for i, j in itertools.product(values, values):
-        before = _allowed(variant, i, j)
+        before = allowed_or_none(variant, i, j)
         if before is None:
             continue
         for c in shifts:
-            if not _inside(variant, i + c, j + c):
+            if not inside(variant, i + c, j + c):
                 continue
-            after = _allowed(variant, i + c, j + c)
+            after = allowed_or_none(variant, i + c, j + c)
             if after is not None and after != before:
                 proof.check(f"A({i}, {j}) = A({i + c}, {j + c}) (the same offset j - i = {j - i}, shifted by c = {c})",
                             False, f"A({i}, {j}) is {_word(before)} but A({i + c}, {j + c}) is {_word(after)}, "
@@ -470,9 +470,9 @@ def _derive_causal(variant, proof) -> None:
                     "rational intervals)", True, f"j = i + u, i in {_range_text(ranges[_I])}, u in "
                                                  f"{_range_text(ranges[_U])}")
         return
-    for i in _candidates(variant):
-        for u in [1, 2, 3] + [v for v in _candidates(variant) if v > 0]:
-            if _inside(variant, i + u) and _allowed(variant, i, i + u):
+    for i in candidates(variant):
+        for u in [1, 2, 3] + [v for v in candidates(variant) if v > 0]:
+            if inside(variant, i + u) and allowed_or_none(variant, i, i + u):
                 proof.check(f"A({i}, {i + u}) is false (a key after its query is masked)", False,
                             f"the key at j = {i + u} is visible to the query at i = {i}, computed exactly",
                             witness={_I: sp.Integer(i), _J: sp.Integer(i + u)})
@@ -482,7 +482,7 @@ def _derive_causal(variant, proof) -> None:
 
 
 def _false_everywhere(cond, ranges) -> bool:
-    return _decide_on_boxes(sp.Not(cond), ranges, _numbers(cond))[0] is True
+    return _decide_on_boxes(sp.Not(cond), ranges, condition_numbers(cond))[0] is True
 
 
 def _range_text(interval) -> str:
@@ -495,13 +495,13 @@ def _derive_self(variant, proof) -> None:
     diagonal = cond.xreplace({_J: _I})
     low, high = _domain(variant)
     ranges = {_I: (low, high)}
-    decided, _ = _decide_on_boxes(diagonal, ranges, _numbers(diagonal))
+    decided, _ = _decide_on_boxes(diagonal, ranges, condition_numbers(diagonal))
     if decided is True:
         proof.check("A(i, i) is true at every position i (three-valued evaluation over integer boxes, exact "
                     "rational intervals)", True, f"i in {_range_text(ranges[_I])}")
         return
-    for i in _candidates(variant):
-        if _allowed(variant, i, i) is False:
+    for i in candidates(variant):
+        if allowed_or_none(variant, i, i) is False:
             proof.check(f"A({i}, {i}) is true (the query sees itself)", False,
                         f"the query at i = {i} does not see itself, computed exactly; its row is empty unless "
                         "another key is visible", witness={_I: sp.Integer(i)})
@@ -531,85 +531,3 @@ def mask_properties(variant, property_class) -> list:
         property_class("mask_self", f"{shown}: A(i, i) is true at every position i (every softmax row keeps at "
                                     "least its own key, so none is empty)", "identity", derive=_derive_self),
     ]
-
-
-# -- the kernel files ----------------------------------------------------------------------------------------
-
-
-def probe_pairs(variant) -> list:
-    """The (query, key) pairs the kernel files' masks are compared at: every pair of small positions, and
-    pairs next to the numbers the condition names (offsets and positions)."""
-    values = _candidates(variant)
-    small = [v for v in values if abs(v) <= 9]
-    pairs = [(a, b) for a in small for b in small]
-    pairs += [(a, b) for a in values for b in (0, 1, a - 1, a, a + 1) if _inside(variant, a, b)]
-    pairs += [(a + n, a) for a in (0, 5, 100) for n in _numbers(symbolic_condition(variant)) if _inside(variant, a, a + n)]
-    return list(dict.fromkeys(p for p in pairs if _inside(variant, *p)))
-
-
-def check_mask_kernel(variant, proof, targets=None) -> None:
-    """Each target's ``mask_at`` and ``mask_bias`` against the exact mask at the probed pairs."""
-    import tempfile
-    from pathlib import Path
-
-    import numpy as np
-
-    from .._ground._text import one_line
-    from ._kernel_file import _Broken, _Written, available_targets
-
-    pairs = probe_pairs(variant)
-    queries = sorted({a for a, _ in pairs})
-    keys = sorted({b for _, b in pairs})
-    row, col = {a: n for n, a in enumerate(queries)}, {b: n for n, b in enumerate(keys)}
-    expected = {(a, b): _allowed(variant, a, b) for a in queries for b in keys}
-    for target, why_not in available_targets(variant):
-        if why_not or (targets is not None and target not in targets):
-            continue
-        with tempfile.TemporaryDirectory(prefix="symproof-mask-") as folder:
-            try:
-                written = _Written(variant, target, Path(folder))
-                allowed, additive = _written_mask(written, target, queries, keys)
-            except _Broken as err:
-                proof.check(f"the {target} file's mask imports and runs", False, one_line(str(err)))
-                return
-            except Exception as err:  # noqa: BLE001 - the written file failed while running
-                proof.check(f"the {target} file's mask runs", False,
-                            one_line(f"the {target} mask raises {type(err).__name__}: {err}"))
-                return
-        wrong = [(a, b) for (a, b), want in expected.items() if want is not None
-                 and (bool(allowed[row[a], col[b]]) != want
-                      or not ((additive[row[a], col[b]] == 0.0) if want else np.isneginf(additive[row[a], col[b]])))]
-        compared = sum(1 for want in expected.values() if want is not None)
-        detail = (f"{compared} pairs: mask_at and mask_bias (0 / -inf) equal the exact mask" if not wrong else
-                  f"at (i, j) = {wrong[0]} the file gives {bool(allowed[row[wrong[0][0]], col[wrong[0][1]]])}, "
-                  f"the definition {expected[wrong[0]]}")
-        proof.check(f"the {target} file's mask_at and mask_bias = the exact mask", not wrong, detail)
-        if wrong:
-            return
-
-
-def _written_mask(written, target, queries, keys):
-    import ctypes
-
-    import numpy as np
-
-    q = np.ascontiguousarray(queries, dtype=np.float64)
-    k = np.ascontiguousarray(keys, dtype=np.float64)
-    if target != "c":
-        return (written._to_numpy(written.module.mask_at(written._in(q), written._in(k))),
-                written._to_numpy(written.module.mask_bias(written._in(q), written._in(k))))
-    allowed = np.zeros((len(q), len(k)), dtype=np.uint8)
-    additive = np.zeros((len(q), len(k)), dtype=np.float64)
-    lib, name = written.library, written.module_name
-    double_p = ctypes.POINTER(ctypes.c_double)
-    for entry, out, pointer in ((f"{name}_mask_at", allowed, ctypes.POINTER(ctypes.c_ubyte)),
-                                (f"{name}_mask_bias", additive, double_p)):
-        function = getattr(lib, entry)
-        function.restype = ctypes.c_int
-        status = function(q.ctypes.data_as(double_p), k.ctypes.data_as(double_p), ctypes.c_long(len(q)),
-                          ctypes.c_long(len(k)), out.ctypes.data_as(pointer))
-        if status != 0:
-            from ._kernel_file import _Broken
-
-            raise _Broken(f"{written.file}: {entry} returned {status} at positions inside the file's range")
-    return allowed, additive
