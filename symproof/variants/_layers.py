@@ -44,7 +44,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LayerPattern", "load_layers", "parse_layers", "is_layer_file", "MAX_LAYERS", "LAYER_KEYS"]
+__all__ = ["LayerPattern", "load_layers", "parse_layers", "check_layers", "is_layer_file", "MAX_LAYERS", "LAYER_KEYS"]
 
 #: most layers a pattern may list, and most a model may have
 MAX_LAYERS = 1024
@@ -82,7 +82,8 @@ def is_layer_file(path) -> bool:
     return isinstance(data, dict) and "layers" in data
 
 
-def load_layers(path) -> LayerPattern:
+def load_layers(path: "str | os.PathLike") -> LayerPattern:
+    """Read and validate a layer-pattern file (TOML, at most 1 MB)."""
     text = read_input_text(path, error=VariantFileError)
     source = os.fspath(path)
     try:

@@ -34,6 +34,7 @@ additive form (``mask_bias``: ``0.0`` where allowed, ``-inf`` elsewhere), with t
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -41,6 +42,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .._ground._errors import VariantFileError
+from ..prover import _budget
 from ._formula import COMPARISONS, MAX_FORMULA_CHARS, MAX_NODES, mod_as_floor, parse_formula
 
 __all__ = ["Mask", "read_mask", "parse_mask", "mask_properties", "MASK_KEY", "MASK_NAMES", "allowed_at"]
@@ -320,6 +322,12 @@ def _enclose(expr, box):
     return (None, None)
 
 
+@functools.lru_cache(maxsize=1024)
+def _difference(relation):
+    """``lhs - rhs`` of a comparison, expanded (once per comparison: the boxes reuse it)."""
+    return sp.expand(relation.lhs - relation.rhs)
+
+
 def _three_valued(cond, box):
     """True / False when ``cond`` has that value at every point of ``box``, else None."""
     if cond is sp.true or cond is sp.false:
@@ -334,7 +342,7 @@ def _three_valued(cond, box):
         return None if value is None else not value
     if type(cond) not in _RELATION:
         return None
-    lo, hi = _enclose(sp.expand(cond.lhs - cond.rhs), box)
+    lo, hi = _enclose(_difference(cond), box)
     kind = type(cond)
     always = {sp.StrictLessThan: hi is not None and hi < 0, sp.LessThan: hi is not None and hi <= 0,
               sp.StrictGreaterThan: lo is not None and lo > 0, sp.GreaterThan: lo is not None and lo >= 0,
@@ -383,6 +391,7 @@ def _decide_on_boxes(cond, ranges: dict, cuts) -> tuple:
         return None, len(boxes)
     undecided = 0
     for box in boxes:
+        _budget.check()
         value = _three_valued(cond, dict(box))
         if value is False:
             return False, dict(box)
@@ -414,11 +423,18 @@ def candidates(variant) -> list:
         values += [variant.last_position - 1, variant.last_position]
     if not variant.from_zero:
         values += [-v for v in values]
-    # the smallest first: the witness shown is the simplest found
-    return sorted((v for v in dict.fromkeys(values) if inside(variant, v)), key=lambda v: (abs(v), v < 0))
+    # the smallest first: the witness shown is the simplest found; at most MAX_CANDIDATES (a condition
+    # naming many numbers would otherwise make the pair-and-shift search cubic in them)
+    ordered = sorted((v for v in dict.fromkeys(values) if inside(variant, v)), key=lambda v: (abs(v), v < 0))
+    return ordered[:MAX_CANDIDATES]
+
+
+#: most positions the witness searches try on each axis
+MAX_CANDIDATES = 40
 
 
 def allowed_or_none(variant, i, j) -> bool | None:
+    _budget.check()  # one evaluation, one step: the searches stop where --steps does
     try:
         return _truth(symbolic_condition(variant), {_I: Fraction(i), _J: Fraction(j)})
     except _Undecided:

@@ -562,6 +562,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     reader = _Reader(source, Variant)
     if not isinstance(data, Mapping):
         raise VariantFileError(f"{source}: expected a table of keys, got {_toml_type(data)}")
+    if "layers" in data:  # a layer-pattern file: several variants, read by ._layers
+        raise reader.fail("layers", "a layer-pattern file describes one variant per layer type: symproof check "
+                                    "reads it, and symproof.variants.load_layers in Python")
     reader.check_keys(data, _TOP, "")
     for table, schema in _TABLES.items():
         if table in data:
