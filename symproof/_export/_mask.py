@@ -45,10 +45,14 @@ def _python_lines(variant, target: str) -> list:
     lib = "numpy" if target == "numpy" else "torch"
     as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
     condition = _condition(variant)
-    printed = (NumPyKernelPrinter().doprint(condition) if target == "numpy"
-               else torch_printer().doprint(numbers_as_floats(condition)))
-    guard = [] if variant.last_position is None else ["    _check_positions('i', i)", "    _check_positions('j', j)"]
     full = "numpy.full" if target == "numpy" else "torch.full"
+    if condition in (sp.true, sp.false):  # decided by SymPy (i == i): a constant grid
+        value = f"{full}(i.shape, {condition is sp.true})"
+    else:
+        printed = (NumPyKernelPrinter().doprint(condition) if target == "numpy"
+                   else torch_printer().doprint(numbers_as_floats(condition)))
+        value = f"{lib}.logical_and({printed}, {full}(i.shape, True))"
+    guard = [] if variant.last_position is None else ["    _check_positions('i', i)", "    _check_positions('j', j)"]
     return ["", "", "MASK = " + repr(variant.mask.text) + "  # the file's [mask] allowed, for reading only", "", "",
             "def mask_at(query_positions, key_positions):",
             '    """allowed[a, b]: True where the key at key_positions[b] is visible to the query at',
@@ -58,7 +62,7 @@ def _python_lines(variant, target: str) -> list:
             *guard,
             # every comparison on the full grid (numpy's logical_or.reduce stacks its operands)
             f"    i, j = {'numpy.broadcast_arrays' if target == 'numpy' else 'torch.broadcast_tensors'}(i, j)",
-            f"    return {lib}.logical_and({printed}, {full}(i.shape, True))",
+            f"    return {value}",
             "", "",
             "def mask_bias(query_positions, key_positions):",
             '    """0.0 where mask_at is True, -inf elsewhere: add it to the scores before the softmax."""',
@@ -70,7 +74,9 @@ def _python_lines(variant, target: str) -> list:
 
 def _c_lines(variant, name: str) -> list:
     prefix = name.upper()
-    printed = CKernelPrinter().doprint(_condition(variant))
+    condition = _condition(variant)
+    # a condition SymPy decided (i == i, 0 < 1 or ...) is a constant: C99 without stdbool.h has no `true`
+    printed = {sp.true: "1", sp.false: "0"}.get(condition) or CKernelPrinter().doprint(condition)
     guard = ([] if variant.last_position is None else
              [f"    for (long a = 0; a < n_queries; ++a) if (outside_range(queries[a])) return {prefix}_POSITION_OUT_OF_RANGE;",
               f"    for (long b = 0; b < n_keys; ++b) if (outside_range(keys[b])) return {prefix}_POSITION_OUT_OF_RANGE;"])

@@ -267,3 +267,14 @@ def test_misplaced_masks_are_refused(extra, expected):
         except VariantFileError as err:
             assert expected in str(err), str(err)
             raise
+
+
+@pytest.mark.parametrize("condition, everywhere", [("i == i", True), ("i < i", False), ("0 < 1 or j <= i", True)])
+def test_a_condition_sympy_decides_is_a_constant_mask_in_every_target(condition, everywhere, tmp_path):
+    """SymPy decides ``i == i`` to True when the condition is built: every target must print a constant
+    (C99 has no ``true`` without stdbool.h; torch.logical_and takes no Python bool)."""
+    variant = _rotary(condition, {})
+    result, = check_variant(variant, only={"kernel"}, kernel_targets={"numpy", "torch", "c"})
+    assert result.status == "proved", result.reason
+    module = _python_mask(variant, "numpy", tmp_path)
+    assert (np.asarray(module.mask_at(np.arange(4.0), np.arange(5.0))) == everywhere).all()
