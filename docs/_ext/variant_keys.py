@@ -72,6 +72,9 @@ KEY_DOCS = {
     "vectors.tensor": ("the only tensor", "the tensor's name in a safetensors file", 'tensor = "wpe.weight"'),
     "vectors.clip": ("false", "`true`: positions past the table read its last row (with `positions = \"nonnegative\"`)",
                      "clip = true"),
+    "mask.allowed": ("every pair (no mask)", "comparisons of formulas in `i`, `j` and the params joined by "
+                                              "`and`, `or`, `not`: where false the score is -inf (rotary, bias)",
+                     'allowed = "j <= i and (i - j < W or j < S)"'),
 }
 
 #: what each table of a variant file states
@@ -85,4 +88,5 @@ TABLE_DOCS = {
     "equivalent": "a named scheme the file should equal (the `equivalence` property)",
     "length": "rules that read the call's length `seq_len` (dynamic NTK, LongRoPE's switch)",
     "vectors": "a learned table of position vectors, one row per position (GPT-2's `wpe`)",
+    "mask": "the (query, key) pairs a score is kept at: causal, sliding window, attention sinks",
 }

@@ -84,8 +84,9 @@ def _cmd_examples(args) -> int:
 
     examples = shipped_examples()
     width = max(len(name) for name in examples)
+    kinds = max(len(example.kind) for example in examples.values())
     for name, example in examples.items():
-        print(one_line(f"{name:<{width}}  {example.kind:<12}  {example_title(example)}"))
+        print(one_line(f"{name:<{width}}  {example.kind:<{kinds}}  {example_title(example)}"))
     return 0
 
 

@@ -40,7 +40,8 @@ from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
 from ._formula import mod_as_floor
-from ._kernel_file import check_kernel, prepare_targets
+from ._kernel_file import prepare_targets
+from ._mask_kernel import check_kernel_and_mask
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
     omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
@@ -67,6 +68,9 @@ PROPERTY_TITLES = {
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
     "decay": "long-term decay: the bias (or RoFormer's bound) falls with the distance to a past key",
     "kernel": "the exported kernel files compute the definition",
+    "mask_relative": "the mask depends only on the offset j - i",
+    "mask_causal": "the mask hides every key after its query",
+    "mask_self": "every query sees its own key (no empty softmax row)",
 }
 
 
@@ -241,10 +245,14 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
         derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
             else derive_decay
         props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
+    if variant.mask is not None:  # the mask's own properties: a set of allowed pairs (._mask)
+        from ._mask import mask_properties
+
+        props += mask_properties(variant, Property)
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
-                          derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
+                          derive=lambda v, proof: check_kernel_and_mask(v, proof, kernel_targets)))
     return props
 
 

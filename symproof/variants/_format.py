@@ -184,7 +184,7 @@ RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCT
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
         "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
-        "positions": str, "vectors": dict}
+        "positions": str, "vectors": dict, "mask": dict}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
@@ -198,12 +198,13 @@ _TABLES = {
                    "per_axis": (list, str)},
     "length": {"threshold": int, "long_factors": list},
     "vectors": {"rows": list, "file": str, "tensor": str, "clip": bool},
+    "mask": {"allowed": str},  # read by ._mask
 }
 #: the tables each kind may have
 _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params", "vectors"},
                 "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
-                           "length"},
-                "bias": {"bias", "params", "equivalent"}}
+                           "length", "mask"},
+                "bias": {"bias", "params", "equivalent", "mask"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer",
@@ -240,6 +241,8 @@ FORMULA_NAMES: dict = {
     "equivalent.frequencies": (("r",), True, "r = pair index"),
     "equivalent.per_axis": (("r", "a"), True, "as frequencies.per_axis"),
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
+    "mask.allowed": (("i", "j"), False, "i = query position, j = key position: comparisons joined by and, or, "
+                                       "not; where false the score is -inf (causal, sliding window, sinks)"),
 }
 
 

@@ -83,6 +83,7 @@ class Variant:
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
     amplitude: Formula | None = None  # [position] amplitude: p_t multiplied by a(t) (additive; scaled sinusoidal)
     vectors: Any = None  # [vectors]: a learned table of rows (a _table_file.VectorTable), additive only
+    mask: Any = None  # [mask] allowed: the (query, key) pairs the score is kept at (._mask.Mask)
 
     @property
     def from_zero(self) -> bool:
@@ -509,6 +510,8 @@ class Variant:
             out["amplitude"] = self.amplitude.text
         if self.vectors is not None:
             out.update(frequency_rule=None, vectors=self.vectors.describe())
+        if self.mask is not None:
+            out["mask"] = self.mask.text
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -572,6 +575,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     reader = _Reader(source, Variant)
     if not isinstance(data, Mapping):
         raise VariantFileError(f"{source}: expected a table of keys, got {_toml_type(data)}")
+    if "layers" in data:  # a layer-pattern file: several variants, read by ._layers
+        raise reader.fail("layers", "a layer-pattern file describes one variant per layer type: symproof check "
+                                    "reads it, and symproof.variants.load_layers in Python")
     reader.check_keys(data, _TOP, "")
     for table, schema in _TABLES.items():
         if table in data:
@@ -613,10 +619,14 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     params = _parse_params(reader, data.get("params", {}))
     fields["params"] = params
+    if "mask" in data:
+        from ._mask import read_mask
+
+        fields["mask"] = read_mask(reader, data["mask"], params)
 
     if kind == "bias":
         _parse_bias(reader, data, fields)
-        return Variant(**fields)
+        return _masked(Variant(**fields))
     if "bias" in data.get("equivalent", {}):
         raise reader.fail("equivalent.bias", f"applies to kind = 'bias' only, not {kind!r}")
 
@@ -685,6 +695,15 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
                                                             "frequency")
         return variant
     _validate_values(reader, variant)
+    return _masked(variant)
+
+
+def _masked(variant: Variant) -> Variant:
+    """``variant`` once its mask (if any) is built at load (:mod:`._mask`)."""
+    if variant.mask is not None:
+        from ._mask import validate_mask
+
+        validate_mask(variant)
     return variant
 
 

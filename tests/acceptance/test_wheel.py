@@ -33,7 +33,8 @@ def test_the_wheel_ships_the_examples_inside_symproof_and_no_top_level_derivatio
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert top == {"symproof", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}, top
-    for relative in ("variants/xpos.toml", "configs/llama-3.1-8b.json", "sec7_3_rope.py", "__init__.py"):
+    for relative in ("variants/xpos.toml", "configs/llama-3.1-8b.json", "layers/gemma3_layers.toml", "sec7_3_rope.py",
+                     "__init__.py"):
         assert f"symproof/_derivations/{relative}" in names
     shipped = {n.split("/")[-1] for n in names if n.startswith("symproof/_derivations/variants/")}
     # the variant files and the tables they read (learned_absolute.npy)

@@ -72,6 +72,13 @@ EXPECTED = {
     # alpha PE(t) with a constant alpha: alpha^2 (sin^2 + cos^2) is constant, alpha cancels from the shift
     # structure and enters every product as alpha^2; cos is even; alpha = 1/4 != 1, so not the table itself
     "scaled_sinusoidal": dict(constant_norm=Y, shift_structure=Y, relative=Y, shift=Y, direction=N, equivalence=N),
+    # RoPE's verdicts for the score; the mask keeps the first S keys at every offset, so shifting a pair past
+    # them hides a key the unshifted pair sees; j <= i hides every later key; the diagonal is kept
+    "streaming_llm": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y,
+                          mask_relative=N, mask_causal=Y, mask_self=Y),
+    # j <= i and i - j < W read only the offset: every mask property holds
+    "sliding_window": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y,
+                           mask_relative=Y, mask_causal=Y, mask_self=Y),
 }
 
 
