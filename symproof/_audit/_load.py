@@ -86,7 +86,7 @@ def _config_at_head_dim(data, source: str, head_dim: int) -> Variant:
     return variant
 
 
-def load_like(like, head_dim: int | None = None) -> Variant:
+def load_like(like, head_dim: int | None = None, axes: bool = False) -> Variant:
     """The declared model as a :class:`Variant`.
 
     ``like`` is a :class:`Variant`, a variant TOML path, a model ``config.json``
@@ -131,7 +131,7 @@ def load_like(like, head_dim: int | None = None) -> Variant:
     if variant.kind != "rotary":
         raise InvalidInputError(f"{variant.source}: the audit compares rotary maps; {variant.name!r} is "
                                 f"{variant.kind}", kind=variant.kind)
-    if len(variant.axes) != 1:
+    if len(variant.axes) != 1 and not axes:  # the audit itself compares multi-axis models per axis (._axes)
         raise InvalidInputError(f"{variant.source}: the audit handles one position axis; {variant.name!r} has "
                                 f"{len(variant.axes)} ({', '.join(variant.axes)})")
     if variant.relative is not None:

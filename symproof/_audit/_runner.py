@@ -343,11 +343,13 @@ class Hints:
     scaling_factor: float | None = None
     rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
     seq_len: int | None = None  # the call length audited (--seq-len)
+    axes_dim: list | None = None  # a multi-axis model's width of each axis's block, in axis order (or None)
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor", "rope", "seq_len")} | {"heads": 1})
+                                                 "config", "scaling_factor", "rope", "seq_len", "axes_dim")}
+                   | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -382,12 +384,19 @@ def _build_config(cls, param, h: Hints):
     if config_cls is None and data.get("model_type"):
         from transformers import AutoConfig
 
-        return AutoConfig.for_model(data.pop("model_type"), **data)
+        return _text_config(AutoConfig.for_model(data.pop("model_type"), **data))
     if config_cls is None:
         raise RunnerError(f"{cls.__name__} takes a config whose class is not annotated; pass --like CONFIG.json "
                           "with a model_type")
     data.pop("model_type", None)
-    return config_cls(**data)
+    return _text_config(config_cls(**data))
+
+
+def _text_config(config):
+    """A multimodal config's text part (Qwen2-VL's ``text_config``): what its text model builds the rotary
+    module from (the length, the base and the M-RoPE sections are the text model's)."""
+    text = getattr(config, "text_config", None)
+    return text if text is not None and not isinstance(text, dict) else config
 
 
 # -- every parameter filled from the model or named ------------------------------------------------
@@ -556,6 +565,8 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
     required = param.default is param.empty
     if name in _HEAD:
         return h.head_dim
+    if name in _AXES_DIM:
+        return list(h.axes_dim) if h.axes_dim else _UNFILLED
     if name in _PROPORTION:
         return h.rotated_dim / h.head_dim
     if name in _TIMESCALE:
@@ -717,6 +728,9 @@ class Convention:
     returns: str = "x"  # x | qk | inplace
     split: bool = False  # the caller rotates x[..., :r] only (r from the cos table) and keeps the rest (HF partial)
     batch_rows: bool = False  # the table's rows are given a leading batch axis: cos[positions][None] (litgpt)
+    # multi-axis positions (T, A): "leading" passes them as (A, B, T) position ids (Qwen2-VL's M-RoPE),
+    # "ids" as (T, A) ids to a module making the tables (Flux); such rows are tried only for a multi-axis model
+    axes: str | None = None
 
 
 #: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
@@ -789,7 +803,15 @@ CONVENTIONS = (
                ("x", "position"), ("vector",), positions="scalar"),
     Convention("vector-qk-position", "fn(q, k, pos): one token per call, rotated in place (llama2.c)", "apply",
                ("x", "k", "position"), ("vector",), positions="scalar", returns="qk"),
+    Convention("axes-position-ids", "rotary(x, position_ids of (A, B, T)) -> (cos, sin); apply(q, k, cos, sin): one "
+               "row of position ids per axis (Qwen2-VL's M-RoPE)", "apply", ("x", "k", "cos", "sin"),
+               ("bhtd", "bthd", "td"), needs="rotary", returns="qk", axes="leading"),
+    Convention("axes-ids-module", "freqs = module(ids of (T, A)); apply(x, freqs): one column of ids per axis "
+               "(Flux's EmbedND / FluxPosEmbed)", "apply", ("x", "freqs"), ("bhtd", "bthd", "td"), needs="ids",
+               axes="ids"),
 )
+#: parameter names (lower case) that take the width of each axis's block (Flux's axes_dim = [16, 56, 56])
+_AXES_DIM = ("axes_dim", "axes_dims", "axes_dimensions", "axis_dims")
 
 
 def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
@@ -840,7 +862,9 @@ class _Attempt:
             call += " with " + ", ".join(f"{k}={_shown_value(v)}" for k, v in extra.items()
                                          if k != "position_ids")
         return {"name": self.row.name, "call": call, "layout": self.layout,
-                "layout_shape": LAYOUTS[self.layout], "positions": self.row.positions,
+                "layout_shape": LAYOUTS[self.layout],
+                "positions": {"leading": "(A, B, T) position ids", "ids": "(T, A) ids"}.get(self.row.axes or "",
+                                                                                        self.row.positions),
                 "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place",
                             "qkv": "qkv: q and k audited, v checked unchanged"}[self.row.returns]}
 
@@ -935,6 +959,8 @@ class _Attempt:
             return self.s.arrays.gather(self.maker(int(positions.max()) + 1), positions)
         if self.row.needs == "positions-table":  # diffusers: build(dim, pos=positions) -> rows of those positions
             return self.maker(self.s.arrays.ints(positions))
+        if self.row.needs == "ids":  # Flux: module(ids of (T, A)) -> the tables of those positions
+            return self.maker(self.s.arrays.ints(positions))
         if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
             return self.maker(self.s.arrays.values(positions.astype(np.float64)))
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
@@ -946,7 +972,8 @@ class _Attempt:
                 if not isinstance(out, (tuple, list)) or len(out) != 2:
                     raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
                 return tuple(out)
-            pos = self.s.arrays.ints(positions[None, :])
+            # (1, T) position ids; multi-axis positions (T, A) as (A, 1, T), one row per axis (Qwen2-VL)
+            pos = self.s.arrays.ints(positions.T[:, None, :] if self.row.axes == "leading" else positions[None, :])
             out = self.maker(xin, pos)
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
@@ -956,7 +983,7 @@ class _Attempt:
 
     def _ordered(self, pair, positions):
         """``(cos, sin)`` whichever order the code returns them in: cos is the one equal to 1 at position 0."""
-        if getattr(self, "swap", None) is None and len(positions) and int(positions[0]) == 0:
+        if getattr(self, "swap", None) is None and len(positions) and not np.any(positions[0]):
             first = self.s.arrays.numpy(pair[0]).reshape(-1, *np.shape(self.s.arrays.numpy(pair[0]))[-1:])
             second = self.s.arrays.numpy(pair[1]).reshape(first.shape[0], -1) if first.size else first
             t0 = 0
@@ -1129,6 +1156,8 @@ class Session:
                 found.append((key, value))
             if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope")):
                 found.append((key, value))
+            if kind == "ids" and inspect.isclass(value) and _takes_ids(value):
+                found.append((key, value))
         # the family's own first (LlamaRotaryEmbedding next to a Llama target), then the plain name
         prefix = getattr(self.obj, "__name__", "").lower()[:4]
         found.sort(key=lambda kv: (not kv[0].lower().startswith(prefix), "dynamic" in kv[0].lower(),
@@ -1190,6 +1219,8 @@ class Session:
         for row in CONVENTIONS:
             if (row.entry == "expr") != bool(o.get("call")):
                 continue
+            if row.entry != "expr" and bool(row.axes) != bool(o.get("axes")):
+                continue  # multi-axis rows for a multi-axis model only, and only them
             layouts = layouts_forced or row.layouts
             if layouts_forced and o["layout"] not in row.layouts and row.entry != "expr":
                 if not (o["layout"] in ("bthd", "bhtd", "tbhd", "td") and row.layouts[0] != "vector"
@@ -1285,14 +1316,14 @@ class Session:
                 if fn is not obj:
                     continue
                 yield (fn, None, None, None, "")
-            elif row.needs in ("rotary", "angles", "length"):
+            elif row.needs in ("rotary", "angles", "length", "ids"):
                 makers = []
                 if inspect.isclass(obj) or hasattr(obj, "forward"):
                     makers.append(obj)
                 if named_table is not None:
                     makers.insert(0, named_table)
                 if not makers:
-                    makers = [v for _, v in self._discover("rotary")]
+                    makers = [v for _, v in self._discover("ids" if row.needs == "ids" else "rotary")]
                 for maker in makers:
                     if not (inspect.isclass(maker) or hasattr(maker, "forward")):
                         continue
@@ -1303,8 +1334,13 @@ class Session:
                     inst = self._instance(maker)
                     mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
                     made = self.built_text(inst, mname)
+                    if row.needs == "ids" and not _takes_ids(maker):
+                        continue
                     if row.needs == "angles":
                         yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
+                    elif row.needs == "ids":
+                        yield (fn, inst, None, None, f"freqs = {made}(ids of (T, {self.options['axes']})); "
+                                                     f"{name}(x, freqs)")
                     elif row.needs == "length":
                         yield (fn, inst, None, None, f"freqs = {made}(n); {name}(x, freqs[positions])")
                     else:
@@ -1566,7 +1602,7 @@ def _not_a_rotation(attempt, x, positions, q, dtype: str) -> str | None:
     both, _ = attempt.run(x + swapped, positions)
     if not _close(both, q + other, rel):
         return "outputs are not linear in x (T(x + y) != T(x) + T(y))"
-    zero = [t for t, p in enumerate(positions) if int(p) == 0]
+    zero = [t for t, p in enumerate(positions) if not np.any(p)]  # position 0 (every axis 0)
     if zero:
         t = zero[0]
         xs, ys = x[:, t].reshape(-1), q[:, t].reshape(-1)
@@ -1596,6 +1632,16 @@ def _takes_length(maker) -> bool:
     """A module whose call takes a length first (Megatron's ``forward(max_seq_len, offset=0)``)."""
     names = [n.lower() for n in _names(getattr(maker, "forward", maker)) if n != "self"]
     return bool(names) and names[0] in _LEN
+
+
+def _takes_ids(maker) -> bool:
+    """A module making the tables of multi-axis ids: built with per-axis widths (``axes_dim``) and called on ids."""
+    init = maker.__init__ if inspect.isclass(maker) else getattr(type(maker), "__init__", None)
+    forward = getattr(maker, "forward", None)
+    if init is None or forward is None:
+        return False
+    takes = [n.lower() for n in _names(forward) if n != "self"]
+    return bool(_has(init, _AXES_DIM)) and takes[:1] in (["ids"], ["pos"], ["positions"], ["position_ids"])
 
 
 def _required_count(fn) -> int:

@@ -39,8 +39,9 @@ def main_audit(args) -> int:
         report = os.path.abspath(output_folder(args.report, "--report"))
         check_owned_files(report, FILES + (PDF_NAME,), option="--report", unlisted=True, force=force)
     args.like = resolve_example(args.like, "--like")  # an existing path, or a shipped example named by its stem
-    variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
-    audit_positions(variant, args.seq_len)
+    variant = load_like(args.like, args.head_dim, axes=True)  # a bad --like or --seq-len: before the code runs
+    if len(variant.axes) == 1:  # a multi-axis model is probed per axis (its --seq-len refusal is the audit's)
+        audit_positions(variant, args.seq_len)
     like = args.like  # read here, in this process, whose folder the user's code cannot change
     seconds = getattr(args, "timeout", None)
     result = audit(args.target, like, head_dim=args.head_dim, seq_len=args.seq_len, name=args.target,
