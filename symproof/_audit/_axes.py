@@ -25,11 +25,14 @@ import numpy as np
 from .._ground._errors import InvalidInputError
 from ..encodings import pair_indices, pairing_permutation
 from ..variants import Variant
-from ._diagnose import ANGLE_ATOL, ANGLE_REL, Difference
+from ._diagnose import ANGLE_ATOL, ANGLE_REL, WHATS, Difference
 from ._model import Model
 from ._probe import Probe
 
-__all__ = ["AxesModel", "axes_model", "audit_axes", "axis_positions"]
+__all__ = ["AxesModel", "axes_model", "audit_axes", "axis_positions", "AXES_WHATS"]
+
+#: what a per-axis difference names: the one-axis audit's words, and ``axes`` (which axis a pair follows)
+AXES_WHATS = WHATS + ("axes",)
 
 #: positions each axis is probed at alone (the 1-D audit's, without 0 and beyond the model's length)
 AXIS_POSITIONS = (1, 2, 3, 4, 5, 6, 7, 8, 16, 31, 64, 100, 257, 1000, 4095)
@@ -453,7 +456,8 @@ def diagnose(model: AxesModel, found, expected, tol, positions, kinds) -> list:
         base = _base_of(own, ws, th, model)
         if base is not None:
             detail += (f"; the axis's {len(own)} frequencies are geometric with base {base[0]:.6g} where the "
-                       f"model's base is {base[1]:.6g} (a wrong theta on this axis)")
+                       f"model's base is {base[1]:.6g} (a wrong theta on this axis, or the same frequencies from a wrong "
+                       "exponent denominator: the numbers cannot tell which)")
             extra["found_base"], extra["expected_base"] = base
         diffs.append(Difference("frequency", f"{model.label(a)} pair {r}: {thetas[r]:.9g}",
                                 f"{read['freq'][r][got[r]]:.9g}", detail, extra=extra))

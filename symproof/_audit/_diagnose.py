@@ -29,7 +29,7 @@ from ._structure import ROTATION_TOLERANCE, Structure, wrap
 __all__ = ["Difference", "Analysis", "analyse", "ANGLE_ATOL", "ANGLE_REL", "WHATS"]
 
 WHATS = ("pairing", "frequency", "denominator", "direction", "position_offset", "rotary_dim", "scaling",
-         "precision", "nonlinear", "stateful", "axes")
+         "precision", "nonlinear", "stateful")
 
 #: an angle matches when it is within ANGLE_ATOL + ANGLE_REL * |angle| (float32 angle arithmetic is ~2^-22)
 ANGLE_ATOL = 1e-5

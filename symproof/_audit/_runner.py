@@ -61,7 +61,7 @@ _K = ("k", "xk", "key")
 _POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions")
 _OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position",
            "seqlen_offset", "seqlen_offsets")
-_COS, _SIN = ("cos", "cos_cached", "freqs_cos"), ("sin", "sin_cached", "freqs_sin")
+_COS, _SIN = ("cos", "cos_cached", "freqs_cos", "cos_emb"), ("sin", "sin_cached", "freqs_sin", "sin_emb")
 _FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis", "sincos", "cos_sin")
 _DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims")
 _LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_position", "max_len",
@@ -429,7 +429,7 @@ _ROPE_ROLES = {
 _ROLE_OF = {name: role for role, names in _ROPE_ROLES.items() for name in names}
 #: length parameters that size a table (not a property of the model, like max_position_embeddings)
 _TABLE_LEN = ("end", "seq_len", "max_seq_len", "seqlen", "length", "max_len", "max_seq_length")
-_BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq")
+_BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq", "temperature")
 _DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype", "fprop_dtype")
 #: the whole head's width (the rotated part is a fraction of it, given separately)
 _HEAD = ("head_size", "head_dim", "kv_channels", "head_dims")
@@ -592,6 +592,11 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         return 32768 if required else _UNFILLED
     if name == "is_neox_style":
         return h.pairing == "half"
+    if name == "rotate_half" and isinstance(param.default, bool):  # timm: the half layout instead of adjacent pairs
+        return h.pairing == "half"
+    if name == "in_pixels" and isinstance(param.default, bool):
+        # timm: True means positions rescaled to [-1, 1] with linear pixel bands; the model's are integer positions
+        return False
     if name == "interleaved" and where != "apply":
         return h.pairing == "adjacent"
     if name in _DTYPE_NAMES and (_is_dtype_param(param) or required):
@@ -806,12 +811,17 @@ CONVENTIONS = (
     Convention("axes-position-ids", "rotary(x, position_ids of (A, B, T)) -> (cos, sin); apply(q, k, cos, sin): one "
                "row of position ids per axis (Qwen2-VL's M-RoPE)", "apply", ("x", "k", "cos", "sin"),
                ("bhtd", "bthd", "td"), needs="rotary", returns="qk", axes="leading"),
+    Convention("axes-grid-table", "sin, cos = build(feat_shape=(H, W), dim, temperature): the tables of a whole grid, "
+               "row h * W + w; apply(x, sin[rows], cos[rows]) (timm's axial ViT rotary)", "apply", ("x", "cos", "sin"),
+               ("bthd", "bhtd", "td"), needs="grid", axes="grid"),
     Convention("axes-ids-module", "freqs = module(ids of (T, A)); apply(x, freqs): one column of ids per axis "
                "(Flux's EmbedND / FluxPosEmbed)", "apply", ("x", "freqs"), ("bhtd", "bthd", "td"), needs="ids",
                axes="ids"),
 )
 #: parameter names (lower case) that take the width of each axis's block (Flux's axes_dim = [16, 56, 56])
 _AXES_DIM = ("axes_dim", "axes_dims", "axes_dimensions", "axis_dims")
+#: parameter names (lower case) of a builder's grid shape: it makes the tables of every cell of an (H, W) grid
+_GRID = ("feat_shape", "grid_shape", "grid_size", "grid_hw", "hw_shape")
 
 
 def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
@@ -863,7 +873,8 @@ class _Attempt:
                                          if k != "position_ids")
         return {"name": self.row.name, "call": call, "layout": self.layout,
                 "layout_shape": LAYOUTS[self.layout],
-                "positions": {"leading": "(A, B, T) position ids", "ids": "(T, A) ids"}.get(self.row.axes or "",
+                "positions": {"leading": "(A, B, T) position ids", "ids": "(T, A) ids",
+                              "grid": "cells of an (H, W) grid"}.get(self.row.axes or "",
                                                                                         self.row.positions),
                 "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place",
                             "qkv": "qkv: q and k audited, v checked unchanged"}[self.row.returns]}
@@ -959,6 +970,8 @@ class _Attempt:
             return self.s.arrays.gather(self.maker(int(positions.max()) + 1), positions)
         if self.row.needs == "positions-table":  # diffusers: build(dim, pos=positions) -> rows of those positions
             return self.maker(self.s.arrays.ints(positions))
+        if self.row.needs == "grid":  # timm: each position vector's row in the tables of the smallest grid holding it
+            return self._ordered(self._grid_rows(positions), positions)
         if self.row.needs == "ids":  # Flux: module(ids of (T, A)) -> the tables of those positions
             return self.maker(self.s.arrays.ints(positions))
         if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
@@ -980,6 +993,27 @@ class _Attempt:
             return self._ordered(tuple(out), positions)
         rows = self.s.arrays.gather(self.table, positions)
         return self._ordered(rows, positions) if isinstance(rows, tuple) else rows
+
+    def _grid_rows(self, positions):
+        """The rows of ``positions`` (T, A): position ``p`` is the last cell of a grid of shape ``p + 1`` (row-major,
+        as the code numbers its tokens), so no grid is larger than one position needs."""
+        A = self.s.arrays
+        parts: list = []
+        for p in positions:
+            shape = tuple(int(v) + 1 for v in p)
+            table = self.maker(shape)
+            rows = A.gather(table, np.array([int(np.prod(shape)) - 1]))
+            parts.append(rows if isinstance(rows, (tuple, list)) else (rows,))
+        joined = []
+        for k in range(len(parts[0])):
+            pieces = [part[k] for part in parts]
+            if A.name == "torch":
+                joined.append(A.torch.cat(pieces, dim=0))
+            elif A.name == "jax":
+                joined.append(A.jnp.concatenate(pieces, axis=0))
+            else:
+                joined.append(np.concatenate(pieces, axis=0))
+        return tuple(joined) if len(joined) > 1 else joined[0]
 
     def _ordered(self, pair, positions):
         """``(cos, sin)`` whichever order the code returns them in: cos is the one equal to 1 at position 0."""
@@ -1008,8 +1042,12 @@ class _Attempt:
         positional = set([n for n in _names(self.apply) if n != "self"][:len(self.row.args)])
         for p in _params(self.apply):
             key = p.name.lower()
-            if p.name in extra or p.name in positional or p.default is p.empty or not (
-                    key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) in ("factor", "linear_factor")):
+            if p.name in extra or p.name in positional or p.default is p.empty:
+                continue
+            if key in ("half", "rotate_half") and isinstance(p.default, bool):  # timm's apply: the pairing's layout
+                extra[p.name] = h.pairing == "half"
+                continue
+            if not (key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) in ("factor", "linear_factor")):
                 continue
             value = _model_value(p, h, self.s.fill_dtype, "apply")
             if value is not _UNFILLED:
@@ -1154,7 +1192,7 @@ class Session:
                     or key.lower().startswith(("precompute", "build_rope", "rope_init", "compute_freqs"))
                     or "rotary_pos_emb" in key.lower() and not key.lower().startswith("apply")):
                 found.append((key, value))
-            if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope")):
+            if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope", "apply_rot_embed")):
                 found.append((key, value))
             if kind == "ids" and inspect.isclass(value) and _takes_ids(value):
                 found.append((key, value))
@@ -1360,6 +1398,13 @@ class Session:
                         continue
                     if fn is not obj and builder is not obj and named_apply is None and named_table is None:
                         continue  # the named target must be one of the pieces called
+                    grid = _has(builder, _GRID)
+                    if (row.needs == "grid") != (grid is not None):
+                        continue
+                    if grid is not None:
+                        maker, text = self._grid_builder(builder, grid)
+                        yield (fn, maker, None, None, f"{text}; {name}({', '.join(_arg_text(row))})")
+                        continue
                     keyword = _has(builder, _POS)
                     if (row.needs == "positions-table") != (keyword is not None):
                         continue
@@ -1392,6 +1437,21 @@ class Session:
 
         def maker(positions):
             return builder(**kwargs, **{keyword: positions})
+
+        self.fillings[id(maker)] = (maker, filling)
+        return maker, text
+
+    def _grid_builder(self, builder, keyword):
+        """``shape -> tables`` of a builder making the tables of a whole grid (timm's ``build_rotary_pos_embed(
+        feat_shape, ...)``): its other parameters filled from the model."""
+        name = getattr(builder, "__name__", "build")
+        filling = fill_parameters(builder, self.hints, self.fill_dtype, skip=(keyword,), owner=name)
+        kwargs = dict(filling.kwargs)
+        text = f"{name}({keyword}=(H, W), {', '.join(filling.shown)}) -> tables of the H * W cells"
+        self.used.append(text)
+
+        def maker(shape):
+            return builder(**kwargs, **{keyword: list(shape)})
 
         self.fillings[id(maker)] = (maker, filling)
         return maker, text

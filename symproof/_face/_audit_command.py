@@ -50,6 +50,9 @@ def main_audit(args) -> int:
                    dtype=getattr(args, "dtype", None), cast_module=bool(getattr(args, "cast_module", False)), **({"probe_seconds": seconds} if seconds else {}))
     print_answer(args, result.as_dict, result.summary)
     sys.stdout.flush()
+    if report is not None and result.axes:
+        raise InvalidInputError("--report: the report pages do not show a per-axis audit yet; the verdict and its "
+                                "differences are the output above (--json for a file)")
     if report is not None:
         from ..report import pdf_note
         from ..report._audit import write_pdf, write_report
