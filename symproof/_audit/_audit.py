@@ -536,7 +536,8 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     its buffers rounded too).
 
     ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
-    ``config.json`` path / dict.  Returns an :class:`AuditResult` whose
+    ``config.json`` path / dict.  A multi-axis model (a variant with ``[position] axes``, a config with
+    ``mrope_section``) is audited per axis (:mod:`._axes`): positions are then vectors ``(T, A)``.  Returns an :class:`AuditResult` whose
     ``verdict`` is one of :data:`VERDICTS`; raises
     :class:`~symproof.InvalidInputError` when the code cannot be audited (it
     raises, hangs, returns the wrong shape or NaN, or no convention fits).

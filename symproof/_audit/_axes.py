@@ -344,14 +344,19 @@ def _pairs_text(rs: list) -> str:
     return "pairs " + ", ".join(str(r) for r in rs[:8]) + (", ..." if len(rs) > 8 else "") + f" ({len(rs)} pairs)"
 
 
-def _witness(model: AxesModel, found, expected, positions, r: int, a_rows: list) -> dict:
-    """A basis vector and a position vector that show pair ``r``'s difference (the worst of ``a_rows``)."""
-    a, b = model.model.pairs[r]
-    t = max(a_rows, key=lambda t: float(np.abs(found[t][:, a] - expected[t][:, a]).max()))
-    col_f, col_e = found[t][:, a], expected[t][:, a]
-    show = {str(i): round(float(col_e[i]), 9) for i in (a, b)}
-    got = {str(i): round(float(col_f[i]), 9) for i in np.nonzero(np.abs(col_f) > 1e-9)[0][:4]}
-    return {"basis": int(a), "position": _text(positions[t]), "expected_output": show, "found_output": got}
+def _shown(d: Difference, model: AxesModel, found, expected, positions, kinds, r: int, axis: int) -> Difference:
+    """``d`` with a minimal input: the first coordinate of pair ``r`` at the smallest position of ``axis`` alone
+    whose image differs (its expected and found output coordinates)."""
+    a, _ = model.model.pairs[r]
+    rows = [t for t, k in enumerate(kinds) if k[0] == "axis" and k[1] == axis]
+    bad = [t for t in rows if float(np.abs(found[t][:, a] - expected[t][:, a]).max()) > 1e-6]
+    if not bad:
+        return d
+    t = bad[0]
+    d.basis, d.position = int(a), _text(positions[t])
+    d.expected_output = {str(i): round(float(v), 9) for i, v in enumerate(expected[t][:, a]) if abs(v) > 1e-12}
+    d.found_output = {str(i): round(float(v), 9) for i, v in enumerate(found[t][:, a]) if abs(v) > 1e-12}
+    return d
 
 
 def diagnose(model: AxesModel, found, expected, tol, positions, kinds) -> list:
@@ -405,12 +410,15 @@ def diagnose(model: AxesModel, found, expected, tol, positions, kinds) -> list:
             moved = sorted(a for a in pi if pi[a] != a)
             text = "; ".join(f"the pairs of {model.label(a)} turn with the positions of {model.label(pi[a])}"
                              for a in moved)
-            diffs.append(Difference("axes", "each axis's pairs turn with its own positions",
+            first_moved = next(r for r in single if want[r] == moved[0])
+            diffs.append(_shown(Difference("axes", "each axis's pairs turn with its own positions",
                                     "axes in the wrong order: " + ", ".join(
                                         f"{model.names[a]}->{model.names[pi[a]]}" for a in moved),
                                     f"axes in the wrong order: {text} (each axis's frequencies are right): the code "
-                                    "reads the position coordinates in another order than the model",
-                                    extra={"permutation": {model.names[a]: model.names[pi[a]] for a in pi}}))
+                                    "reads the position coordinates in another order than the model, or the model "
+                                    "lists its axes in another order than the code takes them",
+                                    extra={"permutation": {model.names[a]: model.names[pi[a]] for a in pi}}),
+                                model, found, expected, positions, kinds, first_moved, moved[0]))
             mapping = pi
         else:
             found_axis = [got.get(r, -1) for r in range(n)]
@@ -445,9 +453,10 @@ def diagnose(model: AxesModel, found, expected, tol, positions, kinds) -> list:
         th = thetas[own]
         flipped = [r for r in bad if _close(-read["freq"][r][got[r]], thetas[r])]
         if len(flipped) == len(bad) == len(own):
-            diffs.append(Difference("direction", f"{model.label(a)} turns by +theta * m",
-                                    f"{model.label(a)} turns by -theta * m",
-                                    f"{model.label(a)}: its {_pairs_text(own)} turn the other way (a sine sign)"))
+            diffs.append(_shown(Difference("direction", f"{model.label(a)} turns by +theta * m",
+                                           f"{model.label(a)} turns by -theta * m",
+                                           f"{model.label(a)}: its {_pairs_text(own)} turn the other way (a sine "
+                                           "sign)"), model, found, expected, positions, kinds, own[0], a))
             continue
         r = bad[0]
         detail = (f"{model.label(a)}: {_pairs_text(bad)} turn at other frequencies: pair {r} at "
@@ -459,8 +468,9 @@ def diagnose(model: AxesModel, found, expected, tol, positions, kinds) -> list:
                        f"model's base is {base[1]:.6g} (a wrong theta on this axis, or the same frequencies from a wrong "
                        "exponent denominator: the numbers cannot tell which)")
             extra["found_base"], extra["expected_base"] = base
-        diffs.append(Difference("frequency", f"{model.label(a)} pair {r}: {thetas[r]:.9g}",
-                                f"{read['freq'][r][got[r]]:.9g}", detail, extra=extra))
+        diffs.append(_shown(Difference("frequency", f"{model.label(a)} pair {r}: {thetas[r]:.9g}",
+                                       f"{read['freq'][r][got[r]]:.9g}", detail, extra=extra),
+                            model, found, expected, positions, kinds, r, a))
     if not diffs:
         mixed = [t for t, k in enumerate(kinds) if k[0] == "mixed"]
         bad_t = [t for t in mixed if not np.all(np.abs(found[t] - expected[t]) <= tol[t][None, :])]
