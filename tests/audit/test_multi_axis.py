@@ -76,6 +76,10 @@ def _planted(file: str, old: str, new: str) -> str:
 SHIPPED = [
     ("qwen2-vl-mrope", f"{QWEN_MODULE}:apply_rotary_pos_emb", QWEN2_VL, "axes-position-ids",
      ["Qwen2VLRotaryEmbedding(config=<Qwen2VLTextConfig from --like>)"]),
+    ("qwen2-vl-2b-shipped-config", f"{QWEN_MODULE}:apply_rotary_pos_emb", "qwen2-vl-2b", "axes-position-ids",
+     ["Qwen2VLRotaryEmbedding("]),
+    ("qwen2.5-vl-7b-shipped-config", "transformers.models.qwen2_5_vl.modeling_qwen2_5_vl:apply_rotary_pos_emb",
+     "qwen2.5-vl-7b", "axes-position-ids", ["Qwen2_5_VLRotaryEmbedding("]),
     ("qwen2-vl-recomposition-as-shipped", "user_rope.py:PlantedRotaryEmbedding", QWEN2_VL, "axes-position-ids",
      ["PlantedRotaryEmbedding("]),
     ("flux-embednd", "diffusers_flux.py:FluxPosEmbed", FLUX, "axes-ids-module",
@@ -233,3 +237,76 @@ def test_the_diagnosis_says_axes_that_do_not_add():
     found[mixed] = np.eye(64)  # each axis alone right, a mixed vector not rotated at all
     diffs = diagnose(model, found, expected, model.tolerance(positions), positions, kinds)
     assert [d.what for d in diffs] == ["axes"] and "the axes do not add" in diffs[0].detail
+
+
+# -- generated code: every correct implementation equivalent, one axis's wrong base named -----------------------
+
+
+class GeneratedPosEmbed:
+    """Flux's form in NumPy: one block of geometric frequencies per axis, ``theta^(-2i / axes_dim[k])``."""
+
+    def __init__(self, theta, axes_dim, wrong_axis=None):
+        self.theta, self.axes_dim, self.wrong_axis = theta, axes_dim, wrong_axis
+
+    def forward(self, ids):
+        blocks = []
+        for k, d in enumerate(self.axes_dim):
+            theta = self.theta * 10 if k == self.wrong_axis else self.theta
+            blocks.append(ids[:, k:k + 1].astype(np.float64) * theta ** (-np.arange(0, d, 2) / d))
+        angles = np.concatenate(blocks, axis=-1)
+        return np.cos(angles), np.sin(angles)
+
+    __call__ = forward
+
+
+def apply_rotary_generated(x, freqs):
+    cos, sin = freqs
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return np.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1).reshape(x.shape)
+
+
+def _sections_variant(sections, base):
+    """A variant file's dict: consecutive sections of pairs, each axis's block geometric over its own width."""
+    offsets = [sum(sections[:k]) for k in range(len(sections))]
+    names = [f"a{k}" for k in range(len(sections))]
+
+    def nested(values):
+        text = values[-1]
+        for k in range(len(sections) - 2, -1, -1):
+            text = f"where(r < {offsets[k + 1]}, {values[k]}, {text})"
+        return text
+
+    frequency = nested([f"base**(-2 * (r - {o}) / {2 * s})" for o, s in zip(offsets, sections)])
+    return {"name": "generated", "kind": "rotary", "width": 2 * sum(sections), "pairing": "adjacent",
+            "params": {"base": base}, "frequencies": {"rule": "formula", "formula": frequency},
+            "position": {"axes": names, "axis": nested([str(k) for k in range(len(sections))])}}
+
+
+GENERATED = [((2, 2), 100), ((1, 3, 4), 10000), ((8, 28, 28), 10000), ((2, 2, 2, 2), 500), ((3, 5), 1000000)]
+
+
+@pytest.mark.parametrize("sections, base", GENERATED, ids=[f"{s}-{b}" for s, b in GENERATED])
+def test_every_generated_correct_implementation_is_equivalent(sections, base):
+    from symproof import Variant
+
+    result = audit(GeneratedPosEmbed, Variant.from_dict(_sections_variant(sections, base)))
+    assert result.verdict == "equivalent", result.summary()
+    assert result.convention["name"] == "axes-ids-module"
+    assert f"axes_dim={[2 * s for s in sections]}" in result.convention["call"]
+
+
+@pytest.mark.parametrize("sections, base", GENERATED[1:3], ids=[f"{s}-{b}" for s, b in GENERATED[1:3]])
+def test_a_generated_wrong_base_on_one_axis_is_named_with_that_axis(sections, base):
+    from symproof import Variant
+
+    class WrongOnLast(GeneratedPosEmbed):
+        def __init__(self, theta, axes_dim):
+            super().__init__(theta, axes_dim, wrong_axis=len(axes_dim) - 1)
+
+    result = audit(WrongOnLast, Variant.from_dict(_sections_variant(sections, base)))
+    assert result.verdict == "differs"
+    last = len(sections) - 1
+    assert [d.what for d in result.differences] == ["frequency"], result.summary()
+    detail = result.differences[0].detail
+    assert detail.startswith(f"axis {last} (a{last})") and f"base {base * 10:g} where the model's base is {base:g}" \
+        in detail, detail
