@@ -118,8 +118,9 @@ class AuditResult:
             "head_dim": self.variant.width,
             "array_library": self.backend,
             "convention": self.convention,
-            "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
-                                    "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
+            "positions_passed_as": (self.convention or {}).get("positions") if self.axes else
+            {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
+             "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
             "positions_range_note": self.range_note,
             "left_at_default": list((self.convention or {}).get("left_at_default") or []),
             "positions_probed": [list(p) if isinstance(p, tuple) else p for p in self.positions],
