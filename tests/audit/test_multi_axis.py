@@ -310,3 +310,14 @@ def test_a_generated_wrong_base_on_one_axis_is_named_with_that_axis(sections, ba
     detail = result.differences[0].detail
     assert detail.startswith(f"axis {last} (a{last})") and f"base {base * 10:g} where the model's base is {base:g}" \
         in detail, detail
+
+
+def test_report_refuses_a_per_axis_result_rather_than_drop_its_differences(tmp_path):
+    """The report pages list the one-axis aspects only: a per-axis difference would be missing from them."""
+    pytest.importorskip("torch")
+    source = _planted("diffusers_flux.py", "                pos[:, i],\n", "                pos[:, [0, 2, 1][i]],\n")
+    run = _run(tmp_path, "diffusers_flux.py:FluxPosEmbed", FLUX, source, flags=("--report", str(tmp_path / "out")))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "axes in the wrong order" in run.stdout  # the answer is printed first
+    assert "--report: the report pages do not show a per-axis audit yet" in run.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
