@@ -42,6 +42,7 @@ from ._model import Model
 from ._child import WARMUP_FACTOR
 from ._probe import PROBE_SECONDS, Probe
 from ._structure import recover_structure
+from ._axes import AxesModel, audit_axes, axes_model
 
 __all__ = ["audit", "AuditResult", "POSITIONS", "VERDICTS", "MAX_AUDIT_WIDTH", "ENTRY_ATOL"]
 
@@ -94,6 +95,8 @@ class AuditResult:
     regime: str | None = None  # the config's rotary regime audited (a model whose layers use several)
     other_regimes: tuple = ()  # the audits of the config's further regimes, one plain command auditing all
     own_verdict: str | None = None  # this regime's verdict, when ``verdict`` is the worst of several regimes'
+    axes: dict | None = None  # a multi-axis audit: the model's axes, the probed position vectors (._axes)
+    note: str | None = None  # how the model was read when that is not plain (M-RoPE audited on text positions)
 
     @property
     def exit_code(self) -> int:
@@ -130,11 +133,14 @@ class AuditResult:
             "head_dim": self.variant.width,
             "array_library": self.backend,
             "convention": self.convention,
-            "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
-                                    "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
+            "positions_passed_as": (self.convention or {}).get("positions") if self.axes else
+            {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
+             "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
             "positions_range_note": self.range_note,
             "left_at_default": list((self.convention or {}).get("left_at_default") or []),
-            "positions_probed": list(self.positions),
+            "positions_probed": [list(p) if isinstance(p, tuple) else p for p in self.positions],
+            "axes": self.axes,
+            "note": self.note,
             "seq_len": self.seq_len,
             "max_error": self.max_error,
             "max_angle_error": self.max_angle_error,
@@ -178,9 +184,16 @@ class AuditResult:
                 lines.append(c["note"])
             if c.get("left_at_default"):
                 lines.append(f"left at its default: {', '.join(c['left_at_default'])}")
-        lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
-                     f"(0..{self.positions[-1]}), {self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, "
-                     f"{self.seconds:.2f} s")
+        calls = f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"
+        if self.note:
+            lines.append(self.note)
+        if self.axes:
+            lines.append(self.axes["model"])
+            lines.append(f"probed with {self.backend} inputs at {len(self.positions)} position vectors (0; each axis "
+                         f"alone at 1..{self.axes['largest']}; {self.axes['mixed']} mixed), {calls}")
+        else:
+            lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
+                         f"(0..{self.positions[-1]}), {calls}")
         if self.range_note:
             lines.append(self.range_note)
         if self.key and self.key.get("note"):
@@ -574,7 +587,10 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
     ``config.json`` path / dict; ``regime`` names one rotary regime of a config
     whose layers use several (Gemma 3's ``sliding_attention``), and a rotary
-    module taking ``layer_type`` is called with that regime's layer type.  Returns an :class:`AuditResult` whose
+    module taking ``layer_type`` is called with that regime's layer type.  A
+    multi-axis model (a variant with ``[position] axes``, a config with
+    ``mrope_section``) is audited per axis (:mod:`._axes`): positions are then
+    vectors ``(T, A)``.  Returns an :class:`AuditResult` whose
     ``verdict`` is one of :data:`VERDICTS`; raises
     :class:`~symproof.InvalidInputError` when the code cannot be audited (it
     raises, hangs, returns the wrong shape or NaN, or no convention fits).
@@ -607,7 +623,7 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
                 head_dim=head_dim, seq_len=seq_len, name=name, probe_seconds=probe_seconds,
                 warmup_seconds=warmup_seconds, apply=apply, table=table, call=call, layout=layout, dtype=dtype,
                 cast_module=cast_module))
-    variant = load_like(like, head_dim, regime)
+    variant = load_like(like, head_dim, regime, axes=True)
     if variant.width > MAX_AUDIT_WIDTH:
         raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
     config = _config_of(like) if not isinstance(like, Variant) else None
@@ -616,7 +632,11 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
         fn = _resolved_target(fn)
     else:
         label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
-    probed, seq_len = audit_positions(variant, seq_len)
+    many = axes_model(variant, config)
+    if many is not None and len(variant.axes) > 1 and seq_len is not None:
+        raise InvalidInputError("--seq-len applies to one position axis; a multi-axis model is probed on each axis "
+                                "up to its length (or 4095)")
+    probed, seq_len = audit_positions(variant, seq_len) if len(variant.axes) == 1 else ((), None)
     hints = hints_of(variant, config)
     # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
@@ -627,13 +647,55 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
         raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")
     warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
+    note = None
+    if many is not None:
+        try:
+            return _audit_many(fn, options, many, variant, label, start, dtype, probe_seconds, warmup)
+        except InvalidInputError as err:
+            if len(variant.axes) > 1 or "no calling convention fits" not in str(err):
+                raise
+            # one position per token: on text every M-RoPE axis holds the token's position, the 1-D map
+            note = (f"the code takes one position per token (no multi-axis convention fits): audited on text, every "
+                    f"M-RoPE axis at the token's position ({many.source}: the sections are not exercised)")
     probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
     try:
         result = _audit(probe, variant, probed, seq_len, label, start, dtype)
     finally:
         probe.close()
+    result.note = note
     result.regime = regime
     return result
+
+
+def _audit_many(fn, options: dict, many: AxesModel, variant: Variant, label: str, start: float, dtype,
+                probe_seconds: float, warmup: float) -> AuditResult:
+    """The per-axis audit (:mod:`._axes`) of code taking multi-axis positions."""
+    hints = dict(options["hints"])
+    sections = many.sections()
+    hints["axes_dim"] = None if sections is None else [2 * n for n in sections]
+    if hints.get("base") is None:  # a per-axis formula's own base parameter (its rule is not one geometric base)
+        for key in ("base", "theta"):
+            if variant.params.get(key) is not None:
+                hints["base"] = _number(variant.params[key])
+                break
+    options = {**options, "hints": hints, "axes": many.count}
+    probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
+    bound = hints.get("max_position")
+
+    def result_of(positions, info):
+        out = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None,
+                          positions=tuple(tuple(int(v) for v in p) for p in positions))
+        out.convention = info
+        mixed = sum(1 for p in positions if np.count_nonzero(p) > 1)
+        out.axes = {"model": many.describe(), "names": list(many.names), "axis_of_pair": list(many.axis_of_pair),
+                    "largest": max(int(p.max()) for p in positions if np.count_nonzero(p) == 1), "mixed": mixed,
+                    "bound": bound}
+        return out
+
+    try:
+        return audit_axes(probe, many, label, start, bound, dtype, result_of)
+    finally:
+        probe.close()
 
 
 def rotary_regimes(like) -> tuple:

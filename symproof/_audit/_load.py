@@ -86,13 +86,14 @@ def _config_at_head_dim(data, source: str, head_dim: int, regime: str | None = N
     return variant
 
 
-def load_like(like, head_dim: int | None = None, regime: str | None = None) -> Variant:
+def load_like(like, head_dim: int | None = None, regime: str | None = None, axes: bool = False) -> Variant:
     """The declared model as a :class:`Variant`.
 
     ``like`` is a :class:`Variant`, a variant TOML path, a model ``config.json``
     path, or a config as a dict.  ``head_dim`` overrides the head width (the
     TOML ``width``, the config's ``head_dim``); ``regime`` names one rotary
-    regime of a config whose layers use several (``--regime``).
+    regime of a config whose layers use several (``--regime``); ``axes`` admits
+    a multi-axis model (the audit compares those per axis).
     """
     if regime is not None and (not isinstance(regime, str) or not regime.strip()):
         raise InvalidInputError(f"--regime expects the name of one of the config's rotary regimes, got {regime!r}")
@@ -101,7 +102,7 @@ def load_like(like, head_dim: int | None = None, regime: str | None = None) -> V
         raise InvalidInputError(f"--regime {printable(regime)!s}: only a model config.json has regimes; "
                                 f"--like names {printable(str(like))[:80]}")
     try:
-        return _load_like(like, head_dim, regime)
+        return _load_like(like, head_dim, regime, axes)
     except VariantFileError as err:
         if regime is None and "expected regime= one of them" in err.message:
             # the same choice, named by the audit's own option
@@ -112,7 +113,7 @@ def load_like(like, head_dim: int | None = None, regime: str | None = None) -> V
         raise
 
 
-def _load_like(like, head_dim: int | None, regime: str | None) -> Variant:
+def _load_like(like, head_dim: int | None, regime: str | None, axes: bool) -> Variant:
     if head_dim is not None and (isinstance(head_dim, bool) or not isinstance(head_dim, int)
                                  or head_dim < 2 or head_dim % 2):
         raise InvalidInputError(f"--head-dim must be an even integer >= 2, got {head_dim!r}")
@@ -152,7 +153,7 @@ def _load_like(like, head_dim: int | None, regime: str | None) -> Variant:
     if variant.kind != "rotary":
         raise InvalidInputError(f"{variant.source}: the audit compares rotary maps; {variant.name!r} is "
                                 f"{variant.kind}", kind=variant.kind)
-    if len(variant.axes) != 1:
+    if len(variant.axes) != 1 and not axes:  # the audit itself compares multi-axis models per axis (._axes)
         raise InvalidInputError(f"{variant.source}: the audit handles one position axis; {variant.name!r} has "
                                 f"{len(variant.axes)} ({', '.join(variant.axes)})")
     if variant.relative is not None:
