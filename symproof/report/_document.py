@@ -394,8 +394,7 @@ def _calculation_item(calculation, parts) -> Item:
         printed = "" if exact and line.show_value and line.value.is_Integer else _printed_latex(line.printed)
         lines.append(Item("line", rule=line.label, status=status, shown=line.forms, relation="=" if exact else r"\approx",
                           before=line.value if line.show_value else None, text=printed,
-                          label=line.equals[0] if line.equals and not line.show_value else "", steps=checks,
-                          method=", ".join(dict.fromkeys(check.method for check in checks))))
+                          label=line.equals[0] if line.equals and not line.show_value else "", steps=checks))
     return Item("calculation", rule=calculation.label, shown=calculation.given, steps=lines,
                 status=REFUTED if any(x.status == REFUTED for x in lines) else
                 PROVED if all(x.status == PROVED for x in lines) else UNKNOWN)

@@ -115,6 +115,11 @@ class HtmlTextPrinter(TextPrinter):
     def _print_Text(self, piece) -> str:
         return str(escape(piece.text))
 
+    def _print_Script(self, script) -> str:
+        italic = lambda text: f"<i>{escape(text)}</i>" if text[0].isalpha() else str(escape(text))  # noqa: E731
+        tag = "sub" if script.kind == "_" else "sup"
+        return f"{italic(script.base)}<{tag}>{italic(script.script)}</{tag}>"  # names italic, as in math
+
     def _mantissa(self, number) -> str:
         if not number.exponent:
             return number.mantissa

@@ -78,6 +78,9 @@ class TexTextPrinter(TextPrinter):
     def _print_Text(self, piece) -> str:
         return escape_tex(piece.text)
 
+    def _print_Script(self, script) -> str:
+        return rf"\ensuremath{{{script.base}{script.kind}{{{script.script}}}}}"
+
     def _mantissa(self, number) -> str:
         if not number.exponent:
             return number.mantissa

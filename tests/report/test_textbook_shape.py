@@ -71,6 +71,23 @@ def conclusions_not_restating_the_statement(page: str) -> int:
     return missing
 
 
+def key_before_query(page: str) -> int:
+    """``k_0 q_0``: SymPy's alphabetical order in a product where the chapter writes the query first."""
+    return len(re.findall(r"<msub><mi>k</mi><m[in]>\d+</m[in]></msub>(?:<mo>\u2062</mo>)?<msub><mi>q</mi>", page))
+
+
+def ascii_scripts_and_ranges(page: str) -> int:
+    """``p_9007199254740992``, ``2^53``, ``d_r``, ``t = 0 .. 256``: a script or a range as a program spells it,
+    in what a reader reads (code apart)."""
+    return len(re.findall(r"(?<![\w.])(?:[A-Za-z]'?|\d+)[_^](?:\d+|[A-Za-z])(?![\w.])|\d \.\. ?\d|\d\.\.[\dA-Za-z]",
+                          _text(page)))
+
+
+def unexplained_tactics(page: str) -> int:
+    """A tactic tag the preface lists without saying what it means."""
+    return page.count("a tactic this report does not explain")
+
+
 def computed_boxes_without_inputs(page: str) -> int:
     """A computed counterexample (``difference = 0.612, row = 0``) that does not name its inputs."""
     return sum(1 for box in _boxes(page) if "difference =" in _text(box) and "inputs" not in _text(box))
@@ -109,6 +126,13 @@ DEFECTS = [
     ("a conclusion that does not restate the statement", conclusions_not_restating_the_statement, 0,
      '<article class="claim" id="a.b"><dl class="facts"><dt>Statement</dt><dd><math><mi>a</mi></math></dd></dl>'
      '<div class="derivation"><p class="hence">Hence the statement holds. \u220e</p></div></article>'),
+    ("SymPy's term order: the key's entry before the query's", key_before_query, 0,
+     "<math><msub><mi>k</mi><mn>0</mn></msub><msub><mi>q</mi><mn>0</mn></msub></math>"),
+    ("a script or range spelled as a program does", ascii_scripts_and_ranges, 0,
+     "<small>p_9007199254740992 and p_9007199254740993 are bit-identical (scan of t = 0 .. 65536, then t + 1 "
+     "rounds to t at 2^53); valid positions are 0..T-1</small>"),
+    ("a tactic the preface does not explain", unexplained_tactics, 0,
+     "<dt>exact evaluation, trig-polynomial</dt><dd>a tactic this report does not explain</dd>"),
     ("a computed counterexample without its inputs", computed_boxes_without_inputs, 0,
      '<article class="claim" id="a.b"><div class="witnessbox">Counterexample: difference = <code>0.612</code>, '
      "row = <code>0</code></div></article>"),
