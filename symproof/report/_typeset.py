@@ -129,9 +129,10 @@ _BINARY = r"(?:(?<=\b[A-Za-z] )|(?<=[\d)|] ))-(?= )|-(?= -?\d)(?<= -)"
 # a verdict as the prover's ``str()`` spells it: ``proved by structural``, ``proved by entrywise (power)``
 _TAG = "(?:" + "|".join(sorted(map(re.escape, TACTIC_PHRASES), key=len, reverse=True)) + ")"
 _VERDICT = rf"\b(?P<status>proved|refuted|unknown) by (?P<tag>{_TAG}(?: \({_TAG}(?:, {_TAG})*\))?)(?![\w-])"
-# ``p_9007199254740992``, ``2^53``, ``d_r``, ``R'_m``: a one-letter name (primed or not) or a number, then a
-# script of digits or one letter (``model_id``, ``vocab_size`` are words: a letter before or after stops it)
-_SCRIPT = r"(?<![\w.^'])(?P<base>[A-Za-z]'?|\d+)(?P<kind>[_^])(?P<script>\d+|[A-Za-z])(?![\w.])"
+# ``p_9007199254740992``, ``2^53``, ``d_r``, ``R'_m``, ``p_(t+1)``: a one-letter name (primed or not) or a
+# number, then a script of digits, one letter or a parenthesized group (``model_id``, ``vocab_size`` are words: a letter before or after stops it)
+_SCRIPT = (r"(?<![\w.^'])(?P<base>[A-Za-z]'?|\d+)(?P<kind>[_^])"
+           r"(?:(?P<script>\d+|[A-Za-z])(?![\w.])|\((?P<group>[\w+\-]+)\))")
 _TOKEN = re.compile(rf"(?P<verdict>{_VERDICT})|(?P<script_>{_SCRIPT})|(?P<sign>>=|<=|->|==|!=)|(?P<range> \.\. )"
                     rf"|(?P<binary>{_BINARY})|(?P<number>{_SIGNED})")
 
@@ -150,7 +151,8 @@ def typeset_pieces(text: str) -> tuple:
         if kind == "verdict":
             pieces.append(Tactic(*match.group("status", "tag")))
         elif kind == "script_":
-            pieces.append(Script(*match.group("base", "kind", "script")))
+            base, script_kind, script, group = match.group("base", "kind", "script", "group")
+            pieces.append(Script(base, script_kind, script or group))  # ``p_(t+1)``: the parentheses only group
         elif kind == "range":
             pieces.append(Sign("through"))
         elif kind == "sign":
