@@ -677,21 +677,17 @@ _QUERY_ENTRY = re.compile(r"q\d+")
 
 
 def _in_reading_order(expr):
-    """``expr`` with every query entry ``q0, q1, ...`` in a product or sum printed before the key's."""
-    if not isinstance(expr, (sp.Basic, sp.MatrixBase)):
-        return expr
-    if isinstance(expr, Hashable):
+    """``expr`` with every query entry ``q0, q1, ...`` in a product or sum printed before the key's (a
+    scalar: the chapter's products of a query and a key are scores; a matrix is left as it is, since
+    rebuilding one through ``xreplace`` costs a second over a report)."""
+    if isinstance(expr, sp.Expr) and isinstance(expr, Hashable) and not expr.is_Atom:
         return _in_reading_order_of_hashable(expr)
-    return _reordered(expr)
+    return expr
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=8192)
 def _in_reading_order_of_hashable(expr):
-    return _reordered(expr)
-
-
-def _reordered(expr):
-    symbols = getattr(expr, "free_symbols", set())
+    symbols = expr.free_symbols
     queries = {x: _QueryFirst(x.name, **x.assumptions0) for x in symbols
                if type(x) is sp.Symbol and _QUERY_ENTRY.fullmatch(x.name)}
     if not queries or not any(type(x) is sp.Symbol and x.name.startswith("k") for x in symbols):
