@@ -89,10 +89,11 @@ def perm_orthogonal(proof):
                     Matrix.vstack(*[P.T * P for P in mats]), Matrix.vstack(*[sp.eye(T)] * len(mats)),
                     shown=(rf"\begin{{bmatrix}} P_1^T P_1 \\ \vdots \\ P_{{{len(mats)}}}^T P_{{{len(mats)}}} \end{{bmatrix}}",
                            rf"\begin{{bmatrix}} I_{T} \\ \vdots \\ I_{T} \end{{bmatrix}}"))
-    proof.note("General T, the index argument: (P^T P)_ij = sum_k P_ki P_kj = sum_k [pi(k) = i][pi(k) = j]; "
-               "pi is a bijection of 0..T-1, so reindexing l = pi(k) gives sum_l delta_li delta_lj. "
-               "Both indices lie in 0..T-1: on the diagonal write T = i + 1 + u; off it, by symmetry "
-               "of P^T P take j = i + 1 + v and T = j + 1 + u (u, v >= 0 free).")
+    proof.note(r"General $T$, the index argument: $(P^T P)_{ij} = \sum_k P_{ki} P_{kj} = \sum_k [\pi(k) = i]\,[\pi(k) = j]$; "
+               r"$\pi$ is a bijection of $\{0, \ldots, T-1\}$, so reindexing $l = \pi(k)$ gives "
+               r"$\sum_l \delta_{li} \delta_{lj}$. Both indices lie in $\{0, \ldots, T-1\}$: on the diagonal write "
+               r"$T = i + 1 + u$; off it, by symmetry of $P^T P$ take $j = i + 1 + v$ and $T = j + 1 + u$ "
+               r"($u, v \ge 0$ free).")
     i, l, u, v = sp.symbols("i l u v", integer=True, nonnegative=True)
     proof.equal("diagonal: sum_l delta_li^2 = 1 (one l hits i)",
                 Sum(KroneckerDelta(l, i) ** 2, (l, 0, i + u)), 1)

@@ -267,7 +267,7 @@ TABLE_D4 = {
 
 
 @claim("sin.table_d4", section="7.2", kind="numeric", title="The sinusoidal table for d = 4",
-       statement=r"d = 4,\ \beta = 10000:\ p_0 .. p_3 \text{ to six decimals}",
+       statement=r"d = 4,\ \beta = 10000:\ p_0, \ldots, p_3 \text{ to six decimals}",
        uses=("sin.definition",))
 def sin_table_d4(proof):
     freqs = frequencies(4, base=10000)

@@ -95,14 +95,6 @@ def block_relative_sides(width: int, freqs=None):
     return MatMul(Transpose(rope_matrix(i, freqs)), rope_matrix(j, freqs)), rope_matrix(j - i, freqs)
 
 
-def within_last_place(proof, rule, exact, printed: str):
-    """The printed digits are within one unit of their last place of the exact value."""
-    places = len(printed.split(".")[1])
-    gap, unit = abs(sp.sympify(exact) - sp.Rational(printed)), sp.Rational(1, 10**places)
-    margin = (unit - gap).evalf(places + 20, strict=True)
-    return proof.check(rule, bool(margin > 0), detail=f"|exact - {printed}| = {gap.evalf(5)} (must be < {unit})")
-
-
 def rotate_pairs(vec, position, freqs, pairing="adjacent"):
     """RoPE of one vector: pair `r` of the layout rotated by `position * freqs[r]`; the
     coordinates after the `2 len(freqs)` rotated ones are copied."""
@@ -467,32 +459,34 @@ def rope_algorithm_7_1_claim(proof):
 
 
 @claim("rope.example", section="7.3", kind="numeric", title="A worked example",
-       statement=r"q = (1, 2),\ k = (3, -1),\ \omega = 1,\ i = 1,\ j = 3",
-       uses=("rope.inner_product", "rope.score_expansion"))
+       statement=r"q = (1, 2),\ k = (3, -1),\ \omega = 1,\ i = 1,\ j = 3:\ "
+                 r"\widetilde q_i^{\mathsf T}\widetilde k_j = \cos 2 + 7 \sin 2 \approx 5.948935",
+       uses=("rope.inner_product", "rope.score_expansion", "rope.shift_invariance"))
 def rope_example(proof):
-    qe, ke = Matrix([1, 2]), Matrix([3, -1])
-    rq, rk = rotation(1) * qe, rotation(3) * ke
-    proof.digits(r"$(R(1)\,q)_0$", rq[0], "-1.142640")
-    proof.digits(r"$(R(1)\,q)_1$", rq[1], "1.922076")
-    proof.digits(r"$(R(3)\,k)_0$", rk[0], "-2.828857")
-    proof.note(r"The chapter prints $(R(3)\,k)_1 \approx 1.413352$; the exact value 3 sin 3 - cos 3 = 1.41335252... "
-               "rounds to 1.413353, so the printed digits are checked to within one unit of their last place.")
-    within_last_place(proof, r"$(R(3)\,k)_1 \approx 1.413352$ (last digit truncated)", rk[1], "1.413352")
-    proof.digits(r"$(R(3)\,k)_1$, correctly rounded", rk[1], "1.413353")
+    """The chapter's calculation, line by line in its order; every number is the exact value's, checked."""
+    qe, ke, freq, i_at, j_at = Matrix([1, 2]), Matrix([3, -1]), 1, 1, 3
+    calc = proof.calculation((r"q = (1, 2)^{\mathsf T}", r"k = (3, -1)^{\mathsf T}", r"\omega = 1", "i = 1", "j = 3"),
+                             "angles in radians")
+    rq, rk = rotation(i_at * freq) * qe, rotation(j_at * freq) * ke
+    calc.line("rotate the query", (r"\widetilde q_i", r"R(i\omega)\,q", r"R(1)\,q"), rq, ("-1.142640", "1.922076"))
+    # the chapter cuts the last entry after six decimals (1.41335252... prints as 1.413352): checked as cut
+    calc.line("rotate the key", (r"\widetilde k_j", r"R(j\omega)\,k", r"R(3)\,k"), rk, ("-2.828857", "1.413352"),
+              rounding=("nearest", "truncated"))
     direct = (rq.T * rk)[0]
-    proof.digits("direct product", direct, "5.948935")
-    proof.equal("plain product", (qe.T * ke)[0], sp.Integer(1), shown=("q^T k", "1"))
-    cross = qe[1] * ke[0] - qe[0] * ke[1]
-    proof.equal("cross term", cross, sp.Integer(7), shown=(r"q_1 k_0 - q_0 k_1 = 2 \cdot 3 - 1 \cdot (-1)", "7"))
-    via_offset = (qe.T * ke)[0] * cos(2) + cross * sin(2)
-    proof.equal("via D = 2: cos 2 + 7 sin 2 equals the direct product exactly", direct, via_offset)
-    proof.digits("cos 2 + 7 sin 2", via_offset, "5.948935")
-    proof.digits("scaled by 1/sqrt(2) (of the equal value cos 2 + 7 sin 2)", via_offset / sqrt(2), "4.206532")
-    shifted = score(i + c, j + c, w, qe, ke)
-    proof.equal("rope.shift_invariance for these q, k: (i+c, j+c) scores as (i, j)", shifted, score(i, j, w, qe, ke))
-    proof.equal("i' = 6, j' = 8 is its instance i = 1, j = 3, c = 5, omega = 1",
-                score(6, 8, 1, qe, ke), shifted.subs({i: 1, j: 3, c: 5, w: 1}),
-                shown=("(R(6) q)^T (R(8) k)", "(R(1+5) q)^T (R(3+5) k)"))
-    proof.equal("so it gives the same score", score(i, j, w, qe, ke).subs({i: 1, j: 3, w: 1}), direct,
-                shown=(r"(R(i\omega) q)^T (R(j\omega) k)|_{i=1, j=3}", "(R(1) q)^T (R(3) k)"))
-    proof.digits("j = 1 (D = 0) gives exactly 1", score(1, 1, 1, qe, ke), "1")
+    calc.line("multiply directly", (r"\widetilde q_i^{\mathsf T}\widetilde k_j",), direct, "5.948935")
+    offset = j_at - i_at
+    calc.line("the offset", (r"\Delta", "j - i"), sp.Integer(offset), "2")
+    calc.line("the plain product", (r"q^{\mathsf T} k", r"1 \cdot 3 + 2 \cdot (-1)"), (qe.T * ke)[0], "1")
+    calc.line("the cross term", (r"q_1 k_0 - q_0 k_1", r"2 \cdot 3 - 1 \cdot (-1)"), qe[1] * ke[0] - qe[0] * ke[1], "7")
+    via_offset = relative_form(offset, freq, qe, ke)
+    calc.line("the same score through the offset (rope.score_expansion)",
+              (r"q^{\mathsf T} R(\Delta\omega)\,k", r"(q^{\mathsf T} k) \cos\Delta + (q_1 k_0 - q_0 k_1) \sin\Delta"),
+              via_offset, "5.948935", equals=(r"\widetilde q_i^{\mathsf T}\widetilde k_j", direct))
+    calc.line(r"scaled as an attention score of width $2$",
+              (r"\widetilde q_i^{\mathsf T}\widetilde k_j / \sqrt{2}",), via_offset / sqrt(2), "4.206532")
+    calc.line(r"both positions shifted to $i' = 6$, $j' = 8$ (rope.shift_invariance)",
+              (r"\widetilde q_{i'}^{\mathsf T}\widetilde k_{j'}", r"(R(6)\,q)^{\mathsf T} R(8)\,k"),
+              score(6, 8, freq, qe, ke), "5.948935", equals=(r"\widetilde q_i^{\mathsf T}\widetilde k_j", direct),
+              show_value=False)
+    calc.line(r"the key moved to $j = 1$, so $\Delta = 0$",
+              (r"(R(1)\,q)^{\mathsf T} R(1)\,k",), score(1, 1, freq, qe, ke), "1")

@@ -20,7 +20,7 @@ from .._ground._errors import InvalidInputError, SymproofError
 from ..prover import PROVED, REFUTED, UNKNOWN, evaluate_at, find_witness, format_witness
 from ..prover import complete_witness, is_certainly_nonzero, prove_equal, search_variables
 
-__all__ = ["KINDS", "Claim", "Part", "Proof", "Chain", "claim", "registered_claims"]
+__all__ = ["KINDS", "ROUNDINGS", "Calculation", "CalculationLine", "Claim", "Part", "Proof", "Chain", "claim", "registered_claims", "enclosure_texts"]
 
 #: what a claim says: an identity, a "not in general" warning (proved by a
 #: witness), a numeric example (exact value against printed digits), or a
@@ -97,6 +97,8 @@ class Part:
     #: how a report names the two sides (LaTeX, unevaluated: ``("F(PX)", "P F(X)")``); presentation only,
     #: the prover compares ``before`` and ``after``
     shown: tuple | None = None
+    #: ``(calculation, line)``: the line of a worked calculation this part checks (:class:`Calculation`)
+    line: tuple | None = None
 
     @property
     def witness_text(self) -> str | None:
@@ -137,6 +139,66 @@ def _same(a, b) -> bool:
         return False
 
 
+@dataclass
+class CalculationLine:
+    """One line of a worked calculation: ``forms[0] = forms[1] = ... = value ≈ printed``.
+
+    ``forms`` are how the reader writes the quantity (LaTeX, presentation only); ``value`` is its exact
+    value, which the line's parts check: each printed entry against the exact one (:meth:`Proof.digits`),
+    and ``value = equals`` exactly when ``equals`` is given.
+    """
+
+    label: str
+    forms: tuple
+    value: Any
+    printed: tuple = ()
+    roundings: tuple = ()
+    #: ``(name, expr)``: another exact value of the calculation this one equals (LaTeX name, SymPy value)
+    equals: tuple | None = None
+    #: whether the exact value is printed (a long trigonometric sum the line names by an equal value is not)
+    show_value: bool = True
+    #: the indices of the line's parts in :attr:`Proof.parts`
+    parts: list = None
+
+
+class Calculation:
+    """A worked example as the chapter calculates it: the data ``given``, then lines in the chapter's order,
+    every number on them checked against its exact value (:meth:`line`)."""
+
+    def __init__(self, proof: "Proof", index: int, given, label: str = ""):
+        self._proof, self.index, self.label = proof, index, label
+        #: the data, one LaTeX formula each (``q = (1, 2)^T``, ``\omega = 1``)
+        self.given = (given,) if isinstance(given, str) else tuple(given)
+        self.lines: list = []
+
+    def line(self, label: str, forms, value, printed=None, *, rounding="nearest", equals: tuple | None = None,
+             show_value: bool = True) -> "CalculationLine":
+        """Add a line: ``forms`` (LaTeX, one string or several joined by ``=``) equal ``value`` (exact),
+        shown as ``printed`` (the chapter's digits: one string, or one per entry of a vector; an integer
+        string is an exact value); ``rounding`` as for :meth:`Proof.digits`, one for all entries or one each;
+        ``equals=(name, expr)``: ``value = expr`` exactly, proved."""
+        forms = (forms,) if isinstance(forms, str) else tuple(forms)
+        value = sp.sympify(value)
+        entries = list(value) if isinstance(value, sp.MatrixBase) else [value]
+        printed = () if printed is None else ((printed,) if isinstance(printed, str) else tuple(printed))
+        roundings = (rounding,) * len(printed) if isinstance(rounding, str) else tuple(rounding)
+        if printed and (len(printed) != len(entries) or len(roundings) != len(printed)):
+            raise InvalidInputError(f"calculation line {label!r}: {len(entries)} exact entries, "
+                                    f"{len(printed)} printed values and {len(roundings)} roundings")
+        line = CalculationLine(label, forms, value, printed, roundings, equals, show_value, [])
+        where = (self.index, len(self.lines))
+        self.lines.append(line)
+        for k, (entry, digits, how) in enumerate(zip(entries, printed, roundings)):
+            name = forms[0] if len(entries) == 1 else f"({forms[0]})_{k}"
+            line.parts.append(len(self._proof.parts))
+            self._proof.digits(f"{label}: ${name}$", entry, digits, rounding=how).line = where
+        if equals is not None:
+            name, expr = equals
+            line.parts.append(len(self._proof.parts))
+            self._proof.equal(f"{label}: equal to ${name}$", value, expr, shown=(forms[0], name)).line = where
+        return line
+
+
 class Proof:
     """The record a derivation writes; see the module docstring."""
 
@@ -146,6 +208,7 @@ class Proof:
         self.chains: list = []
         self.notes: list = []
         self.tables: list = []
+        self.calculations: list = []
 
     # -- recording ----------------------------------------------------------------------------
     def note(self, text: str) -> None:
@@ -186,6 +249,13 @@ class Proof:
         chain = Chain(self, len(self.chains), lhs, rhs, label, shown)
         self.chains.append(chain)
         return chain
+
+    def calculation(self, given, label: str = "") -> Calculation:
+        """Open a worked calculation from the data ``given`` (LaTeX: one formula, or one per datum) and its
+        ``label`` (words, ``"angles in radians"``); its lines follow (:meth:`Calculation.line`)."""
+        calculation = Calculation(self, len(self.calculations), given, label)
+        self.calculations.append(calculation)
+        return calculation
 
     def equal(self, rule: str, lhs, rhs, *, shown: tuple | None = None) -> Part:
         """A one-step identity ``lhs = rhs``.
@@ -232,20 +302,32 @@ class Proof:
         return self._add(Part("holds", rule, condition, decided, status, "assumptions",
                               time.perf_counter() - start, witness=witness))
 
-    def digits(self, rule: str, exact, printed: str) -> Part:
-        """An exact value against digits printed in the chapter (rounded to their last place)."""
+    def digits(self, rule: str, exact, printed: str, *, rounding: str = "nearest") -> Part:
+        """An exact value against digits printed in the chapter: ``rounding="nearest"``, the printed digits
+        are the value rounded to their last place; ``"truncated"``, the value cut after their last place.
+
+        Decided on a decimal enclosure of the exact value (a rigorous interval, rounded outward), compared
+        with exact rationals; the enclosure is recorded in ``data`` and named in ``detail``, so what a report
+        shows is what was proved.
+        """
+        if rounding not in ROUNDINGS:
+            raise InvalidInputError(f"digits {rule!r}: rounding must be one of {ROUNDINGS}, got {rounding!r}")
         start = time.perf_counter()
         exact = sp.sympify(exact)
         if "." in printed:
             places = len(printed.split(".")[1])
-            half = sp.Rational(1, 2 * 10**places)
-            status, gap = _within(exact - sp.Rational(printed), half)
-            detail = f"|exact - {printed}| = {gap} (must be < {half})"
+            status, enclosure = _rounds_to(exact, printed, places, rounding)
+            data = {"printed": printed, "places": places, "rounding": rounding, "enclosure": enclosure,
+                    "rounded": _rounded_digits(enclosure, places)}
+            detail = _digits_detail(data, status)
         else:
+            if rounding != "nearest":
+                raise InvalidInputError(f"digits {rule!r}: an integer {printed!r} is exact, not {rounding}")
             same = prove_equal(exact, sp.Integer(printed))
-            status, detail = same.status, str(same)
+            status, detail, data = same.status, str(same), {"printed": printed, "places": 0, "rounding": "exact",
+                                                           "enclosure": None, "rounded": printed}
         return self._add(Part("digits", rule, exact, printed, status, "exact evaluation",
-                              time.perf_counter() - start, detail=detail))
+                              time.perf_counter() - start, detail=detail, data=data))
 
     def check(self, rule: str, passed: bool, detail: str = "", *, data=None,
               witness: Mapping | None = None) -> Part:
@@ -267,36 +349,106 @@ class Proof:
                               detail=f"expected {error.__name__}, nothing was raised"))
 
 
-def _within(difference, half):
-    """Whether ``|difference| < half``, decided on a certified interval enclosure of ``difference``
-    (never a floating-point evaluation): PROVED inside, REFUTED wholly outside, else UNKNOWN; and the
-    gap's midpoint to five digits, for the reader."""
+#: how printed digits relate to the exact value (:meth:`Proof.digits`)
+ROUNDINGS = ("nearest", "truncated")
+#: decimals an enclosure shows past the printed ones, at least and at most
+_ENCLOSURE_EXTRA = (2, 16)
+
+
+def _allowed(printed: str, places: int, rounding: str):
+    """The values whose digits print as ``printed``: ``(low, high, low_closed, high_closed)``."""
+    value, unit = sp.Rational(printed), sp.Rational(1, 10**places)
+    if rounding == "nearest":  # a tie is not decided by the digits alone: both ends open
+        return value - unit / 2, value + unit / 2, False, False
+    if printed.startswith("-"):  # cut toward zero
+        return value - unit, value, False, True
+    return value, value + unit, True, False
+
+
+def _inside(lo, hi, allowed) -> bool:
+    low, high, low_closed, high_closed = allowed
+    return (lo >= low if low_closed else lo > low) and (hi <= high if high_closed else hi < high)
+
+
+def _outside(lo, hi, allowed) -> bool:
+    low, high, low_closed, high_closed = allowed
+    return (hi < low if low_closed else hi <= low) or (lo > high if high_closed else lo >= high)
+
+
+def _rounds_to(exact, printed: str, places: int, rounding: str):
+    """``(status, (lo, hi))``: whether ``exact`` prints as ``printed``, decided on the decimal interval
+    ``[lo, hi]`` that encloses it (a point when it is a short decimal), with the fewest decimals that decide."""
     import mpmath
-    from mpmath import iv
 
     from ..checker._interval import PRECISIONS, real_enclosure
 
-    difference = sp.sympify(difference)
-    if difference.is_Rational:  # exact: a tie at half a unit is decided too
-        return (PROVED if abs(difference) < half else REFUTED), mpmath.nstr(mpmath.mpf(abs(difference).p) /
-                                                                           abs(difference).q, 5)
-    gap = "?"
-    for prec in PRECISIONS:
-        real = real_enclosure(difference, prec)
-        if real is None:
-            continue
-        old = iv.prec
-        try:
-            iv.prec = prec
-            size, bound = abs(real), iv.mpf(half.p) / half.q  # |d| in [size.a, size.b]; half in [bound.a, bound.b]
-            gap = mpmath.nstr(mpmath.mpf(size.mid), 5)
-            if size.b < bound.a:
-                return PROVED, gap
-            if size.a > bound.b:
-                return REFUTED, gap
-        finally:
-            iv.prec = old
-    return UNKNOWN, gap
+    allowed = _allowed(printed, places, rounding)
+    if exact.is_Rational:
+        bounds = [(exact, exact)]
+    else:
+        reals = (real_enclosure(exact, prec) for prec in PRECISIONS)
+        bounds = (tuple(sp.Rational(*mpmath.libmp.to_rational(end)) for end in real._mpi_)
+                  for real in reals if real is not None)
+    shown = None
+    for low, high in bounds:
+        for decimals in range(places + _ENCLOSURE_EXTRA[0], places + _ENCLOSURE_EXTRA[1] + 1):
+            scale = 10**decimals
+            lo, hi = sp.Rational(sp.floor(low * scale), scale), sp.Rational(sp.ceiling(high * scale), scale)
+            shown = (lo, hi)
+            if _inside(lo, hi, allowed):
+                return PROVED, shown
+            if _outside(lo, hi, allowed):
+                return REFUTED, shown
+    return UNKNOWN, shown
+
+
+def decimal_text(value, decimals: int) -> str:
+    """A rational whose denominator divides ``10**decimals`` as a decimal (``-1.14264034``)."""
+    value = sp.Rational(value)
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    whole, rest = divmod(value.p * 10**decimals // value.q, 10**decimals)
+    return f"{sign}{whole}.{rest:0{decimals}d}" if decimals else f"{sign}{whole}"
+
+
+def enclosure_texts(data) -> tuple | None:
+    """A digits part's enclosure as two decimals of the same length, or None (undecided, or an integer)."""
+    enclosure = data.get("enclosure") if data else None
+    if not enclosure:
+        return None
+    decimals = max([data["places"]] + [_decimals(end) for end in enclosure])
+    return tuple(decimal_text(end, decimals) for end in enclosure)
+
+
+def _decimals(value) -> int:
+    count = 0
+    while (sp.Rational(value) * 10**count).q != 1:
+        count += 1
+    return count
+
+
+def _rounded_digits(enclosure, places: int) -> str | None:
+    """The value rounded to ``places`` decimals, when the whole enclosure rounds alike and off a tie (else None)."""
+    if not enclosure:
+        return None
+    scaled = [end * 10**places + sp.Rational(1, 2) for end in enclosure]
+    ends = {sp.floor(x) for x in scaled}
+    if len(ends) != 1 or any(x.is_integer for x in scaled):
+        return None
+    return decimal_text(sp.Rational(ends.pop(), 10**places), places)
+
+
+def _digits_detail(data, status) -> str:
+    """What was shown about the printed digits, as the engine's plain text."""
+    texts = enclosure_texts(data)
+    printed, places = data["printed"], data["places"]
+    if texts is None:
+        return f"no enclosure of the exact value decides whether it prints as {printed}"
+    lo, hi = texts
+    where = f"exact = {lo}" if lo == hi else f"exact in [{lo}, {hi}]"
+    how = "rounded" if data["rounding"] == "nearest" else "cut"
+    said = {PROVED: "", REFUTED: "not ", UNKNOWN: "perhaps "}[status]
+    rounded = f" (rounded it is {data['rounded']})" if data["rounded"] not in (None, printed) else ""
+    return f"{where}, so {how} to {places} decimals it is {said}{printed}{rounded}"
 
 
 def _shown_pair(shown):

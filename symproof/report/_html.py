@@ -115,6 +115,11 @@ class HtmlTextPrinter(TextPrinter):
     def _print_Text(self, piece) -> str:
         return str(escape(piece.text))
 
+    def _print_Script(self, script) -> str:
+        italic = lambda text: f"<i>{escape(text)}</i>" if text[0].isalpha() else str(escape(text))  # noqa: E731
+        tag = "sub" if script.kind == "_" else "sup"
+        return f"{italic(script.base)}<{tag}>{italic(script.script)}</{tag}>"  # names italic, as in math
+
     def _mantissa(self, number) -> str:
         if not number.exponent:
             return number.mantissa
@@ -375,6 +380,27 @@ def alt_text(caption: str) -> str:
     return re.sub(r" {2,}", " ", text)
 
 
+def _calculation_line(line) -> Markup:
+    """A worked calculation's line: how the reader writes the quantity, its exact value (printed by the
+    MathML printer) or the value it is proved equal to, and the chapter's digits after ``≈``; each piece its
+    own formula, so that a narrow screen breaks the line between them (and a value too wide for a phone is
+    displayed as a formula that breaks)."""
+    pieces = [_latex_math(form + " =", "inline") for form in line.shown]
+    if line.before is not None:
+        shown = to_mathml(line.before, display="block")
+        pieces.append(Markup(shown) if 'class="b"' in shown else _math(line.before, "inline"))
+    elif line.label:
+        pieces.append(_latex_math(line.label, "inline"))
+    if line.text:
+        pieces.append(_latex_math(f"{line.relation} {line.text}", "inline"))
+    return Markup(" ").join(pieces)
+
+
+def _given(pieces) -> Markup:
+    """A calculation's data, one formula each (``q = (1, 2)^T``, ``ω = 1``...), separated by commas."""
+    return Markup(", ").join(_latex_math(piece, "inline") for piece in pieces)
+
+
 def render_html(document) -> str:
     env = environment("html")
     claim_ids = frozenset(c.id for c in document.claims)
@@ -384,4 +410,7 @@ def render_html(document) -> str:
     env.globals["relation_inline"] = lambda lhs, symbol, rhs: Markup(
         mathml_relation(lhs, symbol, rhs, display="inline"))
     env.globals["named_relation"] = _named_relation
+    env.globals["calculation_line"] = _calculation_line
+    env.filters["given"] = _given
+    env.tests["prose_statement"] = lambda value: isinstance(value, str) and statement_is_prose(value)
     return compact_html(env.get_template("report.html.j2").render(doc=document))

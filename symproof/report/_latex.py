@@ -78,6 +78,9 @@ class TexTextPrinter(TextPrinter):
     def _print_Text(self, piece) -> str:
         return escape_tex(piece.text)
 
+    def _print_Script(self, script) -> str:
+        return rf"\ensuremath{{{script.base}{script.kind}{{{script.script}}}}}"
+
     def _mantissa(self, number) -> str:
         if not number.exponent:
             return number.mantissa
@@ -149,12 +152,25 @@ def _listing_source(source: str) -> str:
         "\\end{lstlisting}", "\\end {lstlisting}")
 
 
+def _calculation_line(line) -> str:
+    """A worked calculation's line as one formula (the page sets the same pieces: :func:`._html._calculation_line`)."""
+    pieces = [" = ".join(line.shown)]
+    if line.before is not None:
+        pieces.append(to_latex(line.before))
+    elif line.label:
+        pieces.append(line.label)
+    out = r" \symbreak = ".join(pieces)
+    return out + (rf" \symbreak {line.relation} {line.text}" if line.text else "")
+
+
 def render_latex(document) -> str:
     env = environment("latex")
     env.filters.update(tex=to_latex, escape=escape_tex, prose=_prose, statement=_statement,
                        witness=_witness, objects=_objects, decimal=_decimal, text=typeset_text, tactic=tactic_phrase, anchor=_anchor, listing=_listing_source)
     env.globals["relation"] = latex_relation
     env.globals["named_relation"] = _named_relation
+    env.globals["calculation_line"] = _calculation_line
+    env.filters["given"] = lambda pieces: ", ".join(f"${piece}$" for piece in pieces)
     return env.get_template("chapter.tex.j2").render(doc=document)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Text", "Sign", "Tactic", "Number", "typeset_pieces", "SIGNS", "TACTICS", "TACTIC_PHRASES", "tactic_phrase",
+__all__ = ["Text", "Sign", "Tactic", "Number", "Script", "typeset_pieces", "SIGNS", "TACTICS", "TACTIC_PHRASES", "tactic_phrase",
            "tactic_tags", "TextPrinter"]
 
 
@@ -49,6 +49,15 @@ class Number:
     parenthesized: bool = False
 
 
+@dataclass(frozen=True)
+class Script:
+    """A name or number with a script the engine spelled in ASCII: ``p_9007199254740992`` or ``d_r`` (a
+    subscript, ``kind="_"``), ``2^53`` (a superscript, ``kind="^"``)."""
+    base: str
+    kind: str
+    script: str
+
+
 #: each ASCII spelling, its name, and how the page and the PDF set it: one table for both formats
 SIGNS = {
     "minus": ("\u2212", r"\ensuremath{-}"),
@@ -57,6 +66,8 @@ SIGNS = {
     "to": ("\u2192", r"\ensuremath{\to}"),
     "equals": ("=", "="),
     "neq": ("\u2260", r"\ensuremath{\neq}"),
+    # ``t = 0 .. 65536``: a range as a textbook writes it
+    "through": (", \u2026, ", r", \ldots, "),
 }
 _ASCII_SIGNS = {">=": "geq", "<=": "leq", "->": "to", "==": "equals", "!=": "neq"}
 
@@ -118,7 +129,12 @@ _BINARY = r"(?:(?<=\b[A-Za-z] )|(?<=[\d)|] ))-(?= )|-(?= -?\d)(?<= -)"
 # a verdict as the prover's ``str()`` spells it: ``proved by structural``, ``proved by entrywise (power)``
 _TAG = "(?:" + "|".join(sorted(map(re.escape, TACTIC_PHRASES), key=len, reverse=True)) + ")"
 _VERDICT = rf"\b(?P<status>proved|refuted|unknown) by (?P<tag>{_TAG}(?: \({_TAG}(?:, {_TAG})*\))?)(?![\w-])"
-_TOKEN = re.compile(rf"(?P<verdict>{_VERDICT})|(?P<sign>>=|<=|->|==|!=)|(?P<binary>{_BINARY})|(?P<number>{_SIGNED})")
+# ``p_9007199254740992``, ``2^53``, ``d_r``, ``R'_m``, ``p_(t+1)``: a one-letter name (primed or not) or a
+# number, then a script of digits, one letter or a parenthesized group (``model_id``, ``vocab_size`` are words: a letter before or after stops it)
+_SCRIPT = (r"(?<![\w.^'])(?P<base>[A-Za-z]'?|\d+)(?P<kind>[_^])"
+           r"(?:(?P<script>\d+|[A-Za-z])(?![\w.])|\((?P<group>[\w+\-]+)\))")
+_TOKEN = re.compile(rf"(?P<verdict>{_VERDICT})|(?P<script_>{_SCRIPT})|(?P<sign>>=|<=|->|==|!=)|(?P<range> \.\. )"
+                    rf"|(?P<binary>{_BINARY})|(?P<number>{_SIGNED})")
 
 
 def typeset_pieces(text: str) -> tuple:
@@ -134,6 +150,11 @@ def typeset_pieces(text: str) -> tuple:
             after_minus = after_minus and not text[last:match.start()].strip()
         if kind == "verdict":
             pieces.append(Tactic(*match.group("status", "tag")))
+        elif kind == "script_":
+            base, script_kind, script, group = match.group("base", "kind", "script", "group")
+            pieces.append(Script(base, script_kind, script or group))  # ``p_(t+1)``: the parentheses only group
+        elif kind == "range":
+            pieces.append(Sign("through"))
         elif kind == "sign":
             pieces.append(Sign(_ASCII_SIGNS[match.group("sign")]))
         elif kind == "binary":
@@ -185,6 +206,9 @@ class TextPrinter:
 
     def _print_Tactic(self, tactic: Tactic) -> str:
         return self._print_Text(Text(f"{tactic.status}: {tactic_phrase(tactic.tag)}"))
+
+    def _print_Script(self, script: Script) -> str:
+        raise NotImplementedError
 
     def _print_Number(self, number: Number) -> str:
         shown = (self._print_Sign(Sign("minus")) if number.negative else "") + self._mantissa(number)

@@ -125,7 +125,10 @@ def test_wrong_printed_digits_are_refuted(claims):
     proof = Proof(claims["rope.example"])
     exact_with_transpose = (rotation(1).T * Matrix([1, 2])).T * (rotation(3).T * Matrix([3, -1]))
     assert proof.digits("R^T convention", exact_with_transpose[0], "5.948935").status == "refuted"
-    assert sec.within_last_place(proof, "two units off", 3 * sin(3) - cos(3), "1.413351").status == "refuted"
+    assert proof.digits("two units off", 3 * sin(3) - cos(3), "1.413351", rounding="truncated").status == "refuted"
+    assert proof.digits("cut, as the chapter prints it", 3 * sin(3) - cos(3), "1.413352",
+                        rounding="truncated").status == "proved"
+    assert proof.digits("cut is not rounded", 3 * sin(3) - cos(3), "1.413352").status == "refuted"
 
 
 # -- a wrong definition makes its claim fail ----------------------------------------------------

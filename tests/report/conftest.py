@@ -28,8 +28,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 #: from one table: 3.6 KB), each section on the chapter's introduction (4.1 KB), and Algorithm 7.1 stood in a
 #: box beside the generated kernel's rotation loop, the loop shown again in the kernels section (4.6 KB);
 #: 428,000 until the 13 long canonical forms the page used to leave to the PDF (with a one-line note) were
-#: folded into the page instead (21.6 KB): nothing on the page is replaced by a note
-PAGE_BUDGET = 450_000
+#: folded into the page instead (21.6 KB): nothing on the page is replaced by a note;
+#: 450,000 until every proof ended on its statement restated ("Hence <the statement> ∎", or what the
+#: counterexample shows, or what is not known) instead of "Hence the statement holds" (21.6 KB: the 42
+#: statements' MathML a second time); the worked example set as the chapter's calculation is 0.3 KB smaller
+PAGE_BUDGET = 472_000
 #: bytes the figures add to the page (test_fit.py renders it with them): they are inline, so the page is one
 #: self-contained file; the five, drawn by the report's own canvas, are 55 KB (the matplotlib SVGs the page
 #: used to link were 210 KB)

@@ -167,6 +167,15 @@ def _without_listings(text: str) -> str:
     # is certified like a single "≈ 0.7311", the mark standing before the matrix
     text = re.sub(r"&asymp; <math><mo>\[</mo><mtable>.*?</mtable><mo>\]</mo></math>", "", text, flags=re.S)
     text = re.sub(r"\\approx \\begin\{bmatrix\}.*?\\end\{bmatrix\}", "", text, flags=re.S)
+    # a certified enclosure of a printed number's exact value ("exact in [0.84147098, 0.84147099]", or in a
+    # worked calculation "(q_i)_0 ∈ [−1.14263967, −1.14263966]"): its ends are the engine's rational bounds,
+    # whose decimals decide the printed digits (Proof.digits), not a float's
+    text = re.sub(r"exact (?:in \[[^\]]*\]|= [-−\d.{}\\a-z]+)", "", text)
+    text = re.sub(r"\\in \[[^\]]*\]", "", text)
+    # ... and the digits that enclosure rounds to, beside digits the chapter cut ("cut after 6 decimals, 1.413352
+    # (rounded, 1.413353)"): both ends of the enclosure round to them
+    text = re.sub(r"\(rounded, (?:\$[^$]*\$|<math>.*?</math>)\)", "", text, flags=re.S)
+    text = re.sub(r"<mo>(?:\u2208|&#8712;)</mo>(?:(?!</math>).)*?\]", "", text, flags=re.S)
     text = re.sub(r"\\begin\{picture\}.*?\\end\{picture\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{Verbatim\}.*?\\end\{Verbatim\}", "", text, flags=re.S)
     text = re.sub(r"\\begin\{lstlisting\}.*?\\end\{lstlisting\}", "", text, flags=re.S)

@@ -53,10 +53,39 @@ def proofs_without_conclusion(page: str) -> int:
     for _, article in _articles(page):
         derivation = article.split('<div class="derivation">', 1)[-1]
         derivation = re.split(r"<figure\b", derivation)[0].rstrip()
-        last = re.findall(r"<p>(.*?)</p>\s*</div>\s*$", derivation, re.S)
+        last = re.findall(r"<p(?: class=\"hence\")?>(.*?)</p>\s*</div>\s*$", derivation, re.S)
         if not last or not ("\u220e" in last[-1] or "not established" in last[-1]):
             missing += 1
     return missing
+
+
+def conclusions_not_restating_the_statement(page: str) -> int:
+    """A claim whose last line does not restate its statement (the same formula, or the same words, as
+    under "Statement"): "Hence the statement holds" makes the reader scroll back to learn what was shown."""
+    missing = 0
+    for _, article in _articles(page):
+        stated = re.search(r"<dt>Statement</dt><dd>(.*?)</dd>", article, re.S)
+        last = re.findall(r'<p class="hence">(.*?)</p>', article, re.S)
+        if not stated or not last or stated.group(1).strip() not in last[-1]:
+            missing += 1
+    return missing
+
+
+def key_before_query(page: str) -> int:
+    """``k_0 q_0``: SymPy's alphabetical order in a product where the chapter writes the query first."""
+    return len(re.findall(r"<msub><mi>k</mi><m[in]>\d+</m[in]></msub>(?:<mo>\u2062</mo>)?<msub><mi>q</mi>", page))
+
+
+def ascii_scripts_and_ranges(page: str) -> int:
+    """``p_9007199254740992``, ``2^53``, ``d_r``, ``t = 0 .. 256``: a script or a range as a program spells it,
+    in what a reader reads (code apart)."""
+    return len(re.findall(r"(?<![\w.])(?:[A-Za-z]'?|\d+)[_^](?:\d+|[A-Za-z])(?![\w.])|\d \.\. ?\d|\d\.\.[\dA-Za-z]",
+                          _text(page)))
+
+
+def unexplained_tactics(page: str) -> int:
+    """A tactic tag the preface lists without saying what it means."""
+    return page.count("a tactic this report does not explain")
 
 
 def computed_boxes_without_inputs(page: str) -> int:
@@ -94,6 +123,16 @@ DEFECTS = [
     ("a proof ending on its last step's tag", proofs_without_conclusion, 0,
      '<article class="claim" id="a.b"><div class="derivation"><div><i>step</i> <b>\u2713</b></div>\n</div>'
      "</article>"),
+    ("a conclusion that does not restate the statement", conclusions_not_restating_the_statement, 0,
+     '<article class="claim" id="a.b"><dl class="facts"><dt>Statement</dt><dd><math><mi>a</mi></math></dd></dl>'
+     '<div class="derivation"><p class="hence">Hence the statement holds. \u220e</p></div></article>'),
+    ("SymPy's term order: the key's entry before the query's", key_before_query, 0,
+     "<math><msub><mi>k</mi><mn>0</mn></msub><msub><mi>q</mi><mn>0</mn></msub></math>"),
+    ("a script or range spelled as a program does", ascii_scripts_and_ranges, 0,
+     "<small>p_9007199254740992 and p_9007199254740993 are bit-identical (scan of t = 0 .. 65536, then t + 1 "
+     "rounds to t at 2^53); valid positions are 0..T-1</small>"),
+    ("a tactic the preface does not explain", unexplained_tactics, 0,
+     "<dt>exact evaluation, trig-polynomial</dt><dd>a tactic this report does not explain</dd>"),
     ("a computed counterexample without its inputs", computed_boxes_without_inputs, 0,
      '<article class="claim" id="a.b"><div class="witnessbox">Counterexample: difference = <code>0.612</code>, '
      "row = <code>0</code></div></article>"),
@@ -126,7 +165,7 @@ def test_every_claim_of_the_fresh_latex_ends_on_its_statement(fresh_report):
     tex = (fresh_report.folder / "chapter.tex").read_text("utf-8")
     claims = re.split(r"\\subsection\{\\texorpdfstring", tex)[1:]
     assert len(claims) == len(fresh_report.results)
-    ending = re.compile(r"\\hfill\$\\blacksquare\$\\par|The statement is not established")
+    ending = re.compile(r"\\hfill\$\\blacksquare\$\\par|it is not established whether")
     unconcluded = [claim[:60] for claim in claims
                    if not ending.search(claim) or claim.rfind(r"\why{") > ending.search(claim).start()]
     assert unconcluded == []

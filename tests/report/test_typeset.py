@@ -41,7 +41,13 @@ RELATIONS = [
     ("rotary_dim <= head_dim", "rotary_dim \u2264 head_dim", r"rotary\_dim \ensuremath{\leq} head\_dim"),
     ("t = 1 -> t = 10", "t = 1 \u2192 t = 10", r"t = 1 \ensuremath{\to} t = 10"),
     # a Python comparison reads as an equation or an inequation
-    ("p_t == p_(t+1) at t = 2048", "p_t = p_(t+1) at t = 2048", r"p\_t = p\_(t+1) at t = 2048"),
+    ("p_t == p_(t+1) at t = 2048", "<i>p</i><sub><i>t</i></sub> = <i>p</i><sub><i>t+1</i></sub> at t = 2048",
+     r"\ensuremath{p_{t}} = \ensuremath{p_{t+1}} at t = 2048"),
+    # a script as a program spells it reads as a script
+    ("p_9007199254740992 at 2^53, d_r", "<i>p</i><sub>9007199254740992</sub> at 2<sup>53</sup>, <i>d</i><sub><i>r</i></sub>",
+     r"\ensuremath{p_{9007199254740992}} at \ensuremath{2^{53}}, \ensuremath{d_{r}}"),
+    ("model_id, vocab_size, head_dim", "model_id, vocab_size, head_dim", r"model\_id, vocab\_size, head\_dim"),
+    ("t = 0 .. 256", "t = 0, \u2026, 256", r"t = 0, \ldots, 256"),
     ("norm != 1", "norm \u2260 1", r"norm \ensuremath{\neq} 1"),
 ]
 
