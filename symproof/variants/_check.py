@@ -215,7 +215,10 @@ def _bias_properties(variant: Variant) -> list:
 
 def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
-    builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
+    from ._dense import dense_properties
+
+    builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties,
+                "dense": dense_properties}
     props = [replace(p, sides=_floor_sides(p.sides)) if p.sides is not None else p
              for p in builders[variant.kind](variant)]
     if decay_statement(variant.kind) is not None:
@@ -731,7 +734,7 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
             _derive(variant, proof)
         # the kernel property compares the written files with the definition at finitely many
         # positions: numerical evidence, shown as *tested*, never *proved*
-        kind = "tested" if prop.key == "kernel" else "identity"
+        kind = "tested" if prop.key == "kernel" else ("not-in-general" if prop.kind == "sensitivity" else "identity")
     elif prop.kind == "identity":
         derive, kind = _derive_identity(variant, prop), "identity"
     else:

@@ -4,7 +4,7 @@ A file states what a scheme *is*, never how to prove anything about it::
 
     name = "linear-interpolation"
     title = "Linear position interpolation, scale 4"
-    kind = "rotary"               # additive | rotary | bias
+    kind = "rotary"               # additive | rotary | bias | dense (a matrix exponential: see _dense)
     width = 8                     # head width d_k (rotary) or model width d (additive)
     rotated_width = 8             # optional, rotary only; defaults to width
     pairing = "half"              # rotary: required, adjacent | half; additive: adjacent | concatenated
@@ -121,7 +121,7 @@ from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_ta
 __all__ = ["KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS", "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH", "FORMULA_NAMES",
            "WIDTH_NAMES", "POSITION_DOMAINS", "MAX_LAST_POSITION", "position_range_end", "sample_indices"]
 
-KINDS = ("additive", "rotary", "bias")
+KINDS = ("additive", "rotary", "bias", "dense")
 #: the symbolic pair index and head a block or bias formula is built with when none is given
 _R = sp.Symbol("r", integer=True, nonnegative=True)
 _H = sp.Symbol("h", integer=True, nonnegative=True)
@@ -153,7 +153,7 @@ PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta'
 #: longest [length] threshold accepted (positions beyond it are far past any published context)
 MAX_LENGTH = 2**31
 #: pairings per kind; "concatenated" is the [sin | cos] table layout
-PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenated"), "bias": ()}
+PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenated"), "bias": (), "dense": ()}
 MAX_WIDTH = 8192
 MAX_HEADS = 1024
 MAX_AXES = 4
@@ -179,7 +179,7 @@ RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCT
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
         "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
-        "positions": str}
+        "positions": str, "dense": dict}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
@@ -192,12 +192,15 @@ _TABLES = {
     "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float),
                    "per_axis": (list, str)},
     "length": {"threshold": int, "long_factors": list},
+    # kind = "dense" (LieRE, STRING): R(m) = exp(sum_a m_a A_a), one square generator per position axis
+    "dense": {"generator": list, "generators": list},
 }
 #: the tables each kind may have
 _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
                 "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
                            "length"},
-                "bias": {"bias", "params", "equivalent"}}
+                "bias": {"bias", "params", "equivalent"},
+                "dense": {"dense", "position", "params"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer",
@@ -232,6 +235,8 @@ FORMULA_NAMES: dict = {
     "equivalent.frequencies": (("r",), True, "r = pair index"),
     "equivalent.per_axis": (("r", "a"), True, "as frequencies.per_axis"),
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
+    "dense.generator[a][b]": ((), False, "one entry of a generator: a number, or a formula in [params] (no position: "
+                                        "the rotation is exp(sum_a m_a A_a))"),
 }
 
 

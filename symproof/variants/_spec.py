@@ -80,6 +80,7 @@ class Variant:
     causal: bool = False  # [position] causal: only keys j <= i are scored
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
+    generators: tuple = ()  # kind "dense": one exact width x width matrix A_a per axis, R(m) = exp(sum m_a A_a)
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
 
     @property
@@ -125,7 +126,7 @@ class Variant:
 
     @property
     def freq_denominator(self) -> int | None:
-        if self.kind == "bias":
+        if self.kind in ("bias", "dense"):
             return None
         if self.denominator is not None:
             return self.denominator
@@ -471,7 +472,11 @@ class Variant:
     def describe(self) -> dict:
         """A JSON-ready summary of the definition (formulas as their text)."""
         out = {"name": self.name, "title": self.title, "kind": self.kind, "source": self.source}
-        if self.kind != "bias":
+        if self.kind == "dense":
+            from ._dense import generators_text
+
+            out.update(width=self.width, axes=list(self.axes), generators=generators_text(self))
+        elif self.kind != "bias":
             out.update(width=self.width, pairing=self.pairing, frequency_rule=self.rule,
                        denominator=self.freq_denominator)
         if self.kind == "rotary":
@@ -603,6 +608,11 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     if kind == "bias":
         _parse_bias(reader, data, fields)
+        return Variant(**fields)
+    if kind == "dense":
+        from ._dense import parse_dense
+
+        parse_dense(reader, data, fields)
         return Variant(**fields)
     if "bias" in data.get("equivalent", {}):
         raise reader.fail("equivalent.bias", f"applies to kind = 'bias' only, not {kind!r}")
