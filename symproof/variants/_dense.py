@@ -34,92 +34,16 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
-from typing import Mapping
-
 import sympy as sp
 
 from ..prover import PROVED, REFUTED, prove_equal
 from ._expm import MAX_NORM, Enclosed, exp_enclosure
 from ._properties import Property
 
-__all__ = ["parse_dense", "dense_properties", "compare_dense", "MAX_DENSE_WIDTH", "generators_text"]
+__all__ = ["dense_properties"]
 
-#: the widest generator accepted: the exact checks and enclosures multiply width x width rational matrices
-MAX_DENSE_WIDTH = 32
-#: the position keys a dense file may use (no transform, axis, relative position)
-_POSITION_KEYS = ("axes",)
 _LEMMAS = ("exp(X)^T = exp(X^T), and exp(X) exp(Y) = exp(X + Y) when XY = YX (X, Y square matrices; both "
            "series converge absolutely)")
-
-
-# -- reading the file --------------------------------------------------------------------------------
-
-
-def parse_dense(reader, data: Mapping, fields: dict) -> None:
-    """Read ``width``, ``[position] axes`` and ``[dense]`` into ``fields`` (``generators``, ``axes``, ``width``)."""
-    from ._format import MAX_AXES, _IDENT
-
-    for key in ("pairing", "rotated_width"):
-        if key in data:
-            raise reader.fail(key, "does not apply to kind = 'dense' (the generator acts on the whole head)")
-    position = data.get("position", {})
-    for key in position:
-        if key not in _POSITION_KEYS:
-            raise reader.fail(f"position.{key}", "does not apply to kind = 'dense': the rotation is exp(sum_a m_a A_a) "
-                                                 "of the positions themselves (scale a generator instead of the position)")
-    axes = position.get("axes", ["m"])
-    if not axes or len(axes) > MAX_AXES or not all(isinstance(a, str) and _IDENT.match(a) for a in axes):
-        raise reader.fail("position.axes", f"expected 1 to {MAX_AXES} coordinate names, got {axes!r}")
-    if len(set(axes)) != len(axes):
-        raise reader.fail("position.axes", f"names must differ, got {axes!r}")
-    table = data.get("dense", {})
-    if ("generator" in table) == ("generators" in table):
-        raise reader.fail("dense.generator", "state exactly one of dense.generator (one axis: a square matrix) and "
-                                             "dense.generators (one matrix per position axis, in the order of "
-                                             "position.axes)")
-    if "generator" in table:
-        if len(axes) > 1:
-            raise reader.fail("dense.generator", f"with {len(axes)} position axes write dense.generators, one matrix "
-                                                 "per axis")
-        matrices, key = [table["generator"]], "dense.generator"
-    else:
-        matrices, key = table["generators"], "dense.generators"
-        if len(matrices) != len(axes):
-            raise reader.fail(key, f"expected one matrix per position axis ({len(axes)}: {list(axes)}), "
-                                   f"got {len(matrices)}")
-    if "width" not in data:
-        raise reader.fail("width", "is required for kind = 'dense' (the generator is width x width)")
-    width = data["width"]
-    if not 1 <= width <= MAX_DENSE_WIDTH:
-        raise reader.fail("width", f"expected an integer between 1 and {MAX_DENSE_WIDTH} for kind = 'dense', "
-                                   f"got {width}")
-    generators = []
-    for a, rows in enumerate(matrices):
-        where = key if key == "dense.generator" else f"{key}[{a}]"
-        generators.append(_matrix(reader, where, rows, width, fields["params"]))
-    fields.update(width=width, axes=tuple(axes), generators=tuple(generators))
-
-
-def _matrix(reader, key: str, rows, width: int, params) -> sp.ImmutableMatrix:
-    if not (isinstance(rows, list) and len(rows) == width
-            and all(isinstance(row, list) and len(row) == width for row in rows)):
-        raise reader.fail(key, f"expected a {width} x {width} matrix (width = {width}): {width} rows of {width} "
-                               "numbers or formula strings")
-    entries = []
-    for a, row in enumerate(rows):
-        for b, value in enumerate(row):
-            where = f"{key}[{a}][{b}]"
-            formula = reader.formula(value, where, set(params))
-            number = formula.build(dict(params))
-            if not (number.is_number and number.is_extended_real is True and number.is_finite is True):
-                raise reader.fail(where, f"expected a finite real number, got {number}")
-            entries.append(number)
-    return sp.ImmutableMatrix(width, width, entries)
-
-
-def generators_text(variant) -> list:
-    """The generators as rows of text (for ``describe`` and the kernel header)."""
-    return [[[str(x) for x in g.row(a)] for a in range(g.rows)] for g in variant.generators]
 
 
 # -- the properties -----------------------------------------------------------------------------------
@@ -231,6 +155,12 @@ def _interval(center: Fraction, radius: Fraction) -> str:
     return f"{shown} +- {bound}"
 
 
+def _certificate(center: Fraction, radius: Fraction) -> dict:
+    """The exact enclosure a witness rests on: the difference of the two sides lies within ``radius`` of
+    ``centre``, and ``|centre| > radius`` (exact rationals, as text)."""
+    return {"centre": str(center), "radius": str(radius)}
+
+
 def _search(variant, proof, facts, rule: str, candidates, difference, what: str, reason: str) -> None:
     """Try each candidate (a witness dict's positions and the matrices to compare); refute at the first
     certified nonzero entry of ``difference(*candidate)``, else record the property undecided."""
@@ -247,11 +177,12 @@ def _search(variant, proof, facts, rule: str, candidates, difference, what: str,
         found = _entry(enclosed, what)
         if found is None:
             continue
-        (k, l), q_vector, detail = found
+        (k, l), q_vector, detail, certificate = found
         # a norm reads one vector q; a score, q and k
         witness = {**shown, sp.Symbol("q"): q_vector, **({} if what == "gram" else {sp.Symbol("k"): _basis(l)})}
         proof.check(rule, False, f"{reason}; {detail} (exact rational Taylor enclosure of exp, tail bounded): "
-                                 "not 0", witness=witness)
+                                 "not 0", witness=witness,
+                    data=_certificate(*certificate))
         return
     large = f"; some exponentials were not enclosed (||X||_inf > {MAX_NORM})" if too_large else ""
     proof.undecided("check", rule, f"{reason}; no entry certified nonzero at the positions tried{large}",
@@ -259,7 +190,7 @@ def _search(variant, proof, facts, rule: str, candidates, difference, what: str,
 
 
 def _entry(enclosed: Enclosed, what: str):
-    """The first certified nonzero entry of ``enclosed``: ``((k, l), q, detail)``; for a Gram matrix
+    """The first certified nonzero entry of ``enclosed``: ``((k, l), q, detail, (centre, radius))``; for a Gram matrix
     difference ``G - I`` (``what == "gram"``) the diagonal first (``||R e_k||^2 - 1``), then the
     off-diagonal through ``q = e_k + e_l`` (``G_kk + G_ll + 2 G_kl - 2``)."""
     n = enclosed.size
@@ -267,17 +198,17 @@ def _entry(enclosed: Enclosed, what: str):
         for k in range(n):
             if enclosed.certainly_nonzero(k, k):
                 c, r = enclosed.entry(k, k)
-                return (k, k), _basis(k), f"||R e_{k}||^2 - 1 is {_interval(c, r)}"
+                return (k, k), _basis(k), f"||R e_{k}||^2 - 1 is {_interval(c, r)}", (c, r)
         for k, l in itertools.combinations(range(n), 2):
             c = enclosed.center[k][k] + enclosed.center[l][l] + 2 * enclosed.center[k][l]
             r = 4 * enclosed.radius
             if abs(c) > r:
-                return (k, l), _basis(k) + _basis(l), f"||R (e_{k} + e_{l})||^2 - 2 is {_interval(c, r)}"
+                return (k, l), _basis(k) + _basis(l), f"||R (e_{k} + e_{l})||^2 - 2 is {_interval(c, r)}", (c, r)
         return None
     for k, l in itertools.product(range(n), repeat=2):
         if enclosed.certainly_nonzero(k, l):
             c, r = enclosed.entry(k, l)
-            return (k, l), _basis(k), f"entry ({k}, {l}) of the difference is {_interval(c, r)}"
+            return (k, l), _basis(k), f"entry ({k}, {l}) of the difference is {_interval(c, r)}", (c, r)
     return None
 
 
@@ -404,9 +335,10 @@ def _derive_direction(variant, proof) -> None:
         enclosed = _score_difference(exps, *positions)
         found = None if enclosed is None else _entry(enclosed, "any")
         if found is not None:
-            (k, l), q_vector, detail = found
+            (k, l), q_vector, detail, certificate = found
             proof.check(rule, True, f"{detail} (exact rational Taylor enclosure of exp, tail bounded): not 0",
-                        witness={**shown, sp.Symbol("q"): q_vector, sp.Symbol("k"): _basis(l)})
+                        witness={**shown, sp.Symbol("q"): q_vector, sp.Symbol("k"): _basis(l)},
+                        data=_certificate(*certificate))
             return
     proof.undecided("check", rule, "no entry certified nonzero at the offsets tried", method="exact enclosure")
 
@@ -428,56 +360,3 @@ def dense_properties(variant) -> list:
         Property("plain_at_zero", f"s(i, i) = q^T k: at offset 0 the score is the plain product{vectors}", "identity",
                  derive=_derive_plain_at_zero),
     ]
-
-
-# -- the kernel property's reference -------------------------------------------------------------------
-
-
-def _reference(variant, vector, position) -> dict | None:
-    """``exp(sum_a m_a A_a) x`` at 40 digits (mpmath), ``{coordinate: float}``; ``None`` where not finite."""
-    import mpmath
-
-    from ._kernel_file import _Overflow
-
-    with mpmath.workdps(50):
-        x = mpmath.matrix(variant.width, variant.width)
-        for p, g in zip(position, variant.generators):
-            for a in range(g.rows):
-                for b in range(g.cols):
-                    x[a, b] += p * mpmath.mpf(sp.Float(g[a, b], 60))
-        image = mpmath.expm(x) * mpmath.matrix([mpmath.mpf(float(v)) for v in vector])
-        out = {}
-        for k in range(variant.width):
-            value = image[k]
-            if mpmath.isnan(value):
-                return None
-            if mpmath.isinf(value) or abs(value) > 1.7e308:
-                raise _Overflow
-            out[k] = float(value)
-    return out
-
-
-def compare_dense(variant, written, reference, positions, tally, cache) -> None:
-    """The dense file's ``apply`` against ``exp(sum_a m_a A_a) x`` (40 digits) at every probed position
-    (``p + 3a`` on axis ``a``, as the rotary comparison does); the query and key sides are the same map."""
-    import numpy as np
-
-    from ._kernel_file import _safe
-
-    rng = np.random.default_rng(0)
-    vector = np.round(rng.standard_normal(variant.width), 6)
-    axes = len(variant.axes)
-    for side in ("query", "key"):
-        probes = []
-        for p in positions:
-            position = tuple(p + 3 * a for a in range(axes))
-            if position not in cache:
-                cache[position] = _safe(_reference, p, variant, vector, position)
-            if cache[position] is None:
-                tally.skipped.add(p)
-            else:
-                probes.append((p, position))
-        got = written.rotate(vector, [q[1] for q in probes], side, [1] * len(probes))
-        for row, (p, position) in enumerate(probes):
-            for index, value in cache[position].items():
-                tally.add(got[row, index], value, p, f"{side} at position {p}, coordinate {index}", position)

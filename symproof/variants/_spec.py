@@ -473,7 +473,7 @@ class Variant:
         """A JSON-ready summary of the definition (formulas as their text)."""
         out = {"name": self.name, "title": self.title, "kind": self.kind, "source": self.source}
         if self.kind == "dense":
-            from ._dense import generators_text
+            from ._dense_format import generators_text
 
             out.update(width=self.width, axes=list(self.axes), generators=generators_text(self))
         elif self.kind != "bias":
@@ -610,7 +610,7 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         _parse_bias(reader, data, fields)
         return Variant(**fields)
     if kind == "dense":
-        from ._dense import parse_dense
+        from ._dense_format import parse_dense
 
         parse_dense(reader, data, fields)
         return Variant(**fields)

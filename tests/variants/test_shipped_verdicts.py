@@ -65,6 +65,12 @@ EXPECTED = {
     # past the key's chunk the relative position reads j mod s, where the key sits in its chunk; in the
     # key's chunk it is (i mod s) - (j mod s) = i - j, 0 on the diagonal
     "dual_chunk": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
+    # exp of skew-symmetric generators is orthogonal; commuting ones give exp(-X_i) exp(X_j) = exp(X_j - X_i),
+    # a function of the offset vector; A_y != 0, so R(D) != R(-D) = R(D)^T somewhere
+    "string_2d": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # skew-symmetric but [A_y, A_x] != 0: exp(-A_y) exp(A_x) != exp(A_x - A_y) (Baker-Campbell-Hausdorff: they
+    # differ by -[A_y, A_x]/2 at second order), so offsets alone do not fix the score; norms are still kept
+    "liere_2d": dict(norm=Y, relative=N, shift=N, direction=Y, plain_at_zero=Y),
 }
 
 
