@@ -9,9 +9,9 @@ KEY_DOCS = {
     "name": ("required", "lower-case letters, digits, `-`, `_`; at most 64 characters", 'name = "my-rope"'),
     "title": ("the name", "any text", 'title = "RoPE, base 500000"'),
     "description": ("empty", "any text", 'description = "from the paper, eq. 3"'),
-    "kind": ("required", "`rotary`, `additive`, `bias`", 'kind = "rotary"'),
-    "width": ("required (rotary, additive)", "an even integer 2..8192: the head width (rotary) or model width",
-              "width = 64"),
+    "kind": ("required", "`rotary`, `additive`, `bias`, `dense`", 'kind = "rotary"'),
+    "width": ("required (rotary, additive, dense)", "an even integer 2..8192: the head width (rotary) or model width; "
+              "dense: an integer 1..32, the size of each generator", "width = 64"),
     "rotated_width": ("`width`", "an even integer <= width (rotary only)", "rotated_width = 16"),
     "pairing": ("required (rotary); `adjacent` (additive)",
                 "rotary: `adjacent` (2r, 2r+1) or `half` (r, r + d/2); additive: `adjacent` or `concatenated`",
@@ -63,6 +63,12 @@ KEY_DOCS = {
                          "threshold = 4096"),
     "length.long_factors": ("none", "one number per pair, used once seq_len > threshold",
                             "long_factors = [1, 2, 4, 8]"),
+    "dense.generator": ("required with one axis (or `generators`)",
+                        "a width x width matrix of numbers or formulas in `[params]`: R(m) = exp(m A)",
+                        "generator = [[0, -1], [1, 0]]"),
+    "dense.generators": ("required with several axes (or `generator`)",
+                         "one width x width matrix per `position.axes` name, in that order: "
+                         "R(m) = exp(sum_a m_a A_a)", "generators = [[[0, -1], [1, 0]], [[0, -2], [2, 0]]]"),
 }
 
 #: what each table of a variant file states
@@ -75,4 +81,5 @@ TABLE_DOCS = {
     "bias": "an additive attention bias per head (ALiBi, T5, KERPLE)",
     "equivalent": "a named scheme the file should equal (the `equivalence` property)",
     "length": "rules that read the call's length `seq_len` (dynamic NTK, LongRoPE's switch)",
+    "dense": "the generators of a dense rotation exp(sum_a m_a A_a) of the whole head (LieRE, STRING)",
 }
