@@ -303,6 +303,8 @@ SHIPPED = {
     "shaw": "proved",
     # additive: no decay property (its product is a sum of cosines, like Sandwich)
     "t2t_concatenated": None,
+    # dense rotations: no decay property either (RoFormer's bound is a sum over rotation pairs)
+    "string_2d": None, "liere_2d": None,
 }
 
 
