@@ -183,6 +183,10 @@ def _additive_properties(variant: Variant) -> list:
 
 
 def _bias_properties(variant: Variant) -> list:
+    if len(variant.axes) > 1:  # bias.axes (Swin): the same statements over position vectors
+        from ._bias_axes import bias_axes_properties
+
+        return bias_axes_properties(variant)
     def bias(a, b):
         return variant.bias_at(a, b, slope_sym, h_sym)
 
@@ -221,7 +225,8 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
                 "dense": dense_properties}
     props = [replace(p, sides=_floor_sides(p.sides)) if p.sides is not None else p
              for p in builders[variant.kind](variant)]
-    if decay_statement(variant.kind) is not None:
+    # a bias over several axes has no causal order along which to decay
+    if decay_statement(variant.kind) is not None and not (variant.kind == "bias" and len(variant.axes) > 1):
         derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
             else derive_decay
         props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))

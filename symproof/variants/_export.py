@@ -75,6 +75,8 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
     name = module_name("symproof_variant_", variant.name)
     if variant.kind == "dense":  # exp(sum_a m_a A_a): scaling and squaring, in its own family
         return Kernel("dense", variant, name, tuple(variant_provenance(variant, target)))
+    if variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors, in their own family
+        return Kernel("bias-axes", variant, name, tuple(variant_provenance(variant, target)))
     # a declared range 0..N: the variant family, whose kernels refuse the positions past it
     a = plain_rope_factor(variant) if as_rope and variant.last_position is None else None
     if a is None:

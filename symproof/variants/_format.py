@@ -188,7 +188,7 @@ _TABLES = {
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
-    "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float)},
+    "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float), "axes": list},
     "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float),
                    "per_axis": (list, str)},
     "length": {"threshold": int, "long_factors": list},
@@ -232,6 +232,9 @@ FORMULA_NAMES: dict = {
     "bias.formula": (("i", "j", "slope", "h", "heads"), False,
                      "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
     "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
+    "bias.formula with bias.axes": (("i_AXIS", "j_AXIS", "slope", "h", "heads"), False,
+                                    "i_y, i_x = the query's coordinates, j_y, j_x = the key's (named after bias.axes; "
+                                    "Swin's 2-D table), instead of i and j"),
     "equivalent.frequencies": (("r",), True, "r = pair index"),
     "equivalent.per_axis": (("r", "a"), True, "as frequencies.per_axis"),
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),

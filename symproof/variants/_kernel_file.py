@@ -35,6 +35,7 @@ import sympy as sp
 
 from .._ground._errors import SymproofError
 from .._ground._text import one_line
+from ._bias_axes import compare_bias_axes
 from ._dense_kernel import compare_dense
 from ._kernel import exact_rotary, probed_indices, value_digits
 from ._spec import Variant
@@ -531,6 +532,8 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                 with np.errstate(all="ignore"):
                     if variant.kind == "dense":  # exp(sum_a m_a A_a), in its own module
                         compare_dense(variant, written, positions, tally, cache, _safe, _Overflow)
+                    elif variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors
+                        compare_bias_axes(variant, written, positions, tally, cache, _safe, _finite)
                     else:
                         compare = _compare_offset if variant.relative is not None else _COMPARE[variant.kind]
                         compare(variant, written, reference, positions, tally, cache)

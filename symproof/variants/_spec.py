@@ -446,8 +446,13 @@ class Variant:
         return [self.exact_value(h) for h in range(self.heads)]
 
     def _bias_env(self, i, j, slope, h) -> dict:
-        return {**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": sp.sympify(slope),
-                "h": _H if h is None else sp.sympify(h), "heads": sp.Integer(self.heads)}
+        env = {**self.params, "slope": sp.sympify(slope), "h": _H if h is None else sp.sympify(h),
+               "heads": sp.Integer(self.heads)}
+        if len(self.axes) > 1:  # bias.axes: i and j are vectors, read as i_y, i_x, j_y, j_x
+            env.update({f"{side}_{axis}": sp.sympify(x) for side, point in (("i", i), ("j", j))
+                        for axis, x in zip(self.axes, point)})
+            return env
+        return {**env, "i": sp.sympify(i), "j": sp.sympify(j)}
 
     def bias_at(self, i, j, slope, h=None) -> sp.Expr:
         """The bias of the query at ``i`` and the key at ``j`` in head ``h`` (default: the symbolic head)
@@ -499,6 +504,8 @@ class Variant:
             out["notes"] = list(self.notes)
         if self.positions != "integers":
             out["positions"] = self.positions
+        if self.kind == "bias" and len(self.axes) > 1:
+            out["axes"] = list(self.axes)
         if self.causal:
             out["causal"] = True
         if self.mixed:
@@ -606,6 +613,14 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     params = _parse_params(reader, data.get("params", {}))
     fields["params"] = params
 
+    if kind == "bias" and "axes" in data.get("bias", {}):  # Swin: positions with several coordinates
+        from ._bias_axes_format import parse_bias_axes
+
+        for key in ("formula", "heads", "slope"):
+            if key not in data["bias"]:
+                raise reader.fail(f"bias.{key}", "is required")
+        parse_bias_axes(reader, data, fields)
+        return Variant(**fields)
     if kind == "bias":
         _parse_bias(reader, data, fields)
         return Variant(**fields)

@@ -305,6 +305,8 @@ SHIPPED = {
     "t2t_concatenated": None,
     # dense rotations: no decay property either (RoFormer's bound is a sum over rotation pairs)
     "string_2d": None, "liere_2d": None,
+    # a bias over two axes: no causal order along which to decay
+    "swin_window": None,
 }
 
 

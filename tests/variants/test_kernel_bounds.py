@@ -250,6 +250,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
     """The builds of every position formula of ``variant`` at ``point`` ((m,) or (i, j)) that a call
     for ``sides`` evaluates."""
     I = sp.Integer
+    if variant.kind == "bias" and len(variant.axes) > 1:  # bias.axes: the point is (i coordinates, j coordinates)
+        n = len(variant.axes)
+        return [lambda h=h: variant.bias_at(tuple(map(I, point[:n])), tuple(map(I, point[n:])), variant.exact_value(h), h)
+                for h in range(variant.heads)]
     if variant.kind == "bias":
         return [lambda h=h: variant.bias_at(I(point[0]), I(point[1]), variant.exact_value(h), h)
                 for h in range(variant.heads)]
@@ -301,6 +305,10 @@ def _calls(variant, module, lib, p):
     """The kernel's calls that put position ``p`` in each place a position goes, with the point of the
     definition each one evaluates and the side (query or key, ``None`` for both)."""
     as_array = _as_input(lib)
+    if variant.kind == "bias" and len(variant.axes) > 1:  # p on every axis of the query, then of the key
+        n = len(variant.axes)
+        return [((p,) * n + (0,) * n, None, lambda: module.bias_at(as_array([[p] * n]), as_array([[0] * n]))),
+                ((0,) * n + (p,) * n, None, lambda: module.bias_at(as_array([[0] * n]), as_array([[p] * n])))]
     if variant.kind == "bias":
         return [((p, 0), None, lambda: module.bias_at(as_array([p]), as_array([0]))),
                 ((0, p), None, lambda: module.bias_at(as_array([0]), as_array([p])))]

@@ -71,6 +71,9 @@ EXPECTED = {
     # skew-symmetric but [A_y, A_x] != 0: exp(-A_y) exp(A_x) != exp(A_x - A_y) (Baker-Campbell-Hausdorff: they
     # differ by -[A_y, A_x]/2 at second order), so offsets alone do not fix the score; norms are still kept
     "liere_2d": dict(norm=Y, relative=N, shift=N, direction=Y, plain_at_zero=Y),
+    # a table of the offset vector (dy, dx) alone: relative and shift-invariant; entries of (dy, dx) and (-dy, -dx)
+    # differ, so the direction shows; the entry of offset (0, 0) is not 0
+    "swin_window": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N),
 }
 
 
