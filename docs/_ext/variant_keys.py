@@ -49,6 +49,8 @@ KEY_DOCS = {
     "bias.formula": ("required (bias)", "a formula in `i`, `j`, `slope`, `h`, `heads`",
                      'formula = "-slope * abs(j - i)"'),
     "bias.heads": ("required (bias)", "an integer 1..1024", "heads = 8"),
+    "bias.axes": ("one axis (the formula reads `i`, `j`)", "2 to 4 coordinate names: positions are vectors, the "
+                  "formula reads `i_NAME`, `j_NAME` (Swin's 2-D table)", 'axes = ["y", "x"]'),
     "bias.slope": ("required (bias)", "a formula in `h`, `heads` (`\"1\"` when the formula has none)",
                    'slope = "2**(-8*(h + 1)/heads)"'),
     "equivalent.name": ("`the stated frequencies`", "plain text, at most 120 characters",
