@@ -76,17 +76,27 @@ def _basis(k: int):
     return sp.Symbol(f"e_{k}")
 
 
+#: most exponentials one file's witness search encloses (each costs width^3 big-integer products per Taylor
+#: term): past it the search stops, and a property it has not decided is unknown, saying so
+MAX_ENCLOSURES = 48
+
+
 class _Exponentials:
-    """``R(m)`` enclosed exactly at integer position vectors, computed once each (rational generators)."""
+    """``R(m)`` enclosed exactly at integer position vectors, computed once each (rational generators);
+    ``None`` for a position past :data:`MAX_ENCLOSURES` distinct ones, or too large to enclose."""
 
     def __init__(self, variant):
         self.variant = variant
         self.cache: dict = {}
+        self.exhausted = False
         irrational = [(a, x) for a, g in enumerate(variant.generators) for x in g if not x.is_Rational]
         self.why_not = (f"the generator of axis {variant.axes[irrational[0][0]]!r} has the irrational entry "
                         f"{irrational[0][1]}: the exact enclosures of exp take rational generators" if irrational else "")
 
     def at(self, position) -> Enclosed | None:
+        if position not in self.cache and len(self.cache) >= MAX_ENCLOSURES:
+            self.exhausted = True
+            return None
         if position not in self.cache:
             x = sum((p * g for p, g in zip(position, self.variant.generators)),
                     sp.zeros(self.variant.width, self.variant.width))
@@ -184,7 +194,8 @@ def _search(variant, proof, facts, rule: str, candidates, difference, what: str,
                                  "not 0", witness=witness,
                     data=_certificate(*certificate))
         return
-    large = f"; some exponentials were not enclosed (||X||_inf > {MAX_NORM})" if too_large else ""
+    large = ("" if not too_large else f"; the search stopped after {MAX_ENCLOSURES} exponentials" if exps.exhausted
+             else f"; some exponentials were not enclosed (||X||_inf > {MAX_NORM})")
     proof.undecided("check", rule, f"{reason}; no entry certified nonzero at the positions tried{large}",
                     method="exact enclosure")
 
