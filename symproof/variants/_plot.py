@@ -42,6 +42,9 @@ def decay_enclosures(variant, max_distance: int = DEFAULT_DISTANCE) -> tuple:
     if variant.kind not in ("rotary", "bias"):
         raise InvalidInputError(f"--plot: {variant.name} is a {variant.kind} file; the decay curve is drawn for "
                                 "rotary and bias files")
+    if variant.kind == "bias" and len(variant.axes) > 1:
+        raise InvalidInputError(f"--plot: {variant.name} is a bias over the axes {list(variant.axes)}; the decay "
+                                "curve is drawn along one axis (bias files without bias.axes)")
     if isinstance(max_distance, bool) or not isinstance(max_distance, int) or not 1 <= max_distance <= MAX_DISTANCE:
         raise InvalidInputError(f"plot distance: expected a whole number in [1, {MAX_DISTANCE}], got {max_distance!r}")
     from . import _decay

@@ -164,3 +164,11 @@ def test_the_kernel_property_holds_for_the_shipped_swin_file():
 def test_the_formula_reads_the_coordinates_by_name():
     variant = _bias("i_y - 2 * j_x", positions=None)
     assert variant.bias_at((5, 7), (1, 3), 1, 0) == sp.Integer(5 - 6)
+
+
+def test_the_decay_plot_is_refused_in_one_line(tmp_path, capsys):
+    from symproof._face._cli import main
+
+    code = main(["check", shipped_variants()["swin_window"], "--plot", str(tmp_path / "p.svg")])
+    err = capsys.readouterr().err
+    assert code == 2 and "drawn along one axis" in err and err.count("\n") == 1, err

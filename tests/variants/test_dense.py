@@ -351,3 +351,8 @@ def test_the_kernel_property_holds_for_every_target():
 def test_triton_is_refused_with_the_targets_a_dense_kernel_has():
     with pytest.raises(Exception, match="plain RoPE only"):
         variant_source(_dense([ROT]), "triton")
+
+
+def test_a_notebook_passes_generators_as_numpy_arrays():
+    variant = Variant.from_dict({**BASE, "dense": {"generator": np.array([[0.0, -0.5], [0.5, 0.0]])}})
+    assert variant.generators[0] == sp.ImmutableMatrix([[0, -sp.Rational(1, 2)], [sp.Rational(1, 2), 0]])
