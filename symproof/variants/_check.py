@@ -41,6 +41,7 @@ from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
 from ._formula import mod_as_floor
 from ._kernel_file import check_kernel, prepare_targets
+from . import _heads as heads
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
     omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
@@ -103,9 +104,11 @@ def _frequency_vector(variant: Variant) -> tuple:
 
 
 def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
+    """One pair's score, plus the head's bias when the file adds one (see _heads: one pair plus the
+    bias stands for the head)."""
     q, k = sp.Matrix([q0, q1]), sp.Matrix([k0, k1])
     return sp.expand(((_pair_map(variant, "query", pos_q, w, r) * q).T
-                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0])
+                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0] + heads.bias_term(variant, pos_q, pos_k))
 
 
 def _sin_pair(variant: Variant, position, w):
@@ -145,8 +148,9 @@ def _rotary_properties(variant: Variant) -> list:
                  lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
     ]
     if variant.equivalent_frequencies is not None or variant.equivalent_per_axis is not None:
-        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}",
-                              "identity", derive=_equivalence_rotary))
+        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}"
+                              + (" in every head" if variant.per_head else ""), "identity",
+                              derive=heads.each_head(_equivalence_rotary) if variant.per_head else _equivalence_rotary))
     if variant.mixed:  # the statements read the same with vectors: say so
         vectors = f" (i, j, c, D, m: integer vectors over the axes {', '.join(variant.axes)})"
         props = [replace(p, statement=p.statement + vectors) for p in props]
@@ -221,7 +225,12 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     if decay_statement(variant.kind) is not None:
         derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
             else derive_decay
-        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
+        statement = decay_statement(variant.kind)
+        if variant.per_head and variant.bias is not None and derive is derive_decay:
+            derive, statement = heads.derive_decay_with_bias, heads.DECAY_WITH_BIAS
+        elif variant.per_head and derive is derive_decay:
+            derive, statement = heads.each_head(derive_decay), statement + " (in every head)"
+        props.append(Property("decay", statement, "identity", derive=derive))
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
@@ -736,6 +745,9 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
         derive, kind = _derive_identity(variant, prop), "identity"
     else:
         derive, kind = _derive_sensitivity(variant, prop), "not-in-general"
+    if variant.per_head and prop.derive is None:  # symbolic h first, then head by head (see _heads)
+        derive = heads.generic_then_each_head(variant, prop, _derive_identity if kind == "identity"
+                                              else _derive_sensitivity, properties_of)
     return Claim(id=f"{variant.name}.{prop.key}", section="variant",
                  title=PROPERTY_TITLES.get(prop.key, prop.key), statement=prop.statement, kind=kind,
                  derive=derive, name=prop.key)

@@ -179,7 +179,7 @@ RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCT
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
         "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
-        "positions": str}
+        "positions": str, "heads": int}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
@@ -196,7 +196,7 @@ _TABLES = {
 #: the tables each kind may have
 _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
                 "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
-                           "length"},
+                           "length", "bias"},
                 "bias": {"bias", "params", "equivalent"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
@@ -243,6 +243,8 @@ class _Reader:
         self.tables: set = set()  # the lookup tables of [params], callable in every later formula
         # the class the fields are read into (passed in: the class's module reads the file through this one)
         self.variant = variant_class
+        #: the tables whose formulas may read the head index h and the head count (a rotary file with heads)
+        self.head_tables: frozenset = frozenset()
 
     def fail(self, key: str, message: str) -> VariantFileError:
         return VariantFileError(f"{self.source}: key '{key}': {message}")
@@ -260,6 +262,8 @@ class _Reader:
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
     def formula(self, value, key: str, names) -> Formula:
+        if key.split(".")[0] in self.head_tables:  # a rotary file's declared heads: h, heads (see _heads)
+            names = set(names) | {"h", "heads"}
         return parse_formula(value, names=set(names) - self.tables, where=f"{self.source}: key '{key}'",
                              tables=self.tables)
 

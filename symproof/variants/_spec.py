@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import sympy as sp
@@ -78,6 +78,7 @@ class Variant:
     positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
     relative: Formula | None = None  # [position] relative: rho(i, j), the relative position the angle uses
     causal: bool = False  # [position] causal: only keys j <= i are scored
+    head_index: int | None = None  # a rotary file with heads: the one head this variant is (see head())
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
@@ -91,6 +92,19 @@ class Variant:
     def last_position(self) -> int | None:
         """``N`` of a declared range ``positions = "0..N"``; ``None`` when the positions have no end."""
         return position_range_end(self.positions)
+
+    @property
+    def per_head(self) -> bool:
+        """Whether this is a rotary file of ``heads = N`` heads taken as a whole: its formulas may read the head
+        index ``h`` (symbolic here; :meth:`head` gives one head) and it may add a bias (:mod:`._heads`)."""
+        return self.kind == "rotary" and self.heads is not None and self.head_index is None
+
+    def head(self, h: int) -> "Variant":
+        """Head ``h`` of a rotary file with heads: the same file with ``h`` fixed (built once per head)."""
+        cache = self.__dict__.setdefault("_head_variants", {})
+        if h not in cache:
+            cache[h] = replace(self, head_index=int(h))
+        return cache[h]
 
     @property
     def mixed(self) -> bool:
@@ -137,6 +151,8 @@ class Variant:
                "rotated_width": self.rotated_width}
         env = {k: sp.Integer(v) for k, v in env.items() if v is not None}
         env.update(self.params)
+        if self.kind == "rotary" and self.heads is not None:  # per-head rotary parameters (see _heads)
+            env.update(heads=sp.Integer(self.heads), h=_H if self.head_index is None else sp.Integer(self.head_index))
         return env
 
     @property
@@ -211,6 +227,7 @@ class Variant:
 
         Exact values cost milliseconds each; what needs every pair at once (the kernel's
         table, load-time validation) uses :meth:`frequencies_digits` and :meth:`generic_value`."""
+        self._one_head("frequencies")
         key = "_frequencies" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -225,6 +242,13 @@ class Variant:
                 cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
             self.__dict__[key] = cached
         return list(cached)
+
+    def _one_head(self, what: str) -> None:
+        """A file with per-head rotary parameters has one frequency table per head: asking the whole file
+        for one is an error naming the fix, never head 0's table by default."""
+        if self.per_head:
+            raise VariantFileError(f"{self.source}: {what}() of a rotary file with heads = {self.heads} is per "
+                                   "head: take one head with variant.head(h)")
 
     @property
     def _shared_base(self) -> bool:
@@ -268,6 +292,7 @@ class Variant:
         naming the index. At a given length, frequencies are evaluated from the definition with every
         number a Float of ``digits + 20`` digits: exact powers of large rationals (a dynamic base at
         some call length) would cost SymPy seconds per table."""
+        self._one_head("frequencies_digits")
         key = f"_digits_{digits}" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -445,6 +470,8 @@ class Variant:
         return [self.exact_value(h) for h in range(self.heads)]
 
     def _bias_env(self, i, j, slope, h) -> dict:
+        if h is None and self.head_index is not None:  # one head of a rotary file with a bias
+            h = self.head_index
         return {**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": sp.sympify(slope),
                 "h": _H if h is None else sp.sympify(h), "heads": sp.Integer(self.heads)}
 
@@ -496,6 +523,10 @@ class Variant:
             out["positions"] = self.positions
         if self.causal:
             out["causal"] = True
+        if self.kind == "rotary" and self.heads is not None:
+            out["heads"] = self.heads
+            if self.head_index is not None:
+                out["head"] = self.head_index
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -600,6 +631,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     params = _parse_params(reader, data.get("params", {}))
     fields["params"] = params
+    from ._heads import parse_heads, parse_rotary_bias, validate_heads
+
+    parse_heads(reader, data, fields)
 
     if kind == "bias":
         _parse_bias(reader, data, fields)
@@ -633,6 +667,7 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         _parse_per_axis(reader, data, fields)
     if kind == "rotary":
         _parse_rotary_extras(reader, data, fields)
+        parse_rotary_bias(reader, data, fields)
     if "per_axis" in data.get("equivalent", {}) and fields.get("rule") != "per_axis":
         raise reader.fail("equivalent.per_axis", "applies with frequencies.rule = 'per_axis' only; "
                                                  "state equivalent.frequencies")
@@ -659,7 +694,10 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
             fields["equivalent_frequencies"] = reader.formula(
                 eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
-    _validate_values(reader, variant)
+    if variant.per_head:
+        validate_heads(reader, variant, _validate_values)
+    else:
+        _validate_values(reader, variant)
     return variant
 
 
