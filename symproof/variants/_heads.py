@@ -125,6 +125,12 @@ def validate_heads(reader, variant, validate_one) -> None:
             raise VariantFileError(f"{err} (head h = {h}, of 0..{heads - 1})") from None
     if variant.bias is not None:
         part = bias_part(variant)
+        for h in range(heads):  # exactly, head by head: a slope table read by h past its end names the head
+            try:
+                part.exact_value(h)
+            except (VariantFileError, ValueError) as err:
+                raise VariantFileError(f"{variant.source}: key 'bias.slope': {str(err).split(': ', 1)[-1]} "
+                                       f"(head h = {h}, of 0..{heads - 1})") from None
         part.frequencies_digits()  # every head's slope, numerically: a non-real slope fails here, naming its head
         for h in sample_indices(heads):
             if part.exact_value(h).is_extended_real is not True:

@@ -260,7 +260,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
         builds = [lambda: variant.angle_position(I(point[0]))]
         positions = point[:1]
     if variant.kind == "rotary":
-        builds += [lambda m=m, r=r, side=side: variant.scale(side, I(m), r) for m in positions
+        # a file with heads: every head's scales (a table read by the position in one head only would make
+        # every head's call expected to refuse; no file here reads one so)
+        ones = [variant.head(h) for h in range(variant.heads)] if variant.heads is not None else [variant]
+        builds += [lambda one=one, m=m, r=r, side=side: one.scale(side, I(m), r) for one in ones for m in positions
                    for r in range(variant.n_pairs) for side in sides]
     return builds
 
@@ -312,6 +315,9 @@ def _calls(variant, module, lib, p):
                 ((0, p), None, lambda: module.scores(x, x, as_array([0]), as_array([p])))]
     axes = len(variant.axes)
     position = [[p] * axes] if axes > 1 else [p]
+    if variant.heads is not None:  # a rotary file with heads: every head (see _exact_builds)
+        return [((p,), side, lambda side=side, h=h: module.apply(x, as_array(position), side, head=h))
+                for side in ("query", "key") for h in range(variant.heads)]
     return [((p,), side, lambda side=side: module.apply(x, as_array(position), side)) for side in ("query", "key")]
 
 
@@ -388,10 +394,11 @@ def _c_driver(module: str, variant) -> str:
                 f"    for (int c = 0; c < {width}; ++c) q[c] = k[c] = 1.0;\n"
                 f"    printf(\"%d\\n\", {module}_scores(q, k, &i, &j, out, 1, 1));")
     else:
+        head = ", 0" if variant.heads is not None else ""  # a file with heads: head 0 (its bounds: test_heads)
         call = (f"double x[{width}], out[{width}], pos[{axes}];\n"
                 f"    for (int c = 0; c < {width}; ++c) x[c] = 1.0;\n"
                 f"    for (int c = 0; c < {axes}; ++c) pos[c] = strtod(argv[1], 0);\n"
-                f"    printf(\"%d %d\\n\", {module}_apply(x, pos, out, 1, 1), {module}_apply(x, pos, out, 1, 0));")
+                f"    printf(\"%d %d\\n\", {module}_apply(x, pos, out, 1, 1{head}), {module}_apply(x, pos, out, 1, 0{head}));")
     return (f'#include <stdio.h>\n#include <stdlib.h>\n#include "{module}.c"\n\n'
             f"int main(int argc, char **argv)\n{{\n    (void)argc;\n    {call}\n    return 0;\n}}\n")
 
@@ -423,6 +430,9 @@ def test_c_kernels_return_the_documented_code_under_sanitizers(variant, tmp_path
                                                        "LAST_POSITION": None}
     codes.pop("LAST_POSITION", None)
     ranged.pop("LAST_POSITION", None)
+    if variant.heads is not None:  # a file with heads: its head code, and the head count
+        assert codes.pop("HEADS") == str(variant.heads)
+        ranged["HEAD_OUT_OF_RANGE"] = "3"
     assert codes == {"OK": "0", "POSITION_OUT_OF_TABLE": "1", **ranged}
     for p in outside_positions(variant):
         points = [(p, 0), (0, p)] if variant.relative is not None else [(p,)]

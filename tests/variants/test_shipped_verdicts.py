@@ -65,6 +65,11 @@ EXPECTED = {
     # past the key's chunk the relative position reads j mod s, where the key sits in its chunk; in the
     # key's chunk it is (i mod s) - (j mod s) = i - j, 0 on the diagonal
     "dual_chunk": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
+    # gamma_h^i gamma_h^(-j) = gamma_h^(i - j) in every head: offset-only, the sine shows the sign, and at
+    # i = j the factors cancel; but gamma_h^m != 1 scales the norms
+    "retnet": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # RoPE's score plus -slope_h |j - i|: both offset-only, the bias even and 0 at offset 0, RoPE's sine odd
+    "rope_alibi": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
 }
 
 
