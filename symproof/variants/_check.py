@@ -747,7 +747,7 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
         derive, kind = _derive_sensitivity(variant, prop), "not-in-general"
     if variant.per_head and prop.derive is None:  # symbolic h first, then head by head (see _heads)
         derive = heads.generic_then_each_head(variant, prop, _derive_identity if kind == "identity"
-                                              else _derive_sensitivity, properties_of)
+                                              else _derive_sensitivity, properties_of, _outside_position)
     return Claim(id=f"{variant.name}.{prop.key}", section="variant",
                  title=PROPERTY_TITLES.get(prop.key, prop.key), statement=prop.statement, kind=kind,
                  derive=derive, name=prop.key)

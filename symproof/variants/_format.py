@@ -210,7 +210,8 @@ WIDTH_NAMES = ("d", "n", "width", "rotated_width")
 #: key -> (the names it may use besides its [params] and their tables, whether the widths are among them)
 #: and what the names mean; the README's table is tested against it
 FORMULA_NAMES: dict = {
-    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]"),
+    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]; "
+                                       "h = head index 0..heads-1 and heads with a top-level heads (rotary)"),
     "frequencies.formula": (("r",), True, "as frequencies.base"),
     "frequencies.let.NAME": (("r",), True, "as frequencies.base; every earlier let"),
     "frequencies.values[k]": ((), True, "one number per pair"),
@@ -221,7 +222,8 @@ FORMULA_NAMES: dict = {
     "position.relative": (("i", "j"), False, "i = query position, j = key position: the relative position that "
                                              "replaces i - j in the rotary angle (ReRoPE, Self-Extend)"),
     "scale.query / scale.key": (("m", "r"), True,
-                                "m = position of the query / of the key (not with per_axis), r = pair index"),
+                                "m = position of the query / of the key (not with per_axis), r = pair index; "
+                                "h, heads with a top-level heads"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
     "rotation.block[a][b]": (("x", "r", "m"), True, ("x = the angle (transform(m) * frequency), r = pair index, "
                                                      "m = the position of the token rotated (one axis, not with "

@@ -53,10 +53,12 @@ def _every_head_is_an_instance(variant, proof: Proof) -> None:
                 data=[str(v) for v in values[:8]])
 
 
-def generic_then_each_head(variant, prop, make, properties_of):
+def generic_then_each_head(variant, prop, make, properties_of, outside):
     """The derivation of an identity (``make`` = the identity deriver) or a sensitivity of a file with heads:
     the generic pair with ``h`` (and the slope) symbolic first; when that does not decide it, each head
-    as a one-head file (``make(head, its property)``), the first failing head named."""
+    as a one-head file (``make(head, its property)``), the first failing head named (a sensitivity first
+    looks for a witness at the head's values).  ``outside(variant, witness, offset)``: why a witness lies
+    outside the file's positions ('' when inside)."""
     identity = prop.kind == "identity"
 
     def derive(proof: Proof) -> None:
@@ -81,10 +83,31 @@ def generic_then_each_head(variant, prop, make, properties_of):
         proof.note(f"The generic head is not decided ({why}); deciding head by head, each head as a one-head file.")
 
         def one_head(one, head_proof):
+            if not identity and _witness_in_head(variant, one, lhs, rhs, head_proof, outside):
+                return
             own = next(p for p in properties_of(one) if p.key == prop.key)
             make(one, own)(head_proof)
         each_head(one_head)(variant, proof)
     return derive
+
+
+def _witness_in_head(variant, one, lhs, rhs, proof: Proof, outside) -> bool:
+    """A sensitivity's witness in head ``one`` at its first, last or middle pair, the generic statement
+    evaluated at that head's exact values (a witness is exact evaluation, where a proof of equality would need
+    the head's own statement); ``False`` (nothing recorded) when none is certified inside the file's
+    positions (then the head is decided as a one-head file)."""
+    h, n = one.head_index, variant.n_pairs
+    for r in dict.fromkeys((0, n - 1, n // 2)):
+        value = one.exact_value(r)
+        mapping = {omega: value, r_sym: sp.Integer(r), h_sym: sp.Integer(h)}
+        if variant.bias is not None:
+            mapping[slope_sym] = variant.slope_at(h)
+        part = proof.differ(f"pair r = {r}: the two offsets differ (omega = {value})",
+                            *(e.xreplace(mapping) for e in (lhs, rhs)))
+        if part.status == PROVED and not outside(variant, part.witness, False):
+            return True
+        proof.parts.pop()
+    return False
 
 
 def _head_key(variant, h: int):
@@ -123,45 +146,72 @@ def each_head(derive):
 DECAY_WITH_BIAS = ("long-term decay of the score bound: for every bound C > 0 on the contents, C * B_h(D) + "
                    "b_h(i, i - D) (RoFormer's bound plus the bias) is non-increasing in D >= 0 and not constant, "
                    "in every head h")
-#: the steps of the decay derivations that say a bound or a bias rises (the others: it is constant)
+#: the steps of the decay derivations that say a bound or a bias rises, and that it never falls (constant)
 _RISES = ("B(D + 1) <= B(D)", "b(i, i - D - 1) <= b(i, i - D)")
+_FALLS = ("B(D) < B(0) for some D", "b(i, i) for some D")
+
+
+def _status(proof: Proof) -> tuple:
+    """``(verdict, first open step)`` of a decay derivation: ``rises`` (a certified rise), ``constant`` (proved
+    never to fall, and not to rise: a constant bound, or a bias that falls nowhere in some head while proved
+    non-increasing), ``proved``, or ``unknown``."""
+    refuted = [p for p in proof.parts if p.status == REFUTED]
+    if refuted:
+        first = refuted[0]
+        if any(r in first.rule for r in _RISES):
+            return "rises", first
+        rises_proved = any(p.status == PROVED and any(r in p.rule for r in _RISES) for p in proof.parts)
+        constant_bound = "the bound is constant" in first.detail
+        if any(f in first.rule for f in _FALLS) and (constant_bound or rises_proved):
+            return "constant", first
+        return "unknown", first
+    if proof.parts and all(p.status == PROVED for p in proof.parts):
+        return "proved", None
+    return "unknown", next((p for p in proof.parts if p.status != PROVED), None)
 
 
 def derive_decay_with_bias(variant, proof: Proof) -> None:
     """Decay of a score that adds a bias to the rotary score: for every content bound ``C > 0`` the bound
-    ``C * B_h(D) + b_h(i, i - D)`` falls with ``D`` in every head.
+    ``C * B_h(D) + b_h(i, i - D)`` is non-increasing in ``D`` and not constant, in every head.
 
-    Proved when the bias decays (non-increasing, and falling somewhere in every head) and RoFormer's bound
-    decays in every head; refuted when one of them rises somewhere (for ``C`` small the bias's rise shows,
-    for ``C`` large the bound's); otherwise unknown, with the parts' verdicts as the reason."""
+    Refuted when the bias or a head's bound rises somewhere (for ``C`` small the bias's rise shows, for
+    ``C`` large the bound's); proved when both are non-increasing and, in every head, one of them falls (the
+    bias decays and every bound decays or is constant, or every bound decays and the bias is non-increasing);
+    otherwise unknown, with the parts' verdicts as the reason."""
     bias_proof = Proof(proof.claim)
     derive_decay(bias_part(variant), bias_proof)
-    rotary_proof = Proof(proof.claim)
-    each_head(derive_decay)(variant, rotary_proof)
-    parts = {"the bias b_h(i, i - D)": bias_proof, "RoFormer's bound B_h(D) of the rotary part": rotary_proof}
-    status = {}
-    for label, part_proof in parts.items():
-        refuted = [p for p in part_proof.parts if p.status == REFUTED]
-        status[label] = (REFUTED if refuted else PROVED if all(p.status == PROVED for p in part_proof.parts)
-                         and part_proof.parts else UNKNOWN, refuted[0] if refuted else
-                         next((p for p in part_proof.parts if p.status != PROVED), None))
-    proof.note("The score is C-bounded rotary part plus bias: |s_h(i, i - D) - b_h(i, i - D)| <= C * B_h(D) for "
-               "contents with max_k |h_(k+1) - h_k| * n <= C (RoFormer's bound), so the score's bound is "
-               "C * B_h(D) + b_h(i, i - D).")
-    for label, (verdict, first) in status.items():
-        if verdict == REFUTED and first is not None and any(r in first.rule for r in _RISES):
-            which = "small C: the bias's rise" if "bias" in label else "large C: the bound's rise"
-            proof.check(f"{label} is non-increasing in D (so the sum is, for every C > 0)", False,
-                        f"{first.rule}: {first.detail}; for {which} dominates the sum", witness=first.witness)
-            return
-    if all(verdict == PROVED for verdict, _ in status.values()):
-        for label in parts:
-            proof.check(f"{label} is non-increasing in D and falls somewhere, in every head", True,
-                        "decided as the decay property of that part alone")
-        proof.check("hence C * B_h(D) + b_h(i, i - D) is non-increasing and not constant for every C > 0", True)
+    bias = _status(bias_proof)
+    heads = []
+    for h in range(variant.heads):  # every head (a constant bound in one head does not end the search)
+        _budget.check()
+        head_proof = Proof(proof.claim)
+        derive_decay(variant.head(h), head_proof)
+        heads.append((h, *_status(head_proof)))
+        if heads[-1][1] == "rises":
+            break
+    proof.note("The score is the rotary part plus the bias, and |rotary part| <= C * B_h(D) for contents with "
+               "max_k |h_(k+1) - h_k| * n <= C (RoFormer's bound), so the score's bound is C * B_h(D) + b_h(i, i - D).")
+    label = {"bias": "the bias b_h(i, i - D)", "rotary": "RoFormer's bound B_h(D) of the rotary part"}
+    rising = [("bias", bias[1])] if bias[0] == "rises" else []
+    rising += [("rotary", first) for h, verdict, first in heads if verdict == "rises"]
+    if rising:
+        part, first = rising[0]
+        which = "small C: the bias's rise" if part == "bias" else "large C: the bound's rise"
+        proof.check(f"{label[part]} is non-increasing in D (so the sum is, for every C > 0)", False,
+                    f"{first.rule}: {first.detail}; for {which} dominates the sum", witness=first.witness)
         return
-    reasons = "; ".join(f"{label}: {verdict}" + (f" ({first.rule}: {first.detail})" if first is not None else "")
-                        for label, (verdict, first) in status.items())
+    rotary = {verdict for _, verdict, _ in heads}
+    if (bias[0] == "proved" and rotary <= {"proved", "constant"}) or (bias[0] == "constant" and rotary == {"proved"}):
+        proof.check(f"{label['bias']} is non-increasing in D, in every head", True, f"its decay: {bias[0]}")
+        proof.check(f"{label['rotary']} is non-increasing in D, in every head", True,
+                    "; ".join(f"head h = {h}: {verdict}" for h, verdict, _ in heads[:8]))
+        proof.check("in every head one of them falls, so C * B_h(D) + b_h(i, i - D) is non-increasing and not "
+                    "constant for every C > 0", True,
+                    "the bias falls in every head" if bias[0] == "proved" else "the bound falls in every head")
+        return
+    parts = [("bias", bias[0], bias[1])] + [(f"rotary, head h = {h}", verdict, first) for h, verdict, first in heads
+                                             if verdict != "proved"][:2]
+    reasons = "; ".join(f"{name}: {verdict}" + (f" ({first.rule}: {first.detail})" if first is not None else "")
+                        for name, verdict, first in parts)
     proof.undecided("check", "C * B_h(D) + b_h(i, i - D) falls with D for every C > 0",
-                    f"not both parts decay and neither rises: {reasons}"[:600], method="not decided")
-
+                    f"neither part rises, and not shown to fall together: {reasons}"[:600], method="not decided")
