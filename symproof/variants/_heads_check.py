@@ -192,13 +192,13 @@ def derive_decay_with_bias(variant, proof: Proof) -> None:
     proof.note("The score is the rotary part plus the bias, and |rotary part| <= C * B_h(D) for contents with "
                "max_k |h_(k+1) - h_k| * n <= C (RoFormer's bound), so the score's bound is C * B_h(D) + b_h(i, i - D).")
     label = {"bias": "the bias b_h(i, i - D)", "rotary": "RoFormer's bound B_h(D) of the rotary part"}
-    rising = [("bias", bias[1])] if bias[0] == "rises" else []
-    rising += [("rotary", first) for h, verdict, first in heads if verdict == "rises"]
+    rising = [("bias", "", bias[1])] if bias[0] == "rises" else []
+    rising += [("rotary", f"head h = {h}: ", first) for h, verdict, first in heads if verdict == "rises"]
     if rising:
-        part, first = rising[0]
+        part, where, first = rising[0]
         which = "small C: the bias's rise" if part == "bias" else "large C: the bound's rise"
         proof.check(f"{label[part]} is non-increasing in D (so the sum is, for every C > 0)", False,
-                    f"{first.rule}: {first.detail}; for {which} dominates the sum", witness=first.witness)
+                    f"{where}{first.rule}: {first.detail}; for {which} dominates the sum", witness=first.witness)
         return
     rotary = {verdict for _, verdict, _ in heads}
     if (bias[0] == "proved" and rotary <= {"proved", "constant"}) or (bias[0] == "constant" and rotary == {"proved"}):
