@@ -245,8 +245,9 @@ class _Reader:
         self.tables: set = set()  # the lookup tables of [params], callable in every later formula
         # the class the fields are read into (passed in: the class's module reads the file through this one)
         self.variant = variant_class
-        #: the tables whose formulas may read the head index h and the head count (a rotary file with heads)
-        self.head_tables: frozenset = frozenset()
+        #: the keys (prefixes) whose formulas may read the head index h and the head count (a rotary file
+        #: with heads; a list of values or of factors is one table for every head)
+        self.head_keys: tuple = ()
 
     def fail(self, key: str, message: str) -> VariantFileError:
         return VariantFileError(f"{self.source}: key '{key}': {message}")
@@ -264,7 +265,7 @@ class _Reader:
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
     def formula(self, value, key: str, names) -> Formula:
-        if key.split(".")[0] in self.head_tables:  # a rotary file's declared heads: h, heads (see _heads)
+        if key.startswith(self.head_keys):  # a rotary file's declared heads: h, heads (see _heads)
             names = set(names) | {"h", "heads"}
         return parse_formula(value, names=set(names) - self.tables, where=f"{self.source}: key '{key}'",
                              tables=self.tables)

@@ -54,7 +54,7 @@ def parse_heads(reader, data, fields) -> None:
     if not 1 <= heads <= MAX_HEADS:
         raise reader.fail("heads", f"expected a head count between 1 and {MAX_HEADS}, got {heads}")
     fields["heads"] = heads
-    reader.head_tables = frozenset({"frequencies", "scale"})
+    reader.head_keys = ("frequencies.base", "frequencies.formula", "frequencies.let.", "scale.")
 
 
 def parse_rotary_bias(reader, data, fields) -> None:

@@ -46,6 +46,9 @@ REFUSED = {
     "a bias without a slope": (_rotary(bias={"formula": "-abs(j - i)"}), "key 'bias.slope': is required"),
     "h without heads": (_rotary(heads=None, frequencies={"base": "100 * 2**h"}), "'h'"),
     "h in the transform": (_rotary(position={"transform": "m * (h + 1)"}), "'h'"),
+    # a list of values is one table for every head: a per-head list is a formula (where, a table read by h)
+    "h in a list of values": (_rotary(frequencies={"rule": "list", "values": ["h", 1], "base": None}), "'h'"),
+    "h in the attention factor": (_rotary(attention={"factor": "h + 1"}), "'h'"),
     "heads with a relative position": (_rotary(position={"relative": "Min(i - j, 8)"}),
                                        "key 'heads': cannot be combined with position.relative"),
     "heads with a length rule": (_rotary(length={"threshold": 64}), "key 'heads': cannot be combined with length"),
