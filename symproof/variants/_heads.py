@@ -8,10 +8,17 @@ decay ``gamma_h**(i - j)``), and may add a ``[bias]`` (``formula`` in ``i, j, sl
 ``s_h(i, j) = sum_r (M_q(i) q_r)^T (M_k(j) k_r) + b_h(i, j)``.
 
 How the properties are decided (:mod:`._heads_check`; this module reads and validates the file, and
-loads without the prover) (one rule for every head, the bias path's rule): the statements are
-those of one generic pair, with the head index ``h`` a symbol (an integer >= 0) beside the frequency
-``omega`` and, with a bias, the slope; a proof there covers every head.  Otherwise each ``(head, pair)``
-instance is tried with its exact values, and a refutation names the head and pair of its witness.
+loads without the prover): when the statement of one generic pair does not read ``h`` (the frequency
+``omega`` and, with a bias, the slope are symbols), it is proved once for every head; otherwise, or when
+that proof fails, each head is decided as a one-head file (:meth:`~._spec.Variant.head`: its generic pair,
+then its pairs one by one, exactly as a file without heads), and a refutation names the head and pair of
+its witness.  (SymPy writes ``(1 - 2**(-5 - h))**(-j)`` as ``2**(h*j) * 32**j / (32*2**h - 1)**j``, which
+the prover's canonical form does not merge back: a statement that reads ``h`` is not tried symbolically.)
+
+Load-time checks: every head's frequencies (numerically), scales and slope are built, and a value that is
+not a number (``log(h - 5)`` in head 5) or a table read by ``h`` past its end is refused naming the head;
+the search for positions where a formula is undefined (:mod:`._domain`) runs in the sampled heads
+(both ends, the middle and the quarters).
 
 Why one generic pair plus the bias stands for the whole head: every statement quantifies over the
 query and key, so setting them to 0 leaves the bias alone and setting every other pair to 0 leaves
@@ -120,7 +127,8 @@ def validate_heads(reader, variant, validate_one) -> None:
                 one.frequencies_digits()
             m, r = sp.Symbol("m", integer=True), sp.Symbol("r", integer=True, nonnegative=True)
             for side in ("query", "key"):
-                one.scale(side, m, r)
+                if one.scale(side, m, r).has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+                    raise reader.fail(f"scale.{side}", "is not a finite number for every position")
         except VariantFileError as err:
             raise VariantFileError(f"{err} (head h = {h}, of 0..{heads - 1})") from None
     if variant.bias is not None:

@@ -55,11 +55,19 @@ REFUSED = {
     "a bias with an equivalent": (_rotary(bias=ALIBI, equivalent={"name": "RoPE", "frequencies": "100**(-2*r/d)"}),
                                   "key 'equivalent': compares the rotations with a named RoPE"),
     "a table read by h past its end": (_rotary(params={"b": [100, 200]}, frequencies={"base": "b(h)"}),
-                                       "(head h = 2, of 0..3)"),
+                                       "key 'frequencies.base'"),
     "a slope table read by h past its end": (_rotary(params={"s": [1, 2]}, bias={"formula": "-slope * abs(j - i)",
-                                                                                 "slope": "s(h)"}), "head"),
+                                                                                 "slope": "s(h)"}), "key 'bias.slope'"),
+    # head 3 is not among the heads checked in full (0, 1, 2, 4, 6, 7 of 8): built anyway, and refused
+    "a scale undefined in one head": (_rotary(heads=8, scale={"query": "log(where(h == 3, 0, h + 1)) * m + 1"}),
+                                      "key 'scale.query'"),
     "more instances than the bound": (_rotary(width=8192, heads=64), "(head, pair) instances; at most 65536"),
 }
+
+
+#: refusals that must name the head at fault
+NAMES_THE_HEAD = {"a table read by h past its end": 2, "a slope table read by h past its end": 2,
+                  "a scale undefined in one head": 3}
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -69,6 +77,8 @@ def test_refused_in_one_line_naming_the_key(name):
         Variant.from_dict(data)
     message = str(error.value)
     assert expected in message and "\n" not in message, message
+    if name in NAMES_THE_HEAD:
+        assert f"(head h = {NAMES_THE_HEAD[name]}, of 0..{data['heads'] - 1})" in message, message
 
 
 def test_whole_file_refuses_a_frequency_table_without_a_head():
