@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .._ground._errors import VariantFileError
 from ..claims import Proof
 from ..prover import PROVED, REFUTED, UNKNOWN, prove_equal
 from ..prover import _budget
@@ -38,8 +39,12 @@ def _every_head_is_an_instance(variant, proof: Proof) -> None:
     """Every head's frequencies (and slope) are finite real numbers: by SymPy's assumptions for symbolic
     ``h`` and ``r`` when they decide it, else value by value."""
     what = "every head's frequencies (and slope) are finite real numbers: each head and pair is an instance"
-    generic_values = [variant.frequency_at(r_sym)] + ([variant.slope_at(h_sym)] if variant.bias is not None else [])
-    if all(v.is_extended_real is True and v.is_finite is True for v in generic_values):
+    try:  # a list of values or of per-pair factors has no value at a symbolic pair: value by value then
+        generic_values = [variant.frequency_at(r_sym)] + ([variant.slope_at(h_sym)] if variant.bias is not None
+                                                          else [])
+    except (TypeError, VariantFileError):
+        generic_values = []
+    if generic_values and all(v.is_extended_real is True and v.is_finite is True for v in generic_values):
         proof.check(what, True, "; ".join(sp.sstr(v)[:160] for v in generic_values)
                     + ": real and finite for every integer h, r >= 0 (assumptions)")
         return

@@ -116,6 +116,12 @@ VERDICTS = {
     # NoPE (every frequency 0) plus ALiBi: the score is q^T k - slope |j - i|, even in the offset
     "NoPE plus ALiBi": (_rotary(frequencies={"rule": "formula", "formula": "0", "base": None}, bias=ALIBI),
                         dict(norm=Y, relative=Y, shift=Y, direction=N, plain_at_zero=Y), {}),
+    # one list of frequencies for every head, and per-pair factors: RoPE plus ALiBi in every head (the
+    # frequencies have no value at a symbolic pair: checked value by value)
+    "a list plus ALiBi": (_rotary(frequencies={"rule": "list", "values": [1, "1/10"], "base": None}, bias=ALIBI),
+                          dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y), {}),
+    "factors plus ALiBi": (_rotary(frequencies={"factors": [1, 2]}, bias=ALIBI),
+                           dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y), {}),
     # a bias that reads the head index itself: -(h + 1) |j - i| is offset-only in every head
     "a bias in h": (_rotary(bias={"formula": "-(h + 1) * abs(j - i)", "slope": "1"}),
                     dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y), {}),
