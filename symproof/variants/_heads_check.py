@@ -119,7 +119,11 @@ def _head_key(variant, h: int):
     """Two heads with the same key have the same frequencies, scales and bias (exact expressions)."""
     one = variant.head(h)
     m = sp.Symbol("m", integer=True)
-    key = [one.frequency_at(r_sym), one.scale("query", m, r_sym), one.scale("key", m, r_sym)]
+    try:
+        frequencies = one.frequency_at(r_sym)
+    except (TypeError, VariantFileError):  # a list of values or of factors: the head's exact table
+        frequencies = sp.Tuple(*one.frequencies())
+    key = [frequencies, one.scale("query", m, r_sym), one.scale("key", m, r_sym)]
     if variant.bias is not None:
         key.append(bias_term(one, sp.Symbol("i", integer=True), sp.Symbol("j", integer=True)))
     return tuple(sp.srepr(e) for e in key)
