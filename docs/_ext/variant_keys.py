@@ -42,6 +42,8 @@ KEY_DOCS = {
     "position.axis": ("required with several axes", "a formula in `r` giving the axis pair r rotates with", 'axis = "floor(2*r/n)"'),
     "position.relative": ("none", "a formula in `i`, `j` replacing `i - j` in the rotary angle",
                           'relative = "Min(i - j, 512)"'),
+    "position.amplitude": ("1", "a formula in the position `m` (additive only): p_t is multiplied by it",
+                           'amplitude = "alpha"'),
     "position.causal": ("false", "`true` or `false` (with `relative`): only keys j <= i are scored",
                         "causal = true"),
     "scale.query": ("1", "a formula in `m`, `r` and the widths (and `h`, `heads` with `heads`)",
@@ -70,6 +72,16 @@ KEY_DOCS = {
                          "threshold = 4096"),
     "length.long_factors": ("none", "one number per pair, used once seq_len > threshold",
                             "long_factors = [1, 2, 4, 8]"),
+    "vectors.rows": ("-", "one array of numbers per position, `width` numbers each (or `file`)",
+                     "rows = [[0.1, -0.2], [0.3, 0.05]]"),
+    "vectors.file": ("-", "a `.npy` or `.safetensors` file inside the TOML file's folder, rows x width floats",
+                     'file = "wpe.npy"'),
+    "vectors.tensor": ("the only tensor", "the tensor's name in a safetensors file", 'tensor = "wpe.weight"'),
+    "vectors.clip": ("false", "`true`: positions past the table read its last row (with `positions = \"nonnegative\"`)",
+                     "clip = true"),
+    "mask.allowed": ("every pair (no mask)", "comparisons of formulas in `i`, `j` and the params joined by "
+                                              "`and`, `or`, `not`: where false the score is -inf (rotary, bias)",
+                     'allowed = "j <= i and (i - j < W or j < S)"'),
 }
 
 #: what each table of a variant file states
@@ -82,4 +94,6 @@ TABLE_DOCS = {
     "bias": "an additive attention bias per head (ALiBi, T5, KERPLE); in a rotary file, added to the rotary score",
     "equivalent": "a named scheme the file should equal (the `equivalence` property)",
     "length": "rules that read the call's length `seq_len` (dynamic NTK, LongRoPE's switch)",
+    "vectors": "a learned table of position vectors, one row per position (GPT-2's `wpe`)",
+    "mask": "the (query, key) pairs a score is kept at: causal, sliding window, attention sinks",
 }

@@ -27,14 +27,25 @@ _h = sp.Symbol("h", integer=True, nonnegative=True)
 
 
 def bodies(variant, module: str, target: str) -> dict:
-    """``{file name: body}`` of ``variant`` for ``target`` (C: rotary variants only, checked by the caller)."""
+    """``{file name: body}`` of ``variant`` for ``target`` (C: rotary variants only, checked by the caller);
+    a file with a ``[mask]`` gets its mask functions too (:mod:`._mask`)."""
     if getattr(variant, "relative", None) is not None:  # no per-token map: a score kernel (ReRoPE, Self-Extend)
         from ._offset import bodies as score_bodies
 
-        return score_bodies(variant, module, target)
-    if target == "c":
-        return {file_name(module, target): _c_source(variant, module)}
-    return {file_name(module, target): _python_source(variant, target)}
+        files = score_bodies(variant, module, target)
+    elif target == "c":
+        files = {file_name(module, target): _c_source(variant, module)}
+    elif getattr(variant, "vectors", None) is not None:  # a learned table: its rows, read with the checked read
+        from ._table import table_source
+
+        files = {file_name(module, target): table_source(variant, target)}
+    else:
+        files = {file_name(module, target): _python_source(variant, target)}
+    if getattr(variant, "mask", None) is None:
+        return files
+    from ._mask import with_mask
+
+    return with_mask(files, variant, module, target)
 
 
 def _python_source(variant, target: str) -> str:
@@ -96,6 +107,10 @@ def _python_source(variant, target: str) -> str:
                   *check("t", "t"),
                   "    angle = (transform(t) + 0 * t)[:, None] * FREQUENCIES[None, :]",
                   f"    s, c = {lib}.sin(angle), {lib}.cos(angle)"]
+        if getattr(variant, "amplitude", None) is not None:  # p_t = a(t) times the sinusoidal vector
+            lines += ["    a = (amplitude(t) + 0 * t)[:, None]", "    s, c = a * s, a * c"]
+            lines[lines.index("def table(positions):"):lines.index("def table(positions):")] = [
+                "def amplitude(m):", returned(variant.amplitude_at(_m)), "", ""]
         if variant.pairing == "concatenated":
             lines.append(f"    return {cat}([s, c], {'axis' if target == 'numpy' else 'dim'}=-1)")
         else:

@@ -40,7 +40,8 @@ from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
 from ._formula import mod_as_floor
-from ._kernel_file import check_kernel, prepare_targets
+from ._kernel_file import prepare_targets
+from ._mask_kernel import check_kernel_and_mask
 from . import _heads_check as heads
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
@@ -68,6 +69,9 @@ PROPERTY_TITLES = {
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
     "decay": "long-term decay: the bias (or RoFormer's bound) falls with the distance to a past key",
     "kernel": "the exported kernel files compute the definition",
+    "mask_relative": "the mask depends only on the offset j - i",
+    "mask_causal": "the mask hides every key after its query",
+    "mask_self": "every query sees its own key (no empty softmax row)",
 }
 
 
@@ -112,7 +116,8 @@ def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
 
 
 def _sin_pair(variant: Variant, position, w):
-    return sinusoidal_vector(variant.angle_position(position), [w])
+    vector = sinusoidal_vector(variant.angle_position(position), [w])
+    return vector if variant.amplitude is None else variant.amplitude_at(position) * vector
 
 
 def _additive_product(variant: Variant, a, b, w):
@@ -164,15 +169,33 @@ def _rotary_properties(variant: Variant) -> list:
 
 
 def _additive_properties(variant: Variant) -> list:
+    if variant.vectors is not None:  # a learned table: decided from its exact values
+        from ._vectors import vector_properties
+
+        return vector_properties(variant)
+
     def shift_sides(w, r):
         step = variant.angle_position(D) - variant.angle_position(0)
+        if variant.amplitude is not None:  # A_D = (a(D) / a(0)) blockdiag(...), multiplied out by a(0)
+            return (variant.amplitude_at(0) * _sin_pair(variant, t + D, w),
+                    variant.amplitude_at(D) * sin_shift(step * w) * _sin_pair(variant, t, w))
         return _sin_pair(variant, t + D, w), sin_shift(step * w) * _sin_pair(variant, t, w)
 
+    def norm_sides(w, r):
+        norm = sp.expand((_sin_pair(variant, t, w).T * _sin_pair(variant, t, w))[0])
+        if variant.amplitude is None:
+            return norm, sp.Integer(1)
+        return norm, sp.expand((_sin_pair(variant, 0, w).T * _sin_pair(variant, 0, w))[0])
+
+    amplitude = variant.amplitude is not None
     props = [
-        Property("constant_norm", f"||p_t||^2 = d/2 = {variant.n_pairs} for every position t", "identity",
-                 lambda w, r: (sp.expand((_sin_pair(variant, t, w).T * _sin_pair(variant, t, w))[0]), sp.Integer(1))),
-        Property("shift_structure", "p_{t+D} = A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
-                                    "independent of t (g = position transform)", "identity", shift_sides),
+        Property("constant_norm", "||p_t||^2 = ||p_0||^2 for every position t (p_t = a(t) times the sinusoidal "
+                                  "vector)" if amplitude else f"||p_t||^2 = d/2 = {variant.n_pairs} for every position t",
+                 "identity", norm_sides),
+        Property("shift_structure", "a(0) p_{t+D} = a(D) A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
+                                    "independent of t (g = position transform, a = amplitude)" if amplitude else
+                 "p_{t+D} = A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
+                 "independent of t (g = position transform)", "identity", shift_sides),
         Property("relative", "p_i^T p_j = p_0^T p_{j-i}: the product depends only on the offset", "identity",
                  lambda w, r: (_additive_product(variant, i, j, w), _additive_product(variant, 0, j - i, w))),
         Property("shift", "p_{i+c}^T p_{j+c} = p_i^T p_j for every common shift c", "identity",
@@ -231,10 +254,14 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
         elif variant.per_head and derive is derive_decay:
             derive, statement = heads.each_head(derive_decay), statement + " (in every head)"
         props.append(Property("decay", statement, "identity", derive=derive))
+    if variant.mask is not None:  # the mask's own properties: a set of allowed pairs (._mask)
+        from ._mask import mask_properties
+
+        props += mask_properties(variant, Property)
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
-                          derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
+                          derive=lambda v, proof: check_kernel_and_mask(v, proof, kernel_targets)))
     return props
 
 
@@ -729,7 +756,7 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
 def _equivalence_additive(variant: Variant, proof: Proof):
     ours = variant.frequencies()
     target = variant.equivalent_frequencies_exact()
-    lhs = mod_as_floor(sinusoidal_vector(variant.angle_position(t), ours))
+    lhs = mod_as_floor(variant.amplitude_at(t) * sinusoidal_vector(variant.angle_position(t), ours))
     rhs = sinusoidal_vector(t, target)
     proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
 
@@ -740,7 +767,7 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
             _derive(variant, proof)
         # the kernel property compares the written files with the definition at finitely many
         # positions: numerical evidence, shown as *tested*, never *proved*
-        kind = "tested" if prop.key == "kernel" else "identity"
+        kind = "tested" if prop.key == "kernel" else ("not-in-general" if prop.kind == "sensitivity" else "identity")
     elif prop.kind == "identity":
         derive, kind = _derive_identity(variant, prop), "identity"
     else:

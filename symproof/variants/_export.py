@@ -74,8 +74,10 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
                                                    reads_length(variant))))
     name = module_name("symproof_variant_", variant.name)
     # a declared range 0..N: the variant family, whose kernels refuse the positions past it
-    # (a file with heads: the variant family, whose kernels take the head index)
-    a = plain_rope_factor(variant) if as_rope and variant.last_position is None and not variant.per_head else None
+    # (a file with heads: the variant family, whose kernels take the head index; a mask: the variant family
+    # too, which prints it -- the tuned RoPE bodies have none)
+    a = (plain_rope_factor(variant) if as_rope and variant.last_position is None and not variant.per_head
+         and variant.mask is None else None)
     if a is None:
         return Kernel("variant", variant, name, tuple(variant_provenance(variant, target)))
     from .._export._symbolic import rope_spec

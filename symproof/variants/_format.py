@@ -20,6 +20,7 @@ A file states what a scheme *is*, never how to prove anything about it::
 
     [position]
     transform = "m / s"           # the position actually rotated by, a formula in m
+    # amplitude = "alpha"         # additive: p_t multiplied by a formula in m (scaled sinusoidal)
     axes = ["m"]                  # 2-D: ["row", "col"], with axis = formula in r, n
     # relative = "Min(i - j, w)"  # instead of a transform: the relative position that replaces i - j in
     #                             # the angle (i = query, j = key position; ReRoPE, Self-Extend)
@@ -39,6 +40,10 @@ A file states what a scheme *is*, never how to prove anything about it::
     formula = "-slope * abs(j - i)"
     heads = 8
     slope = "2**(-8*(h + 1)/heads)"
+
+    [vectors]                     # additive: a learned table, one row per position (GPT-2's wpe)
+    file = "wpe.npy"              # or rows = [[...], ...] inline; .safetensors with tensor = "NAME"
+    clip = false                  # true: positions past the table read its last row (positions = "nonnegative")
 
     [length]                      # rotary: rules that read the call's length seq_len (max position id + 1)
     threshold = 4096              # the length the rule changes at (dynamic NTK: max_position_embeddings)
@@ -179,12 +184,12 @@ RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCT
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
         "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
-        "positions": str, "heads": int}
+        "positions": str, "heads": int, "vectors": dict, "mask": dict}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
     "position": {"transform": (str, int, float), "axes": list, "axis": (str, int), "relative": (str, int, float),
-                 "causal": bool},
+                 "causal": bool, "amplitude": (str, int, float)},
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
@@ -192,12 +197,14 @@ _TABLES = {
     "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float),
                    "per_axis": (list, str)},
     "length": {"threshold": int, "long_factors": list},
+    "vectors": {"rows": list, "file": str, "tensor": str, "clip": bool},
+    "mask": {"allowed": str},  # read by ._mask
 }
 #: the tables each kind may have
-_KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
+_KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params", "vectors"},
                 "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
-                           "length", "bias"},
-                "bias": {"bias", "params", "equivalent"}}
+                           "length", "bias", "mask"},
+                "bias": {"bias", "params", "equivalent", "mask"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer",
@@ -218,6 +225,8 @@ FORMULA_NAMES: dict = {
     "frequencies.per_axis": (("r", "a"), True, "r = pair index, a = axis index 0..len(axes)-1: omega_{r,a}; "
                                                "or an array of rows [r][a] of numbers"),
     "position.transform": (("m",), False, "m = the position (one coordinate of it with several axes)"),
+    "position.amplitude": (("m",), False, "m = the position: p_t is multiplied by amplitude(t) (additive only; "
+                                          "scaled sinusoidal x + alpha PE(t))"),
     "position.axis": (("r",), True, "r = pair index; gives the axis index 0..len(axes)-1 pair r rotates with"),
     "position.relative": (("i", "j"), False, "i = query position, j = key position: the relative position that "
                                              "replaces i - j in the rotary angle (ReRoPE, Self-Extend)"),
@@ -234,6 +243,8 @@ FORMULA_NAMES: dict = {
     "equivalent.frequencies": (("r",), True, "r = pair index"),
     "equivalent.per_axis": (("r", "a"), True, "as frequencies.per_axis"),
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
+    "mask.allowed": (("i", "j"), False, "i = query position, j = key position: comparisons joined by and, or, "
+                                       "not; where false the score is -inf (causal, sliding window, sinks)"),
 }
 
 
@@ -448,6 +459,12 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
     params = fields["params"]
     if "transform" in table:
         fields["transform"] = reader.formula(table["transform"], "position.transform", _names("position.transform", params))
+    if "amplitude" in table:
+        if fields["kind"] != "additive":
+            raise reader.fail("position.amplitude", f"applies to kind = 'additive' only, not {fields['kind']!r} (a "
+                                                    "rotary file scales queries and keys with [scale])")
+        fields["amplitude"] = reader.formula(table["amplitude"], "position.amplitude",
+                                             _names("position.amplitude", params))
     axes = table.get("axes", ["m"])
     if not axes or len(axes) > MAX_AXES or not all(isinstance(a, str) and _IDENT.match(a) for a in axes):
         raise reader.fail("position.axes", f"expected 1 to {MAX_AXES} coordinate names, got {axes!r}")
@@ -655,6 +672,7 @@ def _validate_values(reader: _Reader, variant) -> None:
     m = sp.Symbol("m", integer=True)
     for position in (m, sp.Integer(1)):
         variant.angle_position(position)
+        variant.amplitude_at(position)
         if variant.kind == "rotary":
             for r in {0, variant.n_pairs - 1}:
                 variant.scale("query", position, r)

@@ -96,6 +96,8 @@ def probe_positions(variant: Variant) -> list:
         picks += [-1, -7, int(-rng.integers(2, 5000)), -(2**10), -(2**20)]
     if variant.length_dependent:
         picks += [variant.length_threshold - 1, variant.length_threshold]
+    if variant.vectors is not None:  # a learned table: its last row, and the first position past it
+        picks += [variant.vectors.last, variant.vectors.last + 1]
     last = variant.last_position
     if last is not None:  # a declared range 0..N: its end, and nothing past it (the kernels refuse those)
         picks = [p for p in picks + list(range(min(last, 16) + 1)) + [last - 1, last] if 0 <= p <= last]
@@ -285,7 +287,7 @@ class _Reference:
     def __init__(self, variant: Variant):
         self.variant = variant
         self._freqs = None
-        if not variant.length_dependent:
+        if not variant.length_dependent and variant.vectors is None:
             self._freqs = {k: value_digits(variant.exact_value(k)) for k in probed_indices(variant.value_count)}
 
     def frequencies(self, seq_len):
@@ -310,12 +312,17 @@ class _Reference:
 
     def table_row(self, position):
         v = self.variant
+        if v.vectors is not None:  # a learned table: the file's row, every entry (exact float64 numbers)
+            from ._vectors import exact_row
+
+            return {a: float(value) for a, value in enumerate(exact_row(v, position))}
         n = v.n_pairs
         out = {}
+        amplitude = v.amplitude_at(position)
         for r in probed_indices(n):
             angle = v.angle_position(position) * self._freqs[r]
             s_index, c_index = (2 * r, 2 * r + 1) if v.pairing == "adjacent" else (r, r + n)
-            out[s_index], out[c_index] = _finite(sp.sin(angle)), _finite(sp.cos(angle))
+            out[s_index], out[c_index] = _finite(amplitude * sp.sin(angle)), _finite(amplitude * sp.cos(angle))
         return None if any(value is None for value in out.values()) else out
 
     def bias(self, head, i, j):

@@ -82,6 +82,9 @@ class Variant:
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
+    amplitude: Formula | None = None  # [position] amplitude: p_t multiplied by a(t) (additive; scaled sinusoidal)
+    vectors: Any = None  # [vectors]: a learned table of rows (a _table_file.VectorTable), additive only
+    mask: Any = None  # [mask] allowed: the (query, key) pairs the score is kept at (._mask.Mask)
 
     @property
     def from_zero(self) -> bool:
@@ -116,8 +119,9 @@ class Variant:
         """Validate a description given as a mapping (the TOML document's shape).
 
         A notebook's values are welcome where the file would hold numbers: a NumPy array (or anything
-        with ``tolist``) is a lookup table, a NumPy scalar a number -- each read exactly as the same
-        numbers written in the file would be."""
+        with ``tolist``) is a lookup table, a 2-D array a learned position table (``{"vectors": {"rows":
+        wpe}}``, one row per position), a NumPy scalar a number -- each read exactly as the same
+        numbers written in the file would be (a float32 value as the float64 number it equals)."""
         return parse_variant(_plain(data), source)
 
     @classmethod
@@ -416,6 +420,12 @@ class Variant:
             return sp.sympify(m)
         return self.transform.build({**self.params, "m": sp.sympify(m)})
 
+    def amplitude_at(self, m) -> sp.Expr:
+        """The factor ``a(m)`` multiplying the additive vector ``p_m`` (1 when the file has none)."""
+        if self.amplitude is None:
+            return sp.Integer(1)
+        return self.amplitude.build({**self.params, "m": sp.sympify(m)})
+
     def linear_position_factor(self):
         """``a`` when the position transform is ``m -> a m`` (so the scheme is RoPE at frequencies
         ``a omega``); ``None`` otherwise.  Code generation reads it from the variant it prints."""
@@ -527,6 +537,12 @@ class Variant:
             out["heads"] = self.heads
             if self.head_index is not None:
                 out["head"] = self.head_index
+        if self.amplitude is not None:
+            out["amplitude"] = self.amplitude.text
+        if self.vectors is not None:
+            out.update(frequency_rule=None, vectors=self.vectors.describe())
+        if self.mask is not None:
+            out["mask"] = self.mask.text
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -590,6 +606,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     reader = _Reader(source, Variant)
     if not isinstance(data, Mapping):
         raise VariantFileError(f"{source}: expected a table of keys, got {_toml_type(data)}")
+    if "layers" in data:  # a layer-pattern file: several variants, read by ._layers
+        raise reader.fail("layers", "a layer-pattern file describes one variant per layer type: symproof check "
+                                    "reads it, and symproof.variants.load_layers in Python")
     reader.check_keys(data, _TOP, "")
     for table, schema in _TABLES.items():
         if table in data:
@@ -634,10 +653,14 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     from ._heads import parse_heads, parse_rotary_bias, validate_heads
 
     parse_heads(reader, data, fields)
+    if "mask" in data:
+        from ._mask import read_mask
+
+        fields["mask"] = read_mask(reader, data["mask"], params)
 
     if kind == "bias":
         _parse_bias(reader, data, fields)
-        return Variant(**fields)
+        return _masked(Variant(**fields))
     if "bias" in data.get("equivalent", {}):
         raise reader.fail("equivalent.bias", f"applies to kind = 'bias' only, not {kind!r}")
 
@@ -658,7 +681,12 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     if "length" in data:
         _parse_length(reader, data["length"], fields)
-    _parse_frequencies(reader, data, fields)
+    if "vectors" in data:  # a learned table: its rows are the encoding
+        from ._table_file import parse_vector_fields
+
+        parse_vector_fields(reader, data, fields)
+    else:
+        _parse_frequencies(reader, data, fields)
     _parse_position(reader, data.get("position", {}), fields)
     if fields.get("relative") is not None and "equivalent" in data:
         raise reader.fail("position.relative",
@@ -694,10 +722,26 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
             fields["equivalent_frequencies"] = reader.formula(
                 eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
+    if variant.vectors is not None:  # the table was checked as read; the named scheme's frequencies here
+        for r in sample_indices(variant.n_pairs) if variant.equivalent_frequencies is not None else ():
+            value = variant.equivalent_frequency_at(r)
+            if value.is_extended_real is not True or not value.is_finite:
+                raise reader.fail("equivalent.frequencies", f"gives {value} for pair r={r}; expected a finite real "
+                                                            "frequency")
+        return variant
     if variant.per_head:
         validate_heads(reader, variant, _validate_values)
     else:
         _validate_values(reader, variant)
+    return _masked(variant)
+
+
+def _masked(variant: Variant) -> Variant:
+    """``variant`` once its mask (if any) is built at load (:mod:`._mask`)."""
+    if variant.mask is not None:
+        from ._mask import validate_mask
+
+        validate_mask(variant)
     return variant
 
 

@@ -292,10 +292,11 @@ SHIPPED = {
     # sum of cosines: comes back up; the learned table rises from bucket 1 (-0.25) to bucket 2 (0.125)
     "sandwich": "refuted", "t5_buckets": "refuted",
     # every rotary file with non-zero frequencies: RoFormer's bound oscillates (pair 0 turns 1 rad a step,
-    # or 1/4 rad interpolated); its scales (xPos, YaRN's and LongRoPE's factors) do not stop it
+    # or 1/4 rad interpolated); its scales (xPos, YaRN's and LongRoPE's factors) do not stop it, nor does a
+    # mask (the bound is the unmasked score's)
     **{name: "refuted" for name in ("axial_2d", "broken_sign", "dynamic_ntk", "half_split", "linear_interpolation",
                                     "llama3", "longrope_switch", "ntk_scaled_base", "partial_rotation",
-                                    "phase_offset", "xpos", "yarn")},
+                                    "phase_offset", "xpos", "yarn", "streaming_llm", "sliding_window")},
     # RoPE-Mixed: D on both axes turns pair k by D (w_kx + w_ky), non-zero sums: the bound oscillates too
     "rope_mixed": "refuted",
     # all-zero frequencies: a constant bound
@@ -313,6 +314,8 @@ SHIPPED = {
     "shaw": "proved",
     # additive: no decay property (its product is a sum of cosines, like Sandwich)
     "t2t_concatenated": None,
+    # additive too: a learned table, and a scaled sinusoidal table
+    "learned_absolute": None, "scaled_sinusoidal": None,
 }
 
 

@@ -110,6 +110,14 @@ base = "10000"
 [position]
 relative = "R(Min(i, 7)) - R(Min(j, 7))"
 ''',
+    "vectors-clip": '''name = "vectors-clip"
+kind = "additive"
+width = 2
+positions = "nonnegative"
+[vectors]
+rows = [[0.5, -0.25], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
+clip = true
+''',
 }
 
 
@@ -177,6 +185,13 @@ formula = "w(i) - w(j)"
 heads = 2
 slope = "1"
 ''',
+    "range-vectors": '''name = "range-vectors"
+kind = "additive"
+width = 2
+positions = "0..3"
+[vectors]
+rows = [[0.5, -0.25], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
+''',
     "range-relative": '''name = "range-relative"
 kind = "rotary"
 width = 4
@@ -223,6 +238,8 @@ def outside_positions(variant) -> list:
     """-1, each table's length, 10**5 and the int32 and int64 limits (float64 positions hold them); with a
     declared range 0..N, also N + 1, -2**31 and -2**63."""
     picks = [-1, *(len(t.values) for t in _tables(variant)), 10**5, 2**31 - 1, 2**63 - 1]
+    if variant.vectors is not None:  # a learned table: its row count, the first position past it
+        picks.insert(1, variant.vectors.rows)
     if variant.last_position is not None:
         picks += [variant.last_position + 1, -(2**31), -(2**63)]
     return list(dict.fromkeys(picks))
@@ -250,6 +267,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
     """The builds of every position formula of ``variant`` at ``point`` ((m,) or (i, j)) that a call
     for ``sides`` evaluates."""
     I = sp.Integer
+    if variant.vectors is not None:  # a learned table: the row the position reads
+        from symproof.variants._vectors import exact_row
+
+        return [lambda: exact_row(variant, point[0])]
     if variant.kind == "bias":
         return [lambda h=h: variant.bias_at(I(point[0]), I(point[1]), variant.exact_value(h), h)
                 for h in range(variant.heads)]
