@@ -126,7 +126,9 @@ def variant_tables_table() -> list:
 #: one shipped example per kind of file, whose property list is that kind's (relative offsets: rerope)
 _PROPERTY_EXAMPLES = (("rotary", "xpos"), ("rotary, with a [length] rule", "dynamic_ntk"),
                       ("rotary, with [position] relative", "rerope"), ("additive", "t2t_concatenated"),
-                      ("bias", "bloom_alibi"), ("dense", "string_2d"))
+                      ("additive, with [position] amplitude", "scaled_sinusoidal"),
+                      ("additive, a learned table [vectors]", "learned_absolute"),
+                      ("bias", "bloom_alibi"), ("rotary, with [mask]", "streaming_llm"), ("dense", "string_2d"))
 
 
 def properties_table() -> list:

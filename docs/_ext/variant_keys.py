@@ -18,6 +18,9 @@ KEY_DOCS = {
                 'pairing = "half"'),
     "positions": ("`integers`", "`integers` (every integer), `nonnegative`, or a range `0..N` (N from 1 to 2^53 - 1)",
                   'positions = "0..4095"'),
+    "heads": ("none (one head)", "an integer 1..1024 (rotary only): the head count; `[frequencies]` and `[scale]` "
+                                 "formulas may read `h` and `heads`, and a `[bias]` may be added",
+              "heads = 8"),
     "params": ("none", "at most 256 names, each a number, a formula in earlier ones, or an array (a lookup "
                        "table `T(k)`)", "[params] s = 4"),
     "frequencies.rule": ("`geometric`", "`geometric`, `formula`, `list`, `per_axis`", 'rule = "formula"'),
@@ -39,19 +42,25 @@ KEY_DOCS = {
     "position.axis": ("required with several axes", "a formula in `r` giving the axis pair r rotates with", 'axis = "floor(2*r/n)"'),
     "position.relative": ("none", "a formula in `i`, `j` replacing `i - j` in the rotary angle",
                           'relative = "Min(i - j, 512)"'),
+    "position.amplitude": ("1", "a formula in the position `m` (additive only): p_t is multiplied by it",
+                           'amplitude = "alpha"'),
     "position.causal": ("false", "`true` or `false` (with `relative`): only keys j <= i are scored",
                         "causal = true"),
-    "scale.query": ("1", "a formula in `m`, `r` and the widths", 'query = "zeta**(m/B)"'),
-    "scale.key": ("1", "a formula in `m`, `r` and the widths", 'key = "zeta**(-m/B)"'),
+    "scale.query": ("1", "a formula in `m`, `r` and the widths (and `h`, `heads` with `heads`)",
+                    'query = "zeta**(m/B)"'),
+    "scale.key": ("1", "a formula in `m`, `r` and the widths (and `h`, `heads` with `heads`)",
+                  'key = "zeta**(-m/B)"'),
     "attention.factor": ("1", "a number or a formula in the widths", 'factor = "0.1*log(s) + 1"'),
     "rotation.block": ("the rotation R(x)", "2x2 formulas in the angle `x`, `r` and the position `m`",
                        'block = [["cos(x)", "-sin(x)"], ["sin(x)", "cos(x)"]]'),
-    "bias.formula": ("required (bias)", "a formula in `i`, `j`, `slope`, `h`, `heads`",
+    "bias.formula": ("required (bias; with a rotary file's `[bias]`)", "a formula in `i`, `j`, `slope`, `h`, `heads`: "
+                                                                       "added to the score",
                      'formula = "-slope * abs(j - i)"'),
-    "bias.heads": ("required (bias)", "an integer 1..1024", "heads = 8"),
+    "bias.heads": ("required (bias)", "an integer 1..1024 (a rotary file counts its heads with the top-level `heads`)",
+                   "heads = 8"),
     "bias.axes": ("one axis (the formula reads `i`, `j`)", "2 to 4 coordinate names: positions are vectors, the "
                   "formula reads `i_NAME`, `j_NAME` (Swin's 2-D table)", 'axes = ["y", "x"]'),
-    "bias.slope": ("required (bias)", "a formula in `h`, `heads` (`\"1\"` when the formula has none)",
+    "bias.slope": ("required (bias; with a rotary file's `[bias]`)", "a formula in `h`, `heads` (`\"1\"` when the formula has none)",
                    'slope = "2**(-8*(h + 1)/heads)"'),
     "equivalent.name": ("`the stated frequencies`", "plain text, at most 120 characters",
                         'name = "RoPE with every frequency divided by s"'),
@@ -71,6 +80,16 @@ KEY_DOCS = {
     "dense.generators": ("required with several axes (or `generator`)",
                          "one width x width matrix per `position.axes` name, in that order: "
                          "R(m) = exp(sum_a m_a A_a)", "generators = [[[0, -1], [1, 0]], [[0, -2], [2, 0]]]"),
+    "vectors.rows": ("-", "one array of numbers per position, `width` numbers each (or `file`)",
+                     "rows = [[0.1, -0.2], [0.3, 0.05]]"),
+    "vectors.file": ("-", "a `.npy` or `.safetensors` file inside the TOML file's folder, rows x width floats",
+                     'file = "wpe.npy"'),
+    "vectors.tensor": ("the only tensor", "the tensor's name in a safetensors file", 'tensor = "wpe.weight"'),
+    "vectors.clip": ("false", "`true`: positions past the table read its last row (with `positions = \"nonnegative\"`)",
+                     "clip = true"),
+    "mask.allowed": ("every pair (no mask)", "comparisons of formulas in `i`, `j` and the params joined by "
+                                              "`and`, `or`, `not`: where false the score is -inf (rotary, bias)",
+                     'allowed = "j <= i and (i - j < W or j < S)"'),
 }
 
 #: what each table of a variant file states
@@ -80,8 +99,10 @@ TABLE_DOCS = {
     "scale": "a per-position scale of queries and keys (xPos)",
     "attention": "a factor multiplying rotated queries and keys",
     "rotation": "the 2x2 block applied to each pair (default: the rotation)",
-    "bias": "an additive attention bias per head (ALiBi, T5, KERPLE)",
+    "bias": "an additive attention bias per head (ALiBi, T5, KERPLE); in a rotary file, added to the rotary score",
     "equivalent": "a named scheme the file should equal (the `equivalence` property)",
     "length": "rules that read the call's length `seq_len` (dynamic NTK, LongRoPE's switch)",
     "dense": "the generators of a dense rotation exp(sum_a m_a A_a) of the whole head (LieRE, STRING)",
+    "vectors": "a learned table of position vectors, one row per position (GPT-2's `wpe`)",
+    "mask": "the (query, key) pairs a score is kept at: causal, sliding window, attention sinks",
 }

@@ -36,11 +36,13 @@ from ..variants import Variant, build_kernel
 from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse, fallback_differences
 from .._ground._text import printable
 from ..models._json import read_config as read_config_json
+from ..models._config import parse_model
 from ._load import MAX_AUDIT_WIDTH, load_like
 from ._model import Model
 from ._child import WARMUP_FACTOR
 from ._probe import PROBE_SECONDS, Probe
 from ._structure import recover_structure
+from ._axes import AxesModel, audit_axes, axes_model
 
 __all__ = ["audit", "AuditResult", "POSITIONS", "VERDICTS", "MAX_AUDIT_WIDTH", "ENTRY_ATOL"]
 
@@ -90,6 +92,11 @@ class AuditResult:
     convention: dict | None = None  # how the code was called (the runner's row, layout, what it built)
     range_note: str | None = None  # why fewer positions were probed (a table shorter than the probes)
     key: dict | None = None  # the key output's own audit, for code returning (q, k)
+    regime: str | None = None  # the config's rotary regime audited (a model whose layers use several)
+    other_regimes: tuple = ()  # the audits of the config's further regimes, one plain command auditing all
+    own_verdict: str | None = None  # this regime's verdict, when ``verdict`` is the worst of several regimes'
+    axes: dict | None = None  # a multi-axis audit: the model's axes, the probed position vectors (._axes)
+    note: str | None = None  # how the model was read when that is not plain (M-RoPE audited on text positions)
 
     @property
     def exit_code(self) -> int:
@@ -107,6 +114,17 @@ class AuditResult:
         return _display.show(self, "markdown")
 
     def as_dict(self) -> dict:
+        out = self._own_dict()
+        if self.other_regimes:  # the verdict above is the worst of every regime's
+            out["regimes"] = {}
+            for r in (self, *self.other_regimes):
+                own = r._own_dict()
+                own["verdict"] = r.own_verdict or r.verdict
+                own["exit_code"] = 0 if own["verdict"] in ("equivalent", "equivalent_after_relayout") else 1
+                out["regimes"][r.regime] = own
+        return out
+
+    def _own_dict(self) -> dict:
         out = {
             "verdict": self.verdict,
             "exit_code": self.exit_code,
@@ -115,11 +133,14 @@ class AuditResult:
             "head_dim": self.variant.width,
             "array_library": self.backend,
             "convention": self.convention,
-            "positions_passed_as": {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
-                                    "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
+            "positions_passed_as": (self.convention or {}).get("positions") if self.axes else
+            {"full": "x.shape[:-1]", "shared": "(T,)", "contiguous": "a start offset",
+             "scalar": "one position per call"}.get((self.convention or {}).get("positions")),
             "positions_range_note": self.range_note,
             "left_at_default": list((self.convention or {}).get("left_at_default") or []),
-            "positions_probed": list(self.positions),
+            "positions_probed": [list(p) if isinstance(p, tuple) else p for p in self.positions],
+            "axes": self.axes,
+            "note": self.note,
             "seq_len": self.seq_len,
             "max_error": self.max_error,
             "max_angle_error": self.max_angle_error,
@@ -133,6 +154,8 @@ class AuditResult:
         }
         if self.analysis is not None:
             out["structure"] = self.analysis.structure.describe()
+        if self.regime is not None:
+            out["regime"] = self.regime
         return out
 
     def summary(self) -> str:
@@ -140,6 +163,16 @@ class AuditResult:
         return "\n".join(printable(line) for line in self._lines())
 
     def _lines(self) -> list:
+        if not self.other_regimes:
+            return self._regime_lines()
+        lines = [f"{len(self.other_regimes) + 1} rotary regimes of the config, each audited through the code's "
+                 f"layer_type: verdict {self.verdict.replace('_', ' ')} (the worst of them)"]
+        for result in (self, *self.other_regimes):
+            lines.append(f"-- regime {result.regime}")
+            lines += result._regime_lines()
+        return lines
+
+    def _regime_lines(self) -> list:
         v = self.variant
         lines = [f"{self.function} vs {v.title} ({v.source}; width {v.width}, rotated {v.rotated_width}, "
                  f"{v.pairing} pairing)"]
@@ -151,9 +184,16 @@ class AuditResult:
                 lines.append(c["note"])
             if c.get("left_at_default"):
                 lines.append(f"left at its default: {', '.join(c['left_at_default'])}")
-        lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
-                     f"(0..{self.positions[-1]}), {self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, "
-                     f"{self.seconds:.2f} s")
+        calls = f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"
+        if self.note:
+            lines.append(self.note)
+        if self.axes:
+            lines.append(self.axes["model"])
+            lines.append(f"probed with {self.backend} inputs at {len(self.positions)} position vectors (0; each axis "
+                         f"alone at 1..{self.axes['largest']}; {self.axes['mixed']} mixed), {calls}")
+        else:
+            lines.append(f"probed with {self.backend} inputs at {len(self.positions)} positions "
+                         f"(0..{self.positions[-1]}), {calls}")
         if self.range_note:
             lines.append(self.range_note)
         if self.key and self.key.get("note"):
@@ -163,10 +203,11 @@ class AuditResult:
             lines.append(f"frequencies depend on the call length: audited as calls of length {self.seq_len} "
                          f"(max position id + 1; the {regime} regime, threshold {v.length_threshold}); "
                          "--seq-len N audits another length")
-        if self.verdict == "equivalent":
+        verdict = self.own_verdict or self.verdict
+        if verdict == "equivalent":
             lines.append(f"verdict: equivalent (max entry error {self.max_error:.3g}"
                          + self._angle_text() + ")")
-        elif self.verdict == "equivalent_after_relayout":
+        elif verdict == "equivalent_after_relayout":
             lines.append(f"verdict: equivalent after re-laying the weights (max entry error {self.max_error:.3g}"
                          + self._angle_text() + ")")
             lines.append(f"  {self.relayout['call']}")
@@ -448,6 +489,26 @@ def _scaling_table(config) -> dict:
     return table if isinstance(table, dict) else {}
 
 
+def layer_type_of(config: dict | None, regime: str | None) -> str | None:
+    """The HF layer type (``config.layer_types``) whose layers use ``regime``: the one type every layer of that
+    regime has, else ``None`` (no config, no regime named, or a regime spanning several layer types)."""
+    if config is None:
+        return None
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    declared = text.get("layer_types")
+    if not isinstance(declared, list):
+        return regime  # the regimes are named by no layer list: a module taking layer_type gets the name itself
+    model = parse_model(config, "<config>")
+    if regime is None:
+        if len(model.regimes) != 1:
+            return None
+        regime = model.regimes[0].name
+    if len(declared) == len(model.layer_regimes):
+        types = {t for t, r in zip(declared, model.layer_regimes) if r == regime}
+        return types.pop() if len(types) == 1 and isinstance(next(iter(types)), str) else None
+    return regime if regime in model.names else None
+
+
 def _config_of(like) -> dict | None:
     if isinstance(like, Mapping):
         return dict(like)
@@ -502,7 +563,7 @@ _WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
 def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
           probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
           table: str | None = None, call: str | None = None, layout: str | None = None,
-          dtype: str | None = None, cast_module: bool = False) -> AuditResult:
+          dtype: str | None = None, cast_module: bool = False, regime: str | None = None) -> AuditResult:
     """Audit the user's rotary code ``fn`` against the declared model ``like``.
 
     ``fn`` is a target name, ``"FILE.py:NAME"`` or ``"package.module:NAME"``
@@ -524,7 +585,12 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     its buffers rounded too).
 
     ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
-    ``config.json`` path / dict.  Returns an :class:`AuditResult` whose
+    ``config.json`` path / dict; ``regime`` names one rotary regime of a config
+    whose layers use several (Gemma 3's ``sliding_attention``), and a rotary
+    module taking ``layer_type`` is called with that regime's layer type.  A
+    multi-axis model (a variant with ``[position] axes``, a config with
+    ``mrope_section``) is audited per axis (:mod:`._axes`): positions are then
+    vectors ``(T, A)``.  Returns an :class:`AuditResult` whose
     ``verdict`` is one of :data:`VERDICTS`; raises
     :class:`~symproof.InvalidInputError` when the code cannot be audited (it
     raises, hangs, returns the wrong shape or NaN, or no convention fits).
@@ -548,7 +614,16 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
         # an empty expression would silently mean "no --call": the conventions would be tried instead
         raise InvalidInputError(f"--call expects a Python expression in x and positions giving the rotated x "
                                 f"(e.g. 'rotate(x, positions)'), got {call!r}")
-    variant = load_like(like, head_dim)
+    if regime is None and not isinstance(like, Variant):
+        rotary = rotary_regimes(like)
+        if len(rotary) == 1 and rotary != (None,):
+            regime = rotary[0]  # the other regimes are NoPE layers: the code's map is this one's
+        elif len(rotary) > 1:
+            return _audit_each_regime(rotary, fn, like, dict(
+                head_dim=head_dim, seq_len=seq_len, name=name, probe_seconds=probe_seconds,
+                warmup_seconds=warmup_seconds, apply=apply, table=table, call=call, layout=layout, dtype=dtype,
+                cast_module=cast_module))
+    variant = load_like(like, head_dim, regime, axes=True)
     if variant.width > MAX_AUDIT_WIDTH:
         raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
     config = _config_of(like) if not isinstance(like, Variant) else None
@@ -557,21 +632,104 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
         fn = _resolved_target(fn)
     else:
         label = name or getattr(fn, "__qualname__", None) or type(fn).__name__
-    probed, seq_len = audit_positions(variant, seq_len)
+    many = axes_model(variant, config)
+    if many is not None and len(variant.axes) > 1 and seq_len is not None:
+        raise InvalidInputError("--seq-len applies to one position axis; a multi-axis model is probed on each axis "
+                                "up to its length (or 4095)")
+    probed, seq_len = audit_positions(variant, seq_len) if len(variant.axes) == 1 else ((), None)
     hints = hints_of(variant, config)
     # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
     hints["seq_len"] = seq_len
+    hints["layer_type"] = layer_type_of(config, regime)
     options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
                "dtype": dtype, "cast_module": bool(cast_module)}
     if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
         raise InvalidInputError(f"--timeout must be a number of seconds in (0, 3600], got {probe_seconds!r}")
     warmup = WARMUP_FACTOR * probe_seconds if warmup_seconds is None else warmup_seconds
+    note = None
+    if many is not None:
+        try:
+            return _audit_many(fn, options, many, variant, label, start, dtype, probe_seconds, warmup)
+        except InvalidInputError as err:
+            if len(variant.axes) > 1 or "no calling convention fits" not in str(err):
+                raise
+            # one position per token: on text every M-RoPE axis holds the token's position, the 1-D map
+            note = (f"the code takes one position per token (no multi-axis convention fits): audited on text, every "
+                    f"M-RoPE axis at the token's position ({many.source}: the sections are not exercised)")
     probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
     try:
-        return _audit(probe, variant, probed, seq_len, label, start, dtype)
+        result = _audit(probe, variant, probed, seq_len, label, start, dtype)
     finally:
         probe.close()
+    result.note = note
+    result.regime = regime
+    return result
+
+
+def _audit_many(fn, options: dict, many: AxesModel, variant: Variant, label: str, start: float, dtype,
+                probe_seconds: float, warmup: float) -> AuditResult:
+    """The per-axis audit (:mod:`._axes`) of code taking multi-axis positions."""
+    hints = dict(options["hints"])
+    sections = many.sections()
+    hints["axes_dim"] = None if sections is None else [2 * n for n in sections]
+    if hints.get("base") is None:  # a per-axis formula's own base parameter (its rule is not one geometric base)
+        for key in ("base", "theta"):
+            if variant.params.get(key) is not None:
+                hints["base"] = _number(variant.params[key])
+                break
+    options = {**options, "hints": hints, "axes": many.count}
+    probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
+    bound = hints.get("max_position")
+
+    def result_of(positions, info):
+        out = AuditResult("differs", variant, label, probe.backend, probe.layout, None, None,
+                          positions=tuple(tuple(int(v) for v in p) for p in positions))
+        out.convention = info
+        mixed = sum(1 for p in positions if np.count_nonzero(p) > 1)
+        out.axes = {"model": many.describe(), "names": list(many.names), "axis_of_pair": list(many.axis_of_pair),
+                    "largest": max(int(p.max()) for p in positions if np.count_nonzero(p) == 1), "mixed": mixed,
+                    "bound": bound}
+        return out
+
+    try:
+        return audit_axes(probe, many, label, start, bound, dtype, result_of)
+    finally:
+        probe.close()
+
+
+def rotary_regimes(like) -> tuple:
+    """The names of a config's regimes that rotate (``(None,)`` for anything but a several-regime config)."""
+    config = _config_of(like)
+    if config is None:
+        return (None,)
+    try:
+        model = parse_model(config, os.fspath(like) if isinstance(like, (str, os.PathLike)) else "<config>")
+    except Exception:  # noqa: BLE001 - load_like reports a config that cannot be read, in its own words
+        return (None,)
+    if len(model.regimes) == 1:
+        return (None,)
+    return tuple(r.name for r in model.regimes if r.variant is not None)
+
+
+def _audit_each_regime(names: tuple, fn, like, options: dict) -> AuditResult:
+    """One plain command for a config whose layers use several rotary maps: code taking ``layer_type`` (HF's
+    per-layer-type module) is audited once per regime; other code implements one map, which only its
+    author can name (``--regime``)."""
+    first = audit(fn, like, regime=names[0], **options)
+    if not (first.convention or {}).get("layer_type"):
+        source = os.fspath(like) if isinstance(like, (str, os.PathLike)) else "<config>"
+        raise InvalidInputError(f"{printable(source)}: the config has {len(names)} rotary regimes "
+                                f"({', '.join(names)}) and {printable(first.function)} takes no layer_type: pass "
+                                "--regime NAME, the regime this code implements")
+    others = tuple(audit(fn, like, regime=other, **options) for other in names[1:])
+    first.own_verdict = first.verdict
+    for result in others:
+        result.own_verdict = result.verdict
+    first.verdict = max((first, *others), key=lambda r: _WORSE[r.own_verdict]).own_verdict
+    first.other_regimes = others
+    first.seconds = sum(r.seconds for r in (first, *others))
+    return first
 
 
 def _resolved_target(target: str) -> str:

@@ -63,7 +63,7 @@ def _load_toml_dict(path: str) -> dict:
         raise VariantFileError(f"{printable(path)}: not valid TOML ({str(err)[:200]})") from None
 
 
-def _config_at_head_dim(data, source: str, head_dim: int) -> Variant:
+def _config_at_head_dim(data, source: str, head_dim: int, regime: str | None = None) -> Variant:
     """The config's variant with its head width replaced by ``head_dim`` (``--head-dim``).
 
     Families read the width from different keys: ``head_dim`` for most, ``n_embd // n_head`` for GPT-J,
@@ -77,7 +77,7 @@ def _config_at_head_dim(data, source: str, head_dim: int) -> Variant:
     if data.get("model_type") == "gptj" and isinstance(heads, int) and not isinstance(heads, bool) and heads > 0:
         data["n_embd"] = head_dim * heads
     try:
-        variant = parse_model_config(data, source)
+        variant = parse_model_config(data, source, regime)
     except VariantFileError as err:
         raise VariantFileError(f"{err.message} (reading the config at --head-dim {head_dim})") from None
     if variant.width != head_dim:
@@ -86,13 +86,34 @@ def _config_at_head_dim(data, source: str, head_dim: int) -> Variant:
     return variant
 
 
-def load_like(like, head_dim: int | None = None) -> Variant:
+def load_like(like, head_dim: int | None = None, regime: str | None = None, axes: bool = False) -> Variant:
     """The declared model as a :class:`Variant`.
 
     ``like`` is a :class:`Variant`, a variant TOML path, a model ``config.json``
     path, or a config as a dict.  ``head_dim`` overrides the head width (the
-    TOML ``width``, the config's ``head_dim``).
+    TOML ``width``, the config's ``head_dim``); ``regime`` names one rotary
+    regime of a config whose layers use several (``--regime``); ``axes`` admits
+    a multi-axis model (the audit compares those per axis).
     """
+    if regime is not None and (not isinstance(regime, str) or not regime.strip()):
+        raise InvalidInputError(f"--regime expects the name of one of the config's rotary regimes, got {regime!r}")
+    if regime is not None and not (isinstance(like, Mapping) or (isinstance(like, (str, os.PathLike))
+                                                                 and os.fspath(like).endswith(".json"))):
+        raise InvalidInputError(f"--regime {printable(regime)!s}: only a model config.json has regimes; "
+                                f"--like names {printable(str(like))[:80]}")
+    try:
+        return _load_like(like, head_dim, regime, axes)
+    except VariantFileError as err:
+        if regime is None and "expected regime= one of them" in err.message:
+            # the same choice, named by the audit's own option
+            raise VariantFileError(err.message.replace(
+                "expected regime= one of them",
+                "pass --regime NAME, the regime this code implements (a rotary module taking layer_type is "
+                "called with that layer type)")) from None
+        raise
+
+
+def _load_like(like, head_dim: int | None, regime: str | None, axes: bool) -> Variant:
     if head_dim is not None and (isinstance(head_dim, bool) or not isinstance(head_dim, int)
                                  or head_dim < 2 or head_dim % 2):
         raise InvalidInputError(f"--head-dim must be an even integer >= 2, got {head_dim!r}")
@@ -104,7 +125,8 @@ def load_like(like, head_dim: int | None = None) -> Variant:
                                     "pass the variant's file to re-read it at another width")
         variant = like
     elif isinstance(like, Mapping):
-        variant = load_model_config(like) if head_dim is None else _config_at_head_dim(like, "<config>", head_dim)
+        variant = (load_model_config(like, regime) if head_dim is None
+                   else _config_at_head_dim(like, "<config>", head_dim, regime))
     elif isinstance(like, (str, os.PathLike)):
         path = os.fspath(like)
         if path.endswith(".toml"):
@@ -118,9 +140,9 @@ def load_like(like, head_dim: int | None = None) -> Variant:
                 variant = parse_variant(data, path)
         elif path.endswith(".json"):
             if head_dim is None:
-                variant = load_model_config(path)
+                variant = load_model_config(path, regime)
             else:  # the reader's own checks (size, UTF-8, JSON, finite numbers), then the width replaced
-                variant = _config_at_head_dim(read_config_json(path), path, head_dim)
+                variant = _config_at_head_dim(read_config_json(path), path, head_dim, regime)
         else:
             raise InvalidInputError(f"--like expects a variant .toml or a model config .json, got {path!r}")
     else:
@@ -131,7 +153,7 @@ def load_like(like, head_dim: int | None = None) -> Variant:
     if variant.kind != "rotary":
         raise InvalidInputError(f"{variant.source}: the audit compares rotary maps; {variant.name!r} is "
                                 f"{variant.kind}", kind=variant.kind)
-    if len(variant.axes) != 1:
+    if len(variant.axes) != 1 and not axes:  # the audit itself compares multi-axis models per axis (._axes)
         raise InvalidInputError(f"{variant.source}: the audit handles one position axis; {variant.name!r} has "
                                 f"{len(variant.axes)} ({', '.join(variant.axes)})")
     if variant.relative is not None:

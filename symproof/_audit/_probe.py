@@ -144,6 +144,10 @@ class Probe:
         positions = np.array(TRIAL_POSITIONS, dtype=np.int64)
         rng = np.random.default_rng(7)
         x = rng.standard_normal((2, len(positions), self.width))
+        return self.setup_with(x, positions)
+
+    def setup_with(self, x: np.ndarray, positions: np.ndarray) -> dict:
+        """Find the convention with trial calls on ``x`` at ``positions`` ((T,), or (T, A) for several axes)."""
         try:
             info = self.runner.setup(x, positions)
         except ChildFailure as err:
@@ -274,5 +278,7 @@ class Probe:
         bad = ~np.isfinite(images)
         if bad.any():
             t, i, j = (int(v) for v in np.argwhere(bad)[0])
+            where = positions[t]
+            shown = int(where) if np.ndim(where) == 0 else "(" + ", ".join(str(int(v)) for v in where) + ")"
             raise InvalidInputError(f"{self.name} returned {images[t, i, j]} (output coordinate {i}) for the basis "
-                                    f"vector e_{j} at position {int(positions[t])}; expected finite numbers")
+                                    f"vector e_{j} at position {shown}; expected finite numbers")

@@ -61,7 +61,7 @@ _K = ("k", "xk", "key")
 _POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions")
 _OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position",
            "seqlen_offset", "seqlen_offsets")
-_COS, _SIN = ("cos", "cos_cached", "freqs_cos"), ("sin", "sin_cached", "freqs_sin")
+_COS, _SIN = ("cos", "cos_cached", "freqs_cos", "cos_emb"), ("sin", "sin_cached", "freqs_sin", "sin_emb")
 _FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis", "sincos", "cos_sin")
 _DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims")
 _LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_position", "max_len",
@@ -343,11 +343,15 @@ class Hints:
     scaling_factor: float | None = None
     rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
     seq_len: int | None = None  # the call length audited (--seq-len)
+    layer_type: str | None = None  # the HF layer type of the audited regime (--regime), for layer_type=
+    axes_dim: list | None = None  # a multi-axis model's width of each axis's block, in axis order (or None)
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor", "rope", "seq_len")} | {"heads": 1})
+                                                 "config", "scaling_factor", "rope", "seq_len", "layer_type",
+                                                 "axes_dim")}
+                   | {"heads": 1})
 
 
 def _config_dict(h: Hints) -> dict:
@@ -382,12 +386,19 @@ def _build_config(cls, param, h: Hints):
     if config_cls is None and data.get("model_type"):
         from transformers import AutoConfig
 
-        return AutoConfig.for_model(data.pop("model_type"), **data)
+        return _text_config(AutoConfig.for_model(data.pop("model_type"), **data))
     if config_cls is None:
         raise RunnerError(f"{cls.__name__} takes a config whose class is not annotated; pass --like CONFIG.json "
                           "with a model_type")
     data.pop("model_type", None)
-    return config_cls(**data)
+    return _text_config(config_cls(**data))
+
+
+def _text_config(config):
+    """A multimodal config's text part (Qwen2-VL's ``text_config``): what its text model builds the rotary
+    module from (the length, the base and the M-RoPE sections are the text model's)."""
+    text = getattr(config, "text_config", None)
+    return text if text is not None and not isinstance(text, dict) else config
 
 
 # -- every parameter filled from the model or named ------------------------------------------------
@@ -420,7 +431,7 @@ _ROPE_ROLES = {
 _ROLE_OF = {name: role for role, names in _ROPE_ROLES.items() for name in names}
 #: length parameters that size a table (not a property of the model, like max_position_embeddings)
 _TABLE_LEN = ("end", "seq_len", "max_seq_len", "seqlen", "length", "max_len", "max_seq_length")
-_BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq")
+_BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary_emb_base_freq", "temperature")
 _DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype", "fprop_dtype")
 #: the whole head's width (the rotated part is a fraction of it, given separately)
 _HEAD = ("head_size", "head_dim", "kv_channels", "head_dims")
@@ -556,6 +567,8 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
     required = param.default is param.empty
     if name in _HEAD:
         return h.head_dim
+    if name in _AXES_DIM:
+        return list(h.axes_dim) if h.axes_dim else _UNFILLED
     if name in _PROPORTION:
         return h.rotated_dim / h.head_dim
     if name in _TIMESCALE:
@@ -581,6 +594,11 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         return 32768 if required else _UNFILLED
     if name == "is_neox_style":
         return h.pairing == "half"
+    if name == "rotate_half" and isinstance(param.default, bool):  # timm: the half layout instead of adjacent pairs
+        return h.pairing == "half"
+    if name == "in_pixels" and isinstance(param.default, bool):
+        # timm: True means positions rescaled to [-1, 1] with linear pixel bands; the model's are integer positions
+        return False
     if name == "interleaved" and where != "apply":
         return h.pairing == "adjacent"
     if name in _DTYPE_NAMES and (_is_dtype_param(param) or required):
@@ -717,6 +735,9 @@ class Convention:
     returns: str = "x"  # x | qk | inplace
     split: bool = False  # the caller rotates x[..., :r] only (r from the cos table) and keeps the rest (HF partial)
     batch_rows: bool = False  # the table's rows are given a leading batch axis: cos[positions][None] (litgpt)
+    # multi-axis positions (T, A): "leading" passes them as (A, B, T) position ids (Qwen2-VL's M-RoPE),
+    # "ids" as (T, A) ids to a module making the tables (Flux); such rows are tried only for a multi-axis model
+    axes: str | None = None
 
 
 #: the calling conventions of real code, tried in this order (the first whose trial call fits is used)
@@ -789,7 +810,20 @@ CONVENTIONS = (
                ("x", "position"), ("vector",), positions="scalar"),
     Convention("vector-qk-position", "fn(q, k, pos): one token per call, rotated in place (llama2.c)", "apply",
                ("x", "k", "position"), ("vector",), positions="scalar", returns="qk"),
+    Convention("axes-position-ids", "rotary(x, position_ids of (A, B, T)) -> (cos, sin); apply(q, k, cos, sin): one "
+               "row of position ids per axis (Qwen2-VL's M-RoPE)", "apply", ("x", "k", "cos", "sin"),
+               ("bhtd", "bthd", "td"), needs="rotary", returns="qk", axes="leading"),
+    Convention("axes-grid-table", "sin, cos = build(feat_shape=(H, W), dim, temperature): the tables of a whole grid, "
+               "row h * W + w; apply(x, sin[rows], cos[rows]) (timm's axial ViT rotary)", "apply", ("x", "cos", "sin"),
+               ("bthd", "bhtd", "td"), needs="grid", axes="grid"),
+    Convention("axes-ids-module", "freqs = module(ids of (T, A)); apply(x, freqs): one column of ids per axis "
+               "(Flux's EmbedND / FluxPosEmbed)", "apply", ("x", "freqs"), ("bhtd", "bthd", "td"), needs="ids",
+               axes="ids"),
 )
+#: parameter names (lower case) that take the width of each axis's block (Flux's axes_dim = [16, 56, 56])
+_AXES_DIM = ("axes_dim", "axes_dims", "axes_dimensions", "axis_dims")
+#: parameter names (lower case) of a builder's grid shape: it makes the tables of every cell of an (H, W) grid
+_GRID = ("feat_shape", "grid_shape", "grid_size", "grid_hw", "hw_shape")
 
 
 def _to_layout(x: np.ndarray, layout: str) -> np.ndarray:
@@ -840,7 +874,10 @@ class _Attempt:
             call += " with " + ", ".join(f"{k}={_shown_value(v)}" for k, v in extra.items()
                                          if k != "position_ids")
         return {"name": self.row.name, "call": call, "layout": self.layout,
-                "layout_shape": LAYOUTS[self.layout], "positions": self.row.positions,
+                "layout_shape": LAYOUTS[self.layout],
+                "positions": {"leading": "(A, B, T) position ids", "ids": "(T, A) ids",
+                              "grid": "cells of an (H, W) grid"}.get(self.row.axes or "",
+                                                                                        self.row.positions),
                 "returns": {"x": "x", "qk": "(q, k): both audited", "inplace": "x rotated in place",
                             "qkv": "qkv: q and k audited, v checked unchanged"}[self.row.returns]}
 
@@ -935,6 +972,10 @@ class _Attempt:
             return self.s.arrays.gather(self.maker(int(positions.max()) + 1), positions)
         if self.row.needs == "positions-table":  # diffusers: build(dim, pos=positions) -> rows of those positions
             return self.maker(self.s.arrays.ints(positions))
+        if self.row.needs == "grid":  # timm: each position vector's row in the tables of the smallest grid holding it
+            return self._ordered(self._grid_rows(positions), positions)
+        if self.row.needs == "ids":  # Flux: module(ids of (T, A)) -> the tables of those positions
+            return self.maker(self.s.arrays.ints(positions))
         if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
             return self.maker(self.s.arrays.values(positions.astype(np.float64)))
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
@@ -946,17 +987,51 @@ class _Attempt:
                 if not isinstance(out, (tuple, list)) or len(out) != 2:
                     raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
                 return tuple(out)
-            pos = self.s.arrays.ints(positions[None, :])
-            out = self.maker(xin, pos)
+            # (1, T) position ids; multi-axis positions (T, A) as (A, 1, T), one row per axis (Qwen2-VL)
+            pos = self.s.arrays.ints(positions.T[:, None, :] if self.row.axes == "leading" else positions[None, :])
+            out = self.maker(xin, pos, **self._layer_type(names))
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
             return self._ordered(tuple(out), positions)
         rows = self.s.arrays.gather(self.table, positions)
         return self._ordered(rows, positions) if isinstance(rows, tuple) else rows
 
+    def _layer_type(self, names) -> dict:
+        """HF's per-layer-type rotary module (Gemma 3, ModernBERT: ``forward(x, position_ids, layer_type)``) is
+        called with the layer type of the audited regime (``--regime``); never with a guessed one."""
+        if "layer_type" not in names:
+            return {}
+        chosen = self.s.hints.layer_type
+        if chosen is None:
+            raise RunnerError("the rotary module takes layer_type (one rotary map per layer type) and the model "
+                              "names no single layer type for it; pass --regime NAME (the config's regimes)")
+        self.s.layer_type_passed = chosen
+        return {"layer_type": chosen}
+
+    def _grid_rows(self, positions):
+        """The rows of ``positions`` (T, A): position ``p`` is the last cell of a grid of shape ``p + 1`` (row-major,
+        as the code numbers its tokens), so no grid is larger than one position needs."""
+        A = self.s.arrays
+        parts: list = []
+        for p in positions:
+            shape = tuple(int(v) + 1 for v in p)
+            table = self.maker(shape)
+            rows = A.gather(table, np.array([int(np.prod(shape)) - 1]))
+            parts.append(rows if isinstance(rows, (tuple, list)) else (rows,))
+        joined = []
+        for k in range(len(parts[0])):
+            pieces = [part[k] for part in parts]
+            if A.name == "torch":
+                joined.append(A.torch.cat(pieces, dim=0))
+            elif A.name == "jax":
+                joined.append(A.jnp.concatenate(pieces, axis=0))
+            else:
+                joined.append(np.concatenate(pieces, axis=0))
+        return tuple(joined) if len(joined) > 1 else joined[0]
+
     def _ordered(self, pair, positions):
         """``(cos, sin)`` whichever order the code returns them in: cos is the one equal to 1 at position 0."""
-        if getattr(self, "swap", None) is None and len(positions) and int(positions[0]) == 0:
+        if getattr(self, "swap", None) is None and len(positions) and not np.any(positions[0]):
             first = self.s.arrays.numpy(pair[0]).reshape(-1, *np.shape(self.s.arrays.numpy(pair[0]))[-1:])
             second = self.s.arrays.numpy(pair[1]).reshape(first.shape[0], -1) if first.size else first
             t0 = 0
@@ -981,8 +1056,12 @@ class _Attempt:
         positional = set([n for n in _names(self.apply) if n != "self"][:len(self.row.args)])
         for p in _params(self.apply):
             key = p.name.lower()
-            if p.name in extra or p.name in positional or p.default is p.empty or not (
-                    key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) in ("factor", "linear_factor")):
+            if p.name in extra or p.name in positional or p.default is p.empty:
+                continue
+            if key in ("half", "rotate_half") and isinstance(p.default, bool):  # timm's apply: the pairing's layout
+                extra[p.name] = h.pairing == "half"
+                continue
+            if not (key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) in ("factor", "linear_factor")):
                 continue
             value = _model_value(p, h, self.s.fill_dtype, "apply")
             if value is not _UNFILLED:
@@ -1127,7 +1206,9 @@ class Session:
                     or key.lower().startswith(("precompute", "build_rope", "rope_init", "compute_freqs"))
                     or "rotary_pos_emb" in key.lower() and not key.lower().startswith("apply")):
                 found.append((key, value))
-            if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope")):
+            if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope", "apply_rot_embed")):
+                found.append((key, value))
+            if kind == "ids" and inspect.isclass(value) and _takes_ids(value):
                 found.append((key, value))
         # the family's own first (LlamaRotaryEmbedding next to a Llama target), then the plain name
         prefix = getattr(self.obj, "__name__", "").lower()[:4]
@@ -1190,6 +1271,8 @@ class Session:
         for row in CONVENTIONS:
             if (row.entry == "expr") != bool(o.get("call")):
                 continue
+            if row.entry != "expr" and bool(row.axes) != bool(o.get("axes")):
+                continue  # multi-axis rows for a multi-axis model only, and only them
             layouts = layouts_forced or row.layouts
             if layouts_forced and o["layout"] not in row.layouts and row.entry != "expr":
                 if not (o["layout"] in ("bthd", "bhtd", "tbhd", "td") and row.layouts[0] != "vector"
@@ -1285,14 +1368,14 @@ class Session:
                 if fn is not obj:
                     continue
                 yield (fn, None, None, None, "")
-            elif row.needs in ("rotary", "angles", "length"):
+            elif row.needs in ("rotary", "angles", "length", "ids"):
                 makers = []
                 if inspect.isclass(obj) or hasattr(obj, "forward"):
                     makers.append(obj)
                 if named_table is not None:
                     makers.insert(0, named_table)
                 if not makers:
-                    makers = [v for _, v in self._discover("rotary")]
+                    makers = [v for _, v in self._discover("ids" if row.needs == "ids" else "rotary")]
                 for maker in makers:
                     if not (inspect.isclass(maker) or hasattr(maker, "forward")):
                         continue
@@ -1303,8 +1386,13 @@ class Session:
                     inst = self._instance(maker)
                     mname = maker.__name__ if inspect.isclass(maker) else type(maker).__name__
                     made = self.built_text(inst, mname)
+                    if row.needs == "ids" and not _takes_ids(maker):
+                        continue
                     if row.needs == "angles":
                         yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
+                    elif row.needs == "ids":
+                        yield (fn, inst, None, None, f"freqs = {made}(ids of (T, {self.options['axes']})); "
+                                                     f"{name}(x, freqs)")
                     elif row.needs == "length":
                         yield (fn, inst, None, None, f"freqs = {made}(n); {name}(x, freqs[positions])")
                     else:
@@ -1324,6 +1412,13 @@ class Session:
                         continue
                     if fn is not obj and builder is not obj and named_apply is None and named_table is None:
                         continue  # the named target must be one of the pieces called
+                    grid = _has(builder, _GRID)
+                    if (row.needs == "grid") != (grid is not None):
+                        continue
+                    if grid is not None:
+                        maker, text = self._grid_builder(builder, grid)
+                        yield (fn, maker, None, None, f"{text}; {name}({', '.join(_arg_text(row))})")
+                        continue
                     keyword = _has(builder, _POS)
                     if (row.needs == "positions-table") != (keyword is not None):
                         continue
@@ -1356,6 +1451,21 @@ class Session:
 
         def maker(positions):
             return builder(**kwargs, **{keyword: positions})
+
+        self.fillings[id(maker)] = (maker, filling)
+        return maker, text
+
+    def _grid_builder(self, builder, keyword):
+        """``shape -> tables`` of a builder making the tables of a whole grid (timm's ``build_rotary_pos_embed(
+        feat_shape, ...)``): its other parameters filled from the model."""
+        name = getattr(builder, "__name__", "build")
+        filling = fill_parameters(builder, self.hints, self.fill_dtype, skip=(keyword,), owner=name)
+        kwargs = dict(filling.kwargs)
+        text = f"{name}({keyword}=(H, W), {', '.join(filling.shown)}) -> tables of the H * W cells"
+        self.used.append(text)
+
+        def maker(shape):
+            return builder(**kwargs, **{keyword: list(shape)})
 
         self.fillings[id(maker)] = (maker, filling)
         return maker, text
@@ -1492,6 +1602,11 @@ class Session:
         info = attempt.describe()
         info["array_library"] = library
         info["built"] = list(self.used)
+        if getattr(self, "layer_type_passed", None) is not None:
+            info["layer_type"] = self.layer_type_passed
+            passed = f"layer_type={self.layer_type_passed!r}"
+            info["call"] = (info["call"].replace("position_ids)", f"position_ids, {passed})", 1)
+                            if "position_ids)" in info["call"] else f"{info['call']} [{passed}]")
         info["key"] = k is not None
         info["bound"], info["bound_source"] = self._bound(attempt)
         info["table_rows"] = self.table_rows(attempt)
@@ -1566,7 +1681,7 @@ def _not_a_rotation(attempt, x, positions, q, dtype: str) -> str | None:
     both, _ = attempt.run(x + swapped, positions)
     if not _close(both, q + other, rel):
         return "outputs are not linear in x (T(x + y) != T(x) + T(y))"
-    zero = [t for t, p in enumerate(positions) if int(p) == 0]
+    zero = [t for t, p in enumerate(positions) if not np.any(p)]  # position 0 (every axis 0)
     if zero:
         t = zero[0]
         xs, ys = x[:, t].reshape(-1), q[:, t].reshape(-1)
@@ -1596,6 +1711,16 @@ def _takes_length(maker) -> bool:
     """A module whose call takes a length first (Megatron's ``forward(max_seq_len, offset=0)``)."""
     names = [n.lower() for n in _names(getattr(maker, "forward", maker)) if n != "self"]
     return bool(names) and names[0] in _LEN
+
+
+def _takes_ids(maker) -> bool:
+    """A module making the tables of multi-axis ids: built with per-axis widths (``axes_dim``) and called on ids."""
+    init = maker.__init__ if inspect.isclass(maker) else getattr(type(maker), "__init__", None)
+    forward = getattr(maker, "forward", None)
+    if init is None or forward is None:
+        return False
+    takes = [n.lower() for n in _names(forward) if n != "self"]
+    return bool(_has(init, _AXES_DIM)) and takes[:1] in (["ids"], ["pos"], ["positions"], ["position_ids"])
 
 
 def _required_count(fn) -> int:

@@ -15,7 +15,7 @@ import sys
 from .._ground._examples import resolve_example
 from .._ground._io import output_folder
 from .._ground._text import printable
-from .._audit._audit import audit, audit_positions
+from .._audit._audit import audit, audit_positions, rotary_regimes
 from .._audit._load import load_like
 from .._audit._runner import RunnerError, split_target
 from ._answer import print_answer
@@ -39,16 +39,25 @@ def main_audit(args) -> int:
         report = os.path.abspath(output_folder(args.report, "--report"))
         check_owned_files(report, FILES + (PDF_NAME,), option="--report", unlisted=True, force=force)
     args.like = resolve_example(args.like, "--like")  # an existing path, or a shipped example named by its stem
-    variant = load_like(args.like, args.head_dim)  # a bad --like or --seq-len is reported before the user's code runs
-    audit_positions(variant, args.seq_len)
+    regime = getattr(args, "regime", None)
+    # a bad --like or --seq-len is reported before the user's code runs (for each regime a plain command audits;
+    # a multi-axis model is probed per axis, its --seq-len refusal is the audit's)
+    for name in (regime,) if regime is not None else rotary_regimes(args.like):
+        variant = load_like(args.like, args.head_dim, name, axes=True)
+        if len(variant.axes) == 1:
+            audit_positions(variant, args.seq_len)
     like = args.like  # read here, in this process, whose folder the user's code cannot change
     seconds = getattr(args, "timeout", None)
     result = audit(args.target, like, head_dim=args.head_dim, seq_len=args.seq_len, name=args.target,
                    apply=getattr(args, "apply", None), table=getattr(args, "table", None),
                    call=getattr(args, "call", None), layout=getattr(args, "layout", None),
-                   dtype=getattr(args, "dtype", None), cast_module=bool(getattr(args, "cast_module", False)), **({"probe_seconds": seconds} if seconds else {}))
+                   dtype=getattr(args, "dtype", None), cast_module=bool(getattr(args, "cast_module", False)), regime=regime,
+                   **({"probe_seconds": seconds} if seconds else {}))
     print_answer(args, result.as_dict, result.summary)
     sys.stdout.flush()
+    if report is not None and result.axes:
+        raise InvalidInputError("--report: the report pages do not show a per-axis audit yet; the verdict and its "
+                                "differences are the output above (--json for a file)")
     if report is not None:
         from ..report import pdf_note
         from ..report._audit import write_pdf, write_report

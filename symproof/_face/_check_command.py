@@ -103,6 +103,10 @@ def _main_check(args, start, budget) -> int:
             raise InvalidInputError(f"--plot: expected a variant file (.toml), got the model config {path}",
                                     option="--plot")
         return _main_model(args, start, budget)
+    from ..variants._layers import is_layer_file
+
+    if is_layer_file(path):
+        return _main_layers(args, start, budget)
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
             variant = load_variant(path)
@@ -148,6 +152,43 @@ def _main_check(args, start, budget) -> int:
 
         write_decay_plot(variant, plot, option="--plot")
     return exit_code(results)
+
+
+def _main_layers(args, start, budget) -> int:
+    """``symproof check LAYERS.toml``: every layer type of a layer-pattern file, each decided on its own."""
+    from ..variants._layers import check_layers, format_layers, layers_as_dict, layers_exit_code, load_layers
+
+    for option in ("plot", "report"):
+        if getattr(args, option, None) is not None:
+            raise InvalidInputError(f"--{option}: expected a variant file, got the layer-pattern file {args.file} "
+                                    "(its layer types are checked together; --export writes one kernel per type)",
+                                    option=f"--{option}")
+    try:
+        with cpu_budget(LOAD_BUDGET, "loading"):
+            layers = load_layers(args.file)
+    except BudgetExhausted:
+        raise VariantFileError(f"{args.file}: loading the layer types takes more than {LOAD_BUDGET:g} s of CPU "
+                               "time (the load budget)") from None
+    export_dir = getattr(args, "export", None)
+    target = getattr(args, "target", "numpy")
+    if export_dir is not None:
+        from ..variants._export import check_target
+
+        for variant in layers.types.values():
+            check_target(variant, target)
+        export_dir = output_folder(export_dir, "--export")
+        check_owned_files(export_dir, (), option="--export")
+    targets = {"numpy", "c"} | ({target} if export_dir is not None else set())
+    checked = check_layers(layers, kernel_targets=targets, **budget)
+    seconds = time.perf_counter() - start
+    print_answer(args, lambda: layers_as_dict(layers, checked, seconds), lambda: format_layers(layers, checked, seconds))
+    if export_dir is not None:
+        from ..variants._export import variant_kernel
+
+        for kind, results in checked:
+            variant = layers.types[kind]
+            _export_checked(lambda v=variant: variant_kernel(v, target), target, export_dir, results, args)
+    return layers_exit_code(checked)
 
 
 def _check_plot_path(plot: str, variant: Variant) -> None:

@@ -84,8 +84,9 @@ def _cmd_examples(args) -> int:
 
     examples = shipped_examples()
     width = max(len(name) for name in examples)
+    kinds = max(len(example.kind) for example in examples.values())
     for name, example in examples.items():
-        print(one_line(f"{name:<{width}}  {example.kind:<12}  {example_title(example)}"))
+        print(one_line(f"{name:<{width}}  {example.kind:<{kinds}}  {example_title(example)}"))
     return 0
 
 
@@ -201,6 +202,10 @@ COMMANDS = {
                            help="the model it should equal: " + _EXAMPLE_FILE)),
         (("--json",), dict(action="store_true", help="print the verdict and differences as JSON")),
         (("--head-dim",), dict(type=int, default=None, metavar="N", help="head width d (overrides the file's)")),
+        (("--regime",), dict(default=None, metavar="NAME",
+                             help="with a config whose layers use several rotary maps (Gemma 3's "
+                                  "sliding_attention and full_attention): the one this code implements; a rotary "
+                                  "module taking layer_type is called with it")),
         (("--seq-len",), dict(type=int, default=None, metavar="N",
                               help="call length (max position id + 1) to audit at; for length-dependent models "
                                    "(dynamic NTK, LongRoPE) the default is their threshold, the longest call "

@@ -26,7 +26,8 @@ __all__ = ["Example", "shipped_examples", "resolve_example", "EXAMPLES_PACKAGE"]
 EXAMPLES_PACKAGE = "symproof._derivations"
 
 #: (folder in the package, file suffix, what the files are), in the order they are listed
-FOLDERS = (("variants", ".toml", "variant"), ("configs", ".json", "model config"))
+FOLDERS = (("variants", ".toml", "variant"), ("configs", ".json", "model config"),
+           ("layers", ".toml", "layer pattern"))
 
 
 @dataclass(frozen=True)

@@ -694,8 +694,36 @@ def _identified_axes(distinct):
         "regime's plain RoPE, which is what is checked; apply also takes positions (3, ...) as t, h, w")
 
 
+#: identifications made in this process, by the config's canonical JSON text (the model is run: seconds each;
+#: one command reads the same config several times, the audit once per regime and before the code runs)
+_IDENTIFIED: dict = {}
+
+
 def read_through_transformers(data: Mapping, source: str, model_type: str):
     """The :class:`ModelRope` of a config whose model type has no row, identified through transformers."""
+    try:
+        key = (json.dumps(data, sort_keys=True, allow_nan=False), source, model_type)
+    except (TypeError, ValueError):
+        key = None  # not JSON (a dict given in Python): read every time
+    if key is not None and key in _IDENTIFIED:
+        found = _IDENTIFIED[key]
+        if isinstance(found, VariantFileError):
+            raise VariantFileError(found.message) from None
+        return found
+    try:
+        found = _read_through_transformers(data, source, model_type)
+    except VariantFileError as err:  # the refusal is as costly to reach as a model: kept the same way
+        found = err
+    if key is not None:
+        if len(_IDENTIFIED) >= 16:
+            _IDENTIFIED.pop(next(iter(_IDENTIFIED)))
+        _IDENTIFIED[key] = found
+    if isinstance(found, VariantFileError):
+        raise VariantFileError(found.message) from None
+    return found
+
+
+def _read_through_transformers(data: Mapping, source: str, model_type: str):
     import transformers
 
     from ._hf_read import identify

@@ -19,6 +19,7 @@ _LAZY = {
     **dict.fromkeys(("VariantKernel", "build_kernel"), "_kernel"),
     **dict.fromkeys(("results_as_dict", "shipped_variants"), "_results"),
     **dict.fromkeys(("KINDS", "Variant", "load_variant", "parse_variant"), "_spec"),
+    **dict.fromkeys(("LayerPattern", "load_layers", "parse_layers", "check_layers"), "_layers"),
 }
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Formula", "parse_formula", "FUNCTIONS", "clip", "ramp",
     "VariantKernel", "build_kernel",
     "results_as_dict", "shipped_variants",
+    "LayerPattern", "load_layers", "parse_layers", "check_layers",
 ]
 
 if TYPE_CHECKING:  # what type checkers and editors see; at run time the names load lazily
@@ -35,6 +37,7 @@ if TYPE_CHECKING:  # what type checkers and editors see; at run time the names l
     from ._kernel import VariantKernel, build_kernel
     from ._results import results_as_dict, shipped_variants
     from ._spec import KINDS, Variant, load_variant, parse_variant
+    from ._layers import LayerPattern, check_layers, load_layers, parse_layers
 
 #: names that lived here until 0.1 and moved up (model configs are their own package now): still found
 #: here, with a DeprecationWarning, until 0.3 (``symproof.load_model`` is the public name)

@@ -40,7 +40,9 @@ from ..prover import _budget
 from ..prover._witness import evaluate_at, is_certainly_nonzero
 from ._decay import decay_statement, derive_decay
 from ._formula import mod_as_floor
-from ._kernel_file import check_kernel, prepare_targets
+from ._kernel_file import prepare_targets
+from ._mask_kernel import check_kernel_and_mask
+from . import _heads_check as heads
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
     omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
@@ -67,6 +69,9 @@ PROPERTY_TITLES = {
     "causal_relative": "under a causal softmax, each row depends only on the offsets",
     "decay": "long-term decay: the bias (or RoFormer's bound) falls with the distance to a past key",
     "kernel": "the exported kernel files compute the definition",
+    "mask_relative": "the mask depends only on the offset j - i",
+    "mask_causal": "the mask hides every key after its query",
+    "mask_self": "every query sees its own key (no empty softmax row)",
 }
 
 
@@ -103,13 +108,16 @@ def _frequency_vector(variant: Variant) -> tuple:
 
 
 def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
+    """One pair's score, plus the head's bias when the file adds one (see _heads: one pair plus the
+    bias stands for the head)."""
     q, k = sp.Matrix([q0, q1]), sp.Matrix([k0, k1])
     return sp.expand(((_pair_map(variant, "query", pos_q, w, r) * q).T
-                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0])
+                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0] + heads.bias_term(variant, pos_q, pos_k))
 
 
 def _sin_pair(variant: Variant, position, w):
-    return sinusoidal_vector(variant.angle_position(position), [w])
+    vector = sinusoidal_vector(variant.angle_position(position), [w])
+    return vector if variant.amplitude is None else variant.amplitude_at(position) * vector
 
 
 def _additive_product(variant: Variant, a, b, w):
@@ -145,8 +153,9 @@ def _rotary_properties(variant: Variant) -> list:
                  lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
     ]
     if variant.equivalent_frequencies is not None or variant.equivalent_per_axis is not None:
-        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}",
-                              "identity", derive=_equivalence_rotary))
+        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}"
+                              + (" in every head" if variant.per_head else ""), "identity",
+                              derive=heads.each_head(_equivalence_rotary) if variant.per_head else _equivalence_rotary))
     if variant.mixed:  # the statements read the same with vectors: say so
         vectors = f" (i, j, c, D, m: integer vectors over the axes {', '.join(variant.axes)})"
         props = [replace(p, statement=p.statement + vectors) for p in props]
@@ -160,15 +169,33 @@ def _rotary_properties(variant: Variant) -> list:
 
 
 def _additive_properties(variant: Variant) -> list:
+    if variant.vectors is not None:  # a learned table: decided from its exact values
+        from ._vectors import vector_properties
+
+        return vector_properties(variant)
+
     def shift_sides(w, r):
         step = variant.angle_position(D) - variant.angle_position(0)
+        if variant.amplitude is not None:  # A_D = (a(D) / a(0)) blockdiag(...), multiplied out by a(0)
+            return (variant.amplitude_at(0) * _sin_pair(variant, t + D, w),
+                    variant.amplitude_at(D) * sin_shift(step * w) * _sin_pair(variant, t, w))
         return _sin_pair(variant, t + D, w), sin_shift(step * w) * _sin_pair(variant, t, w)
 
+    def norm_sides(w, r):
+        norm = sp.expand((_sin_pair(variant, t, w).T * _sin_pair(variant, t, w))[0])
+        if variant.amplitude is None:
+            return norm, sp.Integer(1)
+        return norm, sp.expand((_sin_pair(variant, 0, w).T * _sin_pair(variant, 0, w))[0])
+
+    amplitude = variant.amplitude is not None
     props = [
-        Property("constant_norm", f"||p_t||^2 = d/2 = {variant.n_pairs} for every position t", "identity",
-                 lambda w, r: (sp.expand((_sin_pair(variant, t, w).T * _sin_pair(variant, t, w))[0]), sp.Integer(1))),
-        Property("shift_structure", "p_{t+D} = A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
-                                    "independent of t (g = position transform)", "identity", shift_sides),
+        Property("constant_norm", "||p_t||^2 = ||p_0||^2 for every position t (p_t = a(t) times the sinusoidal "
+                                  "vector)" if amplitude else f"||p_t||^2 = d/2 = {variant.n_pairs} for every position t",
+                 "identity", norm_sides),
+        Property("shift_structure", "a(0) p_{t+D} = a(D) A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
+                                    "independent of t (g = position transform, a = amplitude)" if amplitude else
+                 "p_{t+D} = A_D p_t with A_D = blockdiag(A((g(D) - g(0)) omega_r)), "
+                 "independent of t (g = position transform)", "identity", shift_sides),
         Property("relative", "p_i^T p_j = p_0^T p_{j-i}: the product depends only on the offset", "identity",
                  lambda w, r: (_additive_product(variant, i, j, w), _additive_product(variant, 0, j - i, w))),
         Property("shift", "p_{i+c}^T p_{j+c} = p_i^T p_j for every common shift c", "identity",
@@ -229,11 +256,20 @@ def properties_of(variant: Variant, kernel_targets=None) -> list:
     if decay_statement(variant.kind) is not None and not (variant.kind == "bias" and len(variant.axes) > 1):
         derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
             else derive_decay
-        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
+        statement = decay_statement(variant.kind)
+        if variant.per_head and variant.bias is not None and derive is derive_decay:
+            derive, statement = heads.derive_decay_with_bias, heads.DECAY_WITH_BIAS
+        elif variant.per_head and derive is derive_decay:
+            derive, statement = heads.each_head(derive_decay), statement + " (in every head)"
+        props.append(Property("decay", statement, "identity", derive=derive))
+    if variant.mask is not None:  # the mask's own properties: a set of allowed pairs (._mask)
+        from ._mask import mask_properties
+
+        props += mask_properties(variant, Property)
     props.append(Property("kernel", "the kernel files --export writes (numpy; torch and C where available) "
                                     "import, run and agree with the exact definition at small, random, large "
                                     "and negative positions", "identity",
-                          derive=lambda v, proof: check_kernel(v, proof, kernel_targets)))
+                          derive=lambda v, proof: check_kernel_and_mask(v, proof, kernel_targets)))
     return props
 
 
@@ -728,7 +764,7 @@ def _equivalence_rotary(variant: Variant, proof: Proof):
 def _equivalence_additive(variant: Variant, proof: Proof):
     ours = variant.frequencies()
     target = variant.equivalent_frequencies_exact()
-    lhs = mod_as_floor(sinusoidal_vector(variant.angle_position(t), ours))
+    lhs = mod_as_floor(variant.amplitude_at(t) * sinusoidal_vector(variant.angle_position(t), ours))
     rhs = sinusoidal_vector(t, target)
     proof.equal(f"p_t against the table of {variant.equivalent_name}, pair by pair", lhs, rhs)
 
@@ -744,6 +780,9 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
         derive, kind = _derive_identity(variant, prop), "identity"
     else:
         derive, kind = _derive_sensitivity(variant, prop), "not-in-general"
+    if variant.per_head and prop.derive is None:  # symbolic h first, then head by head (see _heads)
+        derive = heads.generic_then_each_head(variant, prop, _derive_identity if kind == "identity"
+                                              else _derive_sensitivity, properties_of, _outside_position)
     return Claim(id=f"{variant.name}.{prop.key}", section="variant",
                  title=PROPERTY_TITLES.get(prop.key, prop.key), statement=prop.statement, kind=kind,
                  derive=derive, name=prop.key)

@@ -245,6 +245,8 @@ def check_defined(variant) -> None:
         _check("position.relative", variant.relative, variant.relative_at, variant, ("i", "j"), True)
     if variant.transform is not None:
         _check("position.transform", variant.transform, variant.angle_position, variant, ("m",), False)
+    if getattr(variant, "amplitude", None) is not None:
+        _check("position.amplitude", variant.amplitude, variant.amplitude_at, variant, ("m",), False)
     if variant.kind == "rotary":
         for key, formula, side in (("scale.query", variant.query_scale, "query"),
                                    ("scale.key", variant.key_scale, "key")):

@@ -78,7 +78,10 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
     if variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors, in their own family
         return Kernel("bias-axes", variant, name, tuple(variant_provenance(variant, target)))
     # a declared range 0..N: the variant family, whose kernels refuse the positions past it
-    a = plain_rope_factor(variant) if as_rope and variant.last_position is None else None
+    # (a file with heads: the variant family, whose kernels take the head index; a mask: the variant family
+    # too, which prints it -- the tuned RoPE bodies have none)
+    a = (plain_rope_factor(variant) if as_rope and variant.last_position is None and not variant.per_head
+         and variant.mask is None else None)
     if a is None:
         return Kernel("variant", variant, name, tuple(variant_provenance(variant, target)))
     from .._export._symbolic import rope_spec

@@ -20,6 +20,7 @@ A file states what a scheme *is*, never how to prove anything about it::
 
     [position]
     transform = "m / s"           # the position actually rotated by, a formula in m
+    # amplitude = "alpha"         # additive: p_t multiplied by a formula in m (scaled sinusoidal)
     axes = ["m"]                  # 2-D: ["row", "col"], with axis = formula in r, n
     # relative = "Min(i - j, w)"  # instead of a transform: the relative position that replaces i - j in
     #                             # the angle (i = query, j = key position; ReRoPE, Self-Extend)
@@ -39,6 +40,10 @@ A file states what a scheme *is*, never how to prove anything about it::
     formula = "-slope * abs(j - i)"
     heads = 8
     slope = "2**(-8*(h + 1)/heads)"
+
+    [vectors]                     # additive: a learned table, one row per position (GPT-2's wpe)
+    file = "wpe.npy"              # or rows = [[...], ...] inline; .safetensors with tensor = "NAME"
+    clip = false                  # true: positions past the table read its last row (positions = "nonnegative")
 
     [length]                      # rotary: rules that read the call's length seq_len (max position id + 1)
     threshold = 4096              # the length the rule changes at (dynamic NTK: max_position_embeddings)
@@ -179,12 +184,12 @@ RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCT
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
         "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
-        "positions": str, "dense": dict}
+        "positions": str, "heads": int, "vectors": dict, "mask": dict, "dense": dict}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
     "position": {"transform": (str, int, float), "axes": list, "axis": (str, int), "relative": (str, int, float),
-                 "causal": bool},
+                 "causal": bool, "amplitude": (str, int, float)},
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
@@ -194,12 +199,14 @@ _TABLES = {
     "length": {"threshold": int, "long_factors": list},
     # kind = "dense" (LieRE, STRING): R(m) = exp(sum_a m_a A_a), one square generator per position axis
     "dense": {"generator": list, "generators": list},
+    "vectors": {"rows": list, "file": str, "tensor": str, "clip": bool},
+    "mask": {"allowed": str},  # read by ._mask
 }
 #: the tables each kind may have
-_KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params"},
+_KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params", "vectors"},
                 "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
-                           "length"},
-                "bias": {"bias", "params", "equivalent"},
+                           "length", "bias", "mask"},
+                "bias": {"bias", "params", "equivalent", "mask"},
                 "dense": {"dense", "position", "params"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
@@ -213,18 +220,22 @@ WIDTH_NAMES = ("d", "n", "width", "rotated_width")
 #: key -> (the names it may use besides its [params] and their tables, whether the widths are among them)
 #: and what the names mean; the README's table is tested against it
 FORMULA_NAMES: dict = {
-    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]"),
+    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]; "
+                                       "h = head index 0..heads-1 and heads with a top-level heads (rotary)"),
     "frequencies.formula": (("r",), True, "as frequencies.base"),
     "frequencies.let.NAME": (("r",), True, "as frequencies.base; every earlier let"),
     "frequencies.values[k]": ((), True, "one number per pair"),
     "frequencies.per_axis": (("r", "a"), True, "r = pair index, a = axis index 0..len(axes)-1: omega_{r,a}; "
                                                "or an array of rows [r][a] of numbers"),
     "position.transform": (("m",), False, "m = the position (one coordinate of it with several axes)"),
+    "position.amplitude": (("m",), False, "m = the position: p_t is multiplied by amplitude(t) (additive only; "
+                                          "scaled sinusoidal x + alpha PE(t))"),
     "position.axis": (("r",), True, "r = pair index; gives the axis index 0..len(axes)-1 pair r rotates with"),
     "position.relative": (("i", "j"), False, "i = query position, j = key position: the relative position that "
                                              "replaces i - j in the rotary angle (ReRoPE, Self-Extend)"),
     "scale.query / scale.key": (("m", "r"), True,
-                                "m = position of the query / of the key (not with per_axis), r = pair index"),
+                                "m = position of the query / of the key (not with per_axis), r = pair index; "
+                                "h, heads with a top-level heads"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
     "rotation.block[a][b]": (("x", "r", "m"), True, ("x = the angle (transform(m) * frequency), r = pair index, "
                                                      "m = the position of the token rotated (one axis, not with "
@@ -240,6 +251,8 @@ FORMULA_NAMES: dict = {
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
     "dense.generator[a][b]": ((), False, "one entry of a generator: a number, or a formula in [params] (no position: "
                                         "the rotation is exp(sum_a m_a A_a))"),
+    "mask.allowed": (("i", "j"), False, "i = query position, j = key position: comparisons joined by and, or, "
+                                       "not; where false the score is -inf (causal, sliding window, sinks)"),
 }
 
 
@@ -251,6 +264,9 @@ class _Reader:
         self.tables: set = set()  # the lookup tables of [params], callable in every later formula
         # the class the fields are read into (passed in: the class's module reads the file through this one)
         self.variant = variant_class
+        #: the keys (prefixes) whose formulas may read the head index h and the head count (a rotary file
+        #: with heads; a list of values or of factors is one table for every head)
+        self.head_keys: tuple = ()
 
     def fail(self, key: str, message: str) -> VariantFileError:
         return VariantFileError(f"{self.source}: key '{key}': {message}")
@@ -268,6 +284,8 @@ class _Reader:
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
     def formula(self, value, key: str, names) -> Formula:
+        if key.startswith(self.head_keys):  # a rotary file's declared heads: h, heads (see _heads)
+            names = set(names) | {"h", "heads"}
         return parse_formula(value, names=set(names) - self.tables, where=f"{self.source}: key '{key}'",
                              tables=self.tables)
 
@@ -449,6 +467,12 @@ def _parse_position(reader: _Reader, table: Mapping, fields: dict) -> None:
     params = fields["params"]
     if "transform" in table:
         fields["transform"] = reader.formula(table["transform"], "position.transform", _names("position.transform", params))
+    if "amplitude" in table:
+        if fields["kind"] != "additive":
+            raise reader.fail("position.amplitude", f"applies to kind = 'additive' only, not {fields['kind']!r} (a "
+                                                    "rotary file scales queries and keys with [scale])")
+        fields["amplitude"] = reader.formula(table["amplitude"], "position.amplitude",
+                                             _names("position.amplitude", params))
     axes = table.get("axes", ["m"])
     if not axes or len(axes) > MAX_AXES or not all(isinstance(a, str) and _IDENT.match(a) for a in axes):
         raise reader.fail("position.axes", f"expected 1 to {MAX_AXES} coordinate names, got {axes!r}")
@@ -656,6 +680,7 @@ def _validate_values(reader: _Reader, variant) -> None:
     m = sp.Symbol("m", integer=True)
     for position in (m, sp.Integer(1)):
         variant.angle_position(position)
+        variant.amplitude_at(position)
         if variant.kind == "rotary":
             for r in {0, variant.n_pairs - 1}:
                 variant.scale("query", position, r)

@@ -142,12 +142,17 @@ class VariantKernel:
             raise InvalidInputError(f"variant {v.name!r} is {v.kind}; table() is for additive variants")
         pos = np.asarray(positions, dtype=np.float64)
         _check_range(v, pos, "t")
+        if v.vectors is not None:  # a learned table: row t (the last row past it, with a clip)
+            return v.vectors.values[_table_rows(v, pos)].copy()
         angle = np.broadcast_to(self._transform(pos), pos.shape)[:, None] * self.frequencies[None, :]
         sin, cos = np.sin(angle), np.cos(angle)
         if v.pairing == "concatenated":
-            return np.concatenate([sin, cos], axis=-1)
-        out = np.empty((pos.shape[0], v.width))
-        out[:, 0::2], out[:, 1::2] = sin, cos
+            out = np.concatenate([sin, cos], axis=-1)
+        else:
+            out = np.empty((pos.shape[0], v.width))
+            out[:, 0::2], out[:, 1::2] = sin, cos
+        if v.amplitude is not None:
+            out = out * np.broadcast_to(numpy_function(_m, v.amplitude_at(_m))(pos), pos.shape)[:, None]
         return out
 
     # -- bias ----------------------------------------------------------------------------------
@@ -182,8 +187,20 @@ def _check_range(variant: Variant, positions, name: str) -> None:
                                       f"(positions = '0..{last}'): pass integer positions in 0..{last}")
 
 
+def _table_rows(variant: Variant, pos: np.ndarray) -> np.ndarray:
+    """The rows of a learned table positions ``pos`` read: integers >= 0 (checked), the last row past the
+    table with a clip (a range file's positions were checked by :func:`_check_range`)."""
+    inside = (pos >= 0) & (pos == np.floor(pos))
+    if not np.all(inside):
+        bad = float(pos[~inside].flat[0])
+        raise PositionOutOfRangeError(f"position t = {bad!r} is not a position of the table (integers >= 0)")
+    return np.minimum(pos, variant.vectors.last).astype(np.intp)
+
+
 def build_kernel(variant: Variant) -> VariantKernel:
     """The float64 kernel of ``variant``."""
+    if variant.vectors is not None:  # a learned table has no frequencies
+        return VariantKernel(variant, np.zeros(0))
     values = variant.frequencies_digits()
     # a per-axis file: one row of frequencies per pair, one column per axis
     table = [[float(x) for x in w] if isinstance(w, tuple) else float(w) for w in values]
@@ -312,7 +329,24 @@ def _check_rotary(variant: Variant, kernel: VariantKernel, proof) -> None:
                 gap <= TOLERANCE * 10, _within_text(gap, TOLERANCE * 10, "difference"), data={"max_abs": gap})
 
 
+def _check_vectors(variant: Variant, kernel: VariantKernel, proof) -> None:
+    """A learned table's kernel returns its rows: every probed entry equal to the file's float64 exactly."""
+    from ._vectors import exact_row
+
+    table = variant.vectors
+    positions = sorted({0, 1, table.last} | ({table.last + 1, 4097} if table.clip else set()))
+    got = kernel.table(np.array(positions))
+    wrong = [(p, a) for row, p in enumerate(positions) for a, value in enumerate(exact_row(variant, p))
+             if sp.Rational(got[row, a]) != value]
+    proof.check(f"generated table = the file's rows exactly at positions {positions}", not wrong,
+                f"first difference at position {wrong[0][0]}, column {wrong[0][1]}" if wrong else
+                "every entry equal", data={"max_rel": 0.0 if not wrong else math.inf})
+
+
 def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
+    if variant.vectors is not None:
+        _check_vectors(variant, kernel, proof)
+        return
     freqs = _exact_digits(variant, probed_indices(variant.n_pairs))
     got = kernel.table(np.array(_PROBE_POSITIONS))
     n = variant.n_pairs
@@ -322,11 +356,12 @@ def _check_additive(variant: Variant, kernel: VariantKernel, proof) -> None:
             angle = variant.angle_position(p) * freqs[r]
             s_index, c_index = (2 * r, 2 * r + 1) if variant.pairing == "adjacent" else (r, r + n)
             for index, exact in ((s_index, sp.sin(angle)), (c_index, sp.cos(angle))):
-                value = _float(exact)
+                value = _float(exact * variant.amplitude_at(p))
                 worst = max(worst, _relative_difference(got[row, index], value))
     proof.check(f"generated table = exact definition (30 digits) at positions {list(_PROBE_POSITIONS)}",
                 worst <= TOLERANCE, _within_text(worst, TOLERANCE), data={"max_rel": worst})
-    plain = variant.rule == "geometric" and variant.transform is None and variant.freq_denominator == variant.width
+    plain = (variant.rule == "geometric" and variant.transform is None and variant.freq_denominator == variant.width
+             and variant.amplitude is None)
     if not plain:
         return
     base = _float(variant.base.build(variant.width_env()))

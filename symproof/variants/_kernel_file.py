@@ -98,6 +98,8 @@ def probe_positions(variant: Variant) -> list:
         picks += [-1, -7, int(-rng.integers(2, 5000)), -(2**10), -(2**20)]
     if variant.length_dependent:
         picks += [variant.length_threshold - 1, variant.length_threshold]
+    if variant.vectors is not None:  # a learned table: its last row, and the first position past it
+        picks += [variant.vectors.last, variant.vectors.last + 1]
     last = variant.last_position
     if last is not None:  # a declared range 0..N: its end, and nothing past it (the kernels refuse those)
         picks = [p for p in picks + list(range(min(last, 16) + 1)) + [last - 1, last] if 0 <= p <= last]
@@ -150,6 +152,7 @@ class _Written:
 
     def __init__(self, variant: Variant, target: str, folder: Path):
         self.variant, self.target = variant, target
+        self.head = None  # a file with heads: the head index every call passes (see _compare_heads)
         kernel, files = _files(variant, target)
         self.family, self.module_name = kernel.family, kernel.module
         for name, text in files.items():
@@ -204,7 +207,8 @@ class _Written:
             got = self.module.apply(self._in(rows), self._in(first.astype(np.float64)), seq_len=seq_len)
         else:
             pos = np.array(positions if len(v.axes) > 1 else first, dtype=np.float64)
-            got = self.module.apply(self._in(rows), self._in(pos), side)
+            got = self.module.apply(self._in(rows), self._in(pos), side,
+                                    **({} if self.head is None else {"head": self.head}))
         return self._to_numpy(got)
 
     def _rotate_c(self, rows, positions, side, seq_len):
@@ -226,7 +230,8 @@ class _Written:
             f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
             return out
         f.restype = ctypes.c_int  # the variant family's status: 0, or a position read outside a table
-        status = f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+        status = f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last,
+                   *(() if self.head is None else (ctypes.c_int(self.head),)))
         if status != 0:
             raise _Broken(f"{self.file}: {self.module_name}_apply returned {status} (a position read outside a table) "
                           "where the definition is defined")
@@ -284,7 +289,7 @@ class _Reference:
     def __init__(self, variant: Variant):
         self.variant = variant
         self._freqs = None
-        if not variant.length_dependent:
+        if not variant.length_dependent and variant.vectors is None:
             self._freqs = {k: value_digits(variant.exact_value(k)) for k in probed_indices(variant.value_count)}
 
     def frequencies(self, seq_len):
@@ -309,12 +314,17 @@ class _Reference:
 
     def table_row(self, position):
         v = self.variant
+        if v.vectors is not None:  # a learned table: the file's row, every entry (exact float64 numbers)
+            from ._vectors import exact_row
+
+            return {a: float(value) for a, value in enumerate(exact_row(v, position))}
         n = v.n_pairs
         out = {}
+        amplitude = v.amplitude_at(position)
         for r in probed_indices(n):
             angle = v.angle_position(position) * self._freqs[r]
             s_index, c_index = (2 * r, 2 * r + 1) if v.pairing == "adjacent" else (r, r + n)
-            out[s_index], out[c_index] = _finite(sp.sin(angle)), _finite(sp.cos(angle))
+            out[s_index], out[c_index] = _finite(amplitude * sp.sin(angle)), _finite(amplitude * sp.cos(angle))
         return None if any(value is None for value in out.values()) else out
 
     def bias(self, head, i, j):
@@ -506,13 +516,43 @@ def _compare_offset(variant, written, reference, positions, tally, cache):
             tally.add(got[row[a], col[b]], value, 0, f"coordinates past the rotated width, query at {a}, key at {b}")
 
 
+def _compare_heads(variant, written, reference, positions, tally, cache):
+    """A file with heads: each probed head's rotation (the file called with that head index) against that
+    head's definition, then the bias every head adds (numpy and torch: the C file rotates only)."""
+    from ._heads import bias_part
+
+    for h in probed_indices(variant.heads):
+        written.head = h
+        references = cache.setdefault("_references", {})
+        if h not in references:
+            references[h] = _Reference(variant.head(h))
+        _compare_rotary(variant.head(h), written, references[h], positions, _HeadTally(tally, h),
+                        cache.setdefault(("head", h), {}))
+    written.head = None
+    if variant.bias is not None and written.target != "c":
+        part = bias_part(variant)
+        if "_bias" not in cache:
+            cache["_bias"] = _Reference(part)
+        _compare_bias(part, written, cache["_bias"], positions, tally, cache.setdefault("bias", {}))
+
+
+class _HeadTally:
+    """A tally whose entries name their head."""
+
+    def __init__(self, tally, head):
+        self.tally, self.head, self.skipped = tally, head, tally.skipped
+
+    def add(self, got, value, position, what, at=()):
+        self.tally.add(got, value, position, f"head {self.head}, {what}", at)
+
+
 _COMPARE = {"rotary": _compare_rotary, "additive": _compare_additive, "bias": _compare_bias}
 
 
 def check_written_kernel(variant: Variant, proof, targets=None) -> None:
     """The ``kernel`` property: every target's written file (of ``targets``, default all) against the
     exact definition."""
-    reference = _Reference(variant)
+    reference = None if variant.per_head else _Reference(variant)  # a file with heads: one per head
     positions = probe_positions(variant)
     cache: dict = {}
     proof.note(f"Positions probed: {positions} (relative tolerance {TOLERANCE:g} x (1 + |position|)); "
@@ -535,7 +575,8 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                     elif variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors
                         compare_bias_axes(variant, written, positions, tally, cache, _safe, _finite)
                     else:
-                        compare = _compare_offset if variant.relative is not None else _COMPARE[variant.kind]
+                        compare = _compare_offset if variant.relative is not None else \
+                            _compare_heads if variant.per_head else _COMPARE[variant.kind]
                         compare(variant, written, reference, positions, tally, cache)
             except _Broken as err:
                 proof.check(err.rule.format(target=target), False, one_line(str(err)))

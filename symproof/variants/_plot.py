@@ -50,6 +50,10 @@ def decay_enclosures(variant, max_distance: int = DEFAULT_DISTANCE) -> tuple:
     from . import _decay
 
     distances = range(max_distance + 1)
+    if variant.per_head:  # one curve per head (the first MAX_CURVES heads)
+        curves = [(f"head {h}", decay_enclosures(variant.head(h), max_distance)[1][0][1])
+                  for h in range(min(variant.heads, MAX_CURVES))]
+        return "B_h(D), RoFormer's bound of each head's rotary part (certified enclosure)", curves
     if variant.kind == "rotary":
         omegas = variant.frequencies()
         if variant.mixed:
@@ -147,7 +151,7 @@ def decay_svg(variant, max_distance: int = DEFAULT_DISTANCE) -> str:
         out.append(f'<line x1="{_WIDTH - _RIGHT + 12}" y1="{y}" x2="{_WIDTH - _RIGHT + 32}" y2="{y}" '
                    f'stroke="{colour}" stroke-width="2"/>')
         out.append(f'<text x="{_WIDTH - _RIGHT + 38}" y="{y + 4}">{_escape(label)}</text>')
-    if variant.kind == "bias" and variant.heads > MAX_CURVES:
+    if variant.heads is not None and variant.heads > MAX_CURVES:
         out.append(f'<text x="{_WIDTH - _RIGHT + 12}" y="{_TOP + 8 + 18 * len(curves)}">'
                    f"(first {MAX_CURVES} of {variant.heads} heads)</text>")
     out.append(f'<text x="{_LEFT}" y="{_HEIGHT - 2}" font-size="10" fill="#555555">certified bounds: each band '

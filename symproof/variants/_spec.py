@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import sympy as sp
@@ -78,10 +78,14 @@ class Variant:
     positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
     relative: Formula | None = None  # [position] relative: rho(i, j), the relative position the angle uses
     causal: bool = False  # [position] causal: only keys j <= i are scored
+    head_index: int | None = None  # a rotary file with heads: the one head this variant is (see head())
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
     generators: tuple = ()  # kind "dense": one exact width x width matrix A_a per axis, R(m) = exp(sum m_a A_a)
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
+    amplitude: Formula | None = None  # [position] amplitude: p_t multiplied by a(t) (additive; scaled sinusoidal)
+    vectors: Any = None  # [vectors]: a learned table of rows (a _table_file.VectorTable), additive only
+    mask: Any = None  # [mask] allowed: the (query, key) pairs the score is kept at (._mask.Mask)
 
     @property
     def from_zero(self) -> bool:
@@ -94,6 +98,19 @@ class Variant:
         return position_range_end(self.positions)
 
     @property
+    def per_head(self) -> bool:
+        """Whether this is a rotary file of ``heads = N`` heads taken as a whole: its formulas may read the head
+        index ``h`` (symbolic here; :meth:`head` gives one head) and it may add a bias (:mod:`._heads`)."""
+        return self.kind == "rotary" and self.heads is not None and self.head_index is None
+
+    def head(self, h: int) -> "Variant":
+        """Head ``h`` of a rotary file with heads: the same file with ``h`` fixed (built once per head)."""
+        cache = self.__dict__.setdefault("_head_variants", {})
+        if h not in cache:
+            cache[h] = replace(self, head_index=int(h))
+        return cache[h]
+
+    @property
     def mixed(self) -> bool:
         """Whether every pair reads every position axis (per-axis frequency vectors, RoPE-Mixed)."""
         return self.rule == "per_axis"
@@ -103,8 +120,9 @@ class Variant:
         """Validate a description given as a mapping (the TOML document's shape).
 
         A notebook's values are welcome where the file would hold numbers: a NumPy array (or anything
-        with ``tolist``) is a lookup table, a NumPy scalar a number -- each read exactly as the same
-        numbers written in the file would be."""
+        with ``tolist``) is a lookup table, a 2-D array a learned position table (``{"vectors": {"rows":
+        wpe}}``, one row per position), a NumPy scalar a number -- each read exactly as the same
+        numbers written in the file would be (a float32 value as the float64 number it equals)."""
         return parse_variant(_plain(data), source)
 
     @classmethod
@@ -138,6 +156,8 @@ class Variant:
                "rotated_width": self.rotated_width}
         env = {k: sp.Integer(v) for k, v in env.items() if v is not None}
         env.update(self.params)
+        if self.kind == "rotary" and self.heads is not None:  # per-head rotary parameters (see _heads)
+            env.update(heads=sp.Integer(self.heads), h=_H if self.head_index is None else sp.Integer(self.head_index))
         return env
 
     @property
@@ -212,6 +232,7 @@ class Variant:
 
         Exact values cost milliseconds each; what needs every pair at once (the kernel's
         table, load-time validation) uses :meth:`frequencies_digits` and :meth:`generic_value`."""
+        self._one_head("frequencies")
         key = "_frequencies" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -226,6 +247,13 @@ class Variant:
                 cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
             self.__dict__[key] = cached
         return list(cached)
+
+    def _one_head(self, what: str) -> None:
+        """A file with per-head rotary parameters has one frequency table per head: asking the whole file
+        for one is an error naming the fix, never head 0's table by default."""
+        if self.per_head:
+            raise VariantFileError(f"{self.source}: {what}() of a rotary file with heads = {self.heads} is per "
+                                   "head: take one head with variant.head(h)")
 
     @property
     def _shared_base(self) -> bool:
@@ -269,6 +297,7 @@ class Variant:
         naming the index. At a given length, frequencies are evaluated from the definition with every
         number a Float of ``digits + 20`` digits: exact powers of large rationals (a dynamic base at
         some call length) would cost SymPy seconds per table."""
+        self._one_head("frequencies_digits")
         key = f"_digits_{digits}" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -392,6 +421,12 @@ class Variant:
             return sp.sympify(m)
         return self.transform.build({**self.params, "m": sp.sympify(m)})
 
+    def amplitude_at(self, m) -> sp.Expr:
+        """The factor ``a(m)`` multiplying the additive vector ``p_m`` (1 when the file has none)."""
+        if self.amplitude is None:
+            return sp.Integer(1)
+        return self.amplitude.build({**self.params, "m": sp.sympify(m)})
+
     def linear_position_factor(self):
         """``a`` when the position transform is ``m -> a m`` (so the scheme is RoPE at frequencies
         ``a omega``); ``None`` otherwise.  Code generation reads it from the variant it prints."""
@@ -446,6 +481,8 @@ class Variant:
         return [self.exact_value(h) for h in range(self.heads)]
 
     def _bias_env(self, i, j, slope, h) -> dict:
+        if h is None and self.head_index is not None:  # one head of a rotary file with a bias
+            h = self.head_index
         env = {**self.params, "slope": sp.sympify(slope), "h": _H if h is None else sp.sympify(h),
                "heads": sp.Integer(self.heads)}
         if len(self.axes) > 1:  # bias.axes: i and j are vectors, read as i_y, i_x, j_y, j_x
@@ -508,6 +545,16 @@ class Variant:
             out["axes"] = list(self.axes)
         if self.causal:
             out["causal"] = True
+        if self.kind == "rotary" and self.heads is not None:
+            out["heads"] = self.heads
+            if self.head_index is not None:
+                out["head"] = self.head_index
+        if self.amplitude is not None:
+            out["amplitude"] = self.amplitude.text
+        if self.vectors is not None:
+            out.update(frequency_rule=None, vectors=self.vectors.describe())
+        if self.mask is not None:
+            out["mask"] = self.mask.text
         if self.mixed:
             out["axes"] = list(self.axes)
             out["per_axis"] = _rows_text(self.per_axis)
@@ -571,6 +618,9 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
     reader = _Reader(source, Variant)
     if not isinstance(data, Mapping):
         raise VariantFileError(f"{source}: expected a table of keys, got {_toml_type(data)}")
+    if "layers" in data:  # a layer-pattern file: several variants, read by ._layers
+        raise reader.fail("layers", "a layer-pattern file describes one variant per layer type: symproof check "
+                                    "reads it, and symproof.variants.load_layers in Python")
     reader.check_keys(data, _TOP, "")
     for table, schema in _TABLES.items():
         if table in data:
@@ -612,6 +662,13 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     params = _parse_params(reader, data.get("params", {}))
     fields["params"] = params
+    from ._heads import parse_heads, parse_rotary_bias, validate_heads
+
+    parse_heads(reader, data, fields)
+    if "mask" in data:
+        from ._mask import read_mask
+
+        fields["mask"] = read_mask(reader, data["mask"], params)
 
     if kind == "bias" and "axes" in data.get("bias", {}):  # Swin: positions with several coordinates
         from ._bias_axes_format import parse_bias_axes
@@ -619,11 +676,13 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         for key in ("formula", "heads", "slope"):
             if key not in data["bias"]:
                 raise reader.fail(f"bias.{key}", "is required")
+        if "mask" in data:
+            raise reader.fail("mask.allowed", "reads scalar positions i, j; a bias over several axes takes no mask")
         parse_bias_axes(reader, data, fields)
         return Variant(**fields)
     if kind == "bias":
         _parse_bias(reader, data, fields)
-        return Variant(**fields)
+        return _masked(Variant(**fields))
     if kind == "dense":
         from ._dense_format import parse_dense
 
@@ -649,7 +708,12 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     if "length" in data:
         _parse_length(reader, data["length"], fields)
-    _parse_frequencies(reader, data, fields)
+    if "vectors" in data:  # a learned table: its rows are the encoding
+        from ._table_file import parse_vector_fields
+
+        parse_vector_fields(reader, data, fields)
+    else:
+        _parse_frequencies(reader, data, fields)
     _parse_position(reader, data.get("position", {}), fields)
     if fields.get("relative") is not None and "equivalent" in data:
         raise reader.fail("position.relative",
@@ -658,6 +722,7 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         _parse_per_axis(reader, data, fields)
     if kind == "rotary":
         _parse_rotary_extras(reader, data, fields)
+        parse_rotary_bias(reader, data, fields)
     if "per_axis" in data.get("equivalent", {}) and fields.get("rule") != "per_axis":
         raise reader.fail("equivalent.per_axis", "applies with frequencies.rule = 'per_axis' only; "
                                                  "state equivalent.frequencies")
@@ -684,7 +749,26 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
             fields["equivalent_frequencies"] = reader.formula(
                 eq["frequencies"], "equivalent.frequencies", _names("equivalent.frequencies", params))
     variant = Variant(**fields)
-    _validate_values(reader, variant)
+    if variant.vectors is not None:  # the table was checked as read; the named scheme's frequencies here
+        for r in sample_indices(variant.n_pairs) if variant.equivalent_frequencies is not None else ():
+            value = variant.equivalent_frequency_at(r)
+            if value.is_extended_real is not True or not value.is_finite:
+                raise reader.fail("equivalent.frequencies", f"gives {value} for pair r={r}; expected a finite real "
+                                                            "frequency")
+        return variant
+    if variant.per_head:
+        validate_heads(reader, variant, _validate_values)
+    else:
+        _validate_values(reader, variant)
+    return _masked(variant)
+
+
+def _masked(variant: Variant) -> Variant:
+    """``variant`` once its mask (if any) is built at load (:mod:`._mask`)."""
+    if variant.mask is not None:
+        from ._mask import validate_mask
+
+        validate_mask(variant)
     return variant
 
 

@@ -33,10 +33,13 @@ def test_the_wheel_ships_the_examples_inside_symproof_and_no_top_level_derivatio
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert top == {"symproof", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}, top
-    for relative in ("variants/xpos.toml", "configs/llama-3.1-8b.json", "sec7_3_rope.py", "__init__.py"):
+    for relative in ("variants/xpos.toml", "configs/llama-3.1-8b.json", "layers/gemma3_layers.toml", "sec7_3_rope.py",
+                     "__init__.py"):
         assert f"symproof/_derivations/{relative}" in names
     shipped = {n.split("/")[-1] for n in names if n.startswith("symproof/_derivations/variants/")}
-    assert shipped == {p.name for p in (REPO / "derivations" / "variants").glob("*.toml")}
+    # the variant files and the tables they read (learned_absolute.npy)
+    assert shipped == {p.name for p in (REPO / "derivations" / "variants").iterdir() if p.suffix in (".toml", ".npy")}
+    assert "learned_absolute.npy" in shipped
     # the package's __init__ is the folder's own, not the checkout's stand-in
     init = zipfile.ZipFile(wheel).read("symproof/_derivations/__init__.py")
     assert init == (REPO / "derivations" / "__init__.py").read_bytes()
@@ -58,7 +61,8 @@ def test_installed_from_the_wheel_examples_work_by_name_in_an_unrelated_folder(w
     top_level = subprocess.run([sys.executable, "-c", "import derivations"], cwd=elsewhere, env=env,
                                capture_output=True, text=True, timeout=300)
     assert "ModuleNotFoundError" in top_level.stderr
-    for name, first_words in (("xpos", "xPos"), ("llama-3.1-8b", "llama config, rope_type llama3")):
+    for name, first_words in (("xpos", "xPos"), ("llama-3.1-8b", "llama config, rope_type llama3"),
+                              ("learned_absolute", "Learned absolute positions")):
         done = subprocess.run([str(site / "bin" / "symproof"), "check", name], cwd=elsewhere, env=env,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode in (0, 1), done.stderr[-2000:]

@@ -22,13 +22,14 @@ FOLDER = REPO / "derivations"
 
 
 def test_every_shipped_file_is_an_example_and_nothing_else():
-    on_disk = {p.stem: p for sub, suffix in (("variants", ".toml"), ("configs", ".json"))
+    kinds = {"variants": "variant", "configs": "model config", "layers": "layer pattern"}
+    on_disk = {p.stem: p for sub, suffix in (("variants", ".toml"), ("configs", ".json"), ("layers", ".toml"))
                for p in (FOLDER / sub).glob(f"*{suffix}")}
     examples = shipped_examples()
     assert set(examples) == set(on_disk)
     for name, example in examples.items():
         assert Path(example.path).read_bytes() == on_disk[name].read_bytes()
-        assert example.kind == ("variant" if on_disk[name].suffix == ".toml" else "model config")
+        assert example.kind == kinds[on_disk[name].parent.name]
 
 
 # (argument, the shipped file it resolves to)

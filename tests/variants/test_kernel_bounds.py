@@ -110,6 +110,14 @@ base = "10000"
 [position]
 relative = "R(Min(i, 7)) - R(Min(j, 7))"
 ''',
+    "vectors-clip": '''name = "vectors-clip"
+kind = "additive"
+width = 2
+positions = "nonnegative"
+[vectors]
+rows = [[0.5, -0.25], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
+clip = true
+''',
 }
 
 
@@ -177,6 +185,13 @@ formula = "w(i) - w(j)"
 heads = 2
 slope = "1"
 ''',
+    "range-vectors": '''name = "range-vectors"
+kind = "additive"
+width = 2
+positions = "0..3"
+[vectors]
+rows = [[0.5, -0.25], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]]
+''',
     "range-relative": '''name = "range-relative"
 kind = "rotary"
 width = 4
@@ -223,6 +238,8 @@ def outside_positions(variant) -> list:
     """-1, each table's length, 10**5 and the int32 and int64 limits (float64 positions hold them); with a
     declared range 0..N, also N + 1, -2**31 and -2**63."""
     picks = [-1, *(len(t.values) for t in _tables(variant)), 10**5, 2**31 - 1, 2**63 - 1]
+    if variant.vectors is not None:  # a learned table: its row count, the first position past it
+        picks.insert(1, variant.vectors.rows)
     if variant.last_position is not None:
         picks += [variant.last_position + 1, -(2**31), -(2**63)]
     return list(dict.fromkeys(picks))
@@ -254,6 +271,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
         n = len(variant.axes)
         return [lambda h=h: variant.bias_at(tuple(map(I, point[:n])), tuple(map(I, point[n:])), variant.exact_value(h), h)
                 for h in range(variant.heads)]
+    if variant.vectors is not None:  # a learned table: the row the position reads
+        from symproof.variants._vectors import exact_row
+
+        return [lambda: exact_row(variant, point[0])]
     if variant.kind == "bias":
         return [lambda h=h: variant.bias_at(I(point[0]), I(point[1]), variant.exact_value(h), h)
                 for h in range(variant.heads)]
@@ -264,7 +285,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
         builds = [lambda: variant.angle_position(I(point[0]))]
         positions = point[:1]
     if variant.kind == "rotary":
-        builds += [lambda m=m, r=r, side=side: variant.scale(side, I(m), r) for m in positions
+        # a file with heads: every head's scales (a table read by the position in one head only would make
+        # every head's call expected to refuse; no file here reads one so)
+        ones = [variant.head(h) for h in range(variant.heads)] if variant.heads is not None else [variant]
+        builds += [lambda one=one, m=m, r=r, side=side: one.scale(side, I(m), r) for one in ones for m in positions
                    for r in range(variant.n_pairs) for side in sides]
     return builds
 
@@ -320,6 +344,9 @@ def _calls(variant, module, lib, p):
                 ((0, p), None, lambda: module.scores(x, x, as_array([0]), as_array([p])))]
     axes = len(variant.axes)
     position = [[p] * axes] if axes > 1 else [p]
+    if variant.heads is not None:  # a rotary file with heads: every head (see _exact_builds)
+        return [((p,), side, lambda side=side, h=h: module.apply(x, as_array(position), side, head=h))
+                for side in ("query", "key") for h in range(variant.heads)]
     return [((p,), side, lambda side=side: module.apply(x, as_array(position), side)) for side in ("query", "key")]
 
 
@@ -396,10 +423,11 @@ def _c_driver(module: str, variant) -> str:
                 f"    for (int c = 0; c < {width}; ++c) q[c] = k[c] = 1.0;\n"
                 f"    printf(\"%d\\n\", {module}_scores(q, k, &i, &j, out, 1, 1));")
     else:
+        head = ", 0" if variant.heads is not None else ""  # a file with heads: head 0 (its bounds: test_heads)
         call = (f"double x[{width}], out[{width}], pos[{axes}];\n"
                 f"    for (int c = 0; c < {width}; ++c) x[c] = 1.0;\n"
                 f"    for (int c = 0; c < {axes}; ++c) pos[c] = strtod(argv[1], 0);\n"
-                f"    printf(\"%d %d\\n\", {module}_apply(x, pos, out, 1, 1), {module}_apply(x, pos, out, 1, 0));")
+                f"    printf(\"%d %d\\n\", {module}_apply(x, pos, out, 1, 1{head}), {module}_apply(x, pos, out, 1, 0{head}));")
     return (f'#include <stdio.h>\n#include <stdlib.h>\n#include "{module}.c"\n\n'
             f"int main(int argc, char **argv)\n{{\n    (void)argc;\n    {call}\n    return 0;\n}}\n")
 
@@ -431,6 +459,9 @@ def test_c_kernels_return_the_documented_code_under_sanitizers(variant, tmp_path
                                                        "LAST_POSITION": None}
     codes.pop("LAST_POSITION", None)
     ranged.pop("LAST_POSITION", None)
+    if variant.heads is not None:  # a file with heads: its head code, and the head count
+        assert codes.pop("HEADS") == str(variant.heads)
+        ranged["HEAD_OUT_OF_RANGE"] = "3"
     assert codes == {"OK": "0", "POSITION_OUT_OF_TABLE": "1", **ranged}
     for p in outside_positions(variant):
         points = [(p, 0), (0, p)] if variant.relative is not None else [(p,)]

@@ -74,6 +74,25 @@ EXPECTED = {
     # a table of the offset vector (dy, dx) alone: relative and shift-invariant; entries of (dy, dx) and (-dy, -dx)
     # differ, so the direction shows; the entry of offset (0, 0) is not 0
     "swin_window": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N),
+    # gamma_h^i gamma_h^(-j) = gamma_h^(i - j) in every head: offset-only, the sine shows the sign, and at
+    # i = j the factors cancel; but gamma_h^m != 1 scales the norms
+    "retnet": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # RoPE's score plus -slope_h |j - i|: both offset-only, the bias even and 0 at offset 0, RoPE's sine odd
+    "rope_alibi": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # a table of 16 random rows (width 8): their norms differ, so neither the norm nor p_i^T p_j depends on
+    # the offset alone; 15 successive steps in 8 dimensions leave the rank of [p_t | p_(t+1)] above that of
+    # p_t (no one matrix steps every row); a dot product is symmetric; row 0 is not sin 0, cos 0 = (0, 1, ...)
+    "learned_absolute": dict(constant_norm=N, shift_structure=N, relative=N, shift=N, direction=N, equivalence=N),
+    # alpha PE(t) with a constant alpha: alpha^2 (sin^2 + cos^2) is constant, alpha cancels from the shift
+    # structure and enters every product as alpha^2; cos is even; alpha = 1/4 != 1, so not the table itself
+    "scaled_sinusoidal": dict(constant_norm=Y, shift_structure=Y, relative=Y, shift=Y, direction=N, equivalence=N),
+    # RoPE's verdicts for the score; the mask keeps the first S keys at every offset, so shifting a pair past
+    # them hides a key the unshifted pair sees; j <= i hides every later key; the diagonal is kept
+    "streaming_llm": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y,
+                          mask_relative=N, mask_causal=Y, mask_self=Y),
+    # j <= i and i - j < W read only the offset: every mask property holds
+    "sliding_window": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y,
+                           mask_relative=Y, mask_causal=Y, mask_self=Y),
 }
 
 

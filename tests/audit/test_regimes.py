@@ -1,0 +1,114 @@
+"""A config whose layers use several rotary maps (Gemma 3's sliding and full attention, SmolLM3's NoPE
+layers): the audit compares the code with the regime it implements, never with a guessed one.
+
+HF's own per-layer-type module (``forward(x, position_ids, layer_type)``) is audited once per regime with
+one plain command; code that implements one map is refused until ``--regime`` names it; a module that
+ignores its ``layer_type`` is named under the regime it gets wrong."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pathlib import Path
+
+from symproof import InvalidInputError, SymproofError, audit
+
+pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+VARIANTS = Path(__file__).resolve().parents[2] / "derivations" / "variants"
+GEMMA3 = "transformers.models.gemma3.modeling_gemma3:Gemma3RotaryEmbedding"
+SMALL = dict(head_dim=16, hidden_size=64, num_attention_heads=4, num_key_value_heads=1,
+             max_position_embeddings=4096)
+
+# one map only: the sliding layers' (base 10000); Gemma 3's full layers turn with base 10^6
+SLIDING_ONLY = '''
+import torch
+
+def rope(x, positions):
+    d = x.shape[-1]
+    inv = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angle = positions.to(torch.float64)[:, None] * inv[None]
+    cos, sin = torch.cos(angle).repeat(1, 2), torch.sin(angle).repeat(1, 2)
+    return x * cos + torch.cat((-x[..., d // 2:], x[..., :d // 2]), -1) * sin
+'''
+
+# HF's module with its layer_type ignored: every layer gets the sliding layers' frequencies
+IGNORES_LAYER_TYPE = '''
+from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding, apply_rotary_pos_emb  # noqa: F401
+
+
+class Rotary(Gemma3RotaryEmbedding):
+    def forward(self, x, position_ids, layer_type):
+        return super().forward(x, position_ids, "sliding_attention")
+'''
+
+
+@pytest.fixture(scope="module")
+def gemma3(tmp_path_factory):
+    config = transformers.AutoConfig.for_model("gemma3_text", **SMALL)
+    path = tmp_path_factory.mktemp("regimes") / "gemma3.json"
+    path.write_text(config.to_json_string(), encoding="utf-8")
+    return str(path)
+
+
+def _code(tmp_path, text):
+    path = tmp_path / "code.py"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_hf_per_layer_type_module_is_audited_in_every_regime_with_one_plain_command(gemma3):
+    result = audit(GEMMA3, gemma3)
+    regimes = result.as_dict()["regimes"]
+    assert result.verdict == "equivalent"
+    assert set(regimes) == {"sliding_attention", "full_attention"}
+    for name, one in regimes.items():
+        assert one["verdict"] == "equivalent"
+        assert f"layer_type={name!r}" in one["convention"]["call"]
+    assert "-- regime full_attention" in result.summary()
+
+
+def test_a_module_ignoring_its_layer_type_is_named_under_the_regime_it_gets_wrong(gemma3, tmp_path):
+    result = audit(f"{_code(tmp_path, IGNORES_LAYER_TYPE)}:Rotary", gemma3)
+    regimes = result.as_dict()["regimes"]
+    assert result.verdict == "differs" and result.exit_code == 1
+    assert regimes["sliding_attention"]["verdict"] == "equivalent"
+    assert regimes["full_attention"]["verdict"] == "differs"
+    (difference,) = regimes["full_attention"]["differences"]
+    # 10^4 at d = 16 is 10^6 at d = 24: the diagnosis says both, the sliding layers' base among them
+    assert difference["what"] in ("frequency", "denominator") and "base 10000" in difference["detail"]
+
+
+def test_code_of_one_map_is_refused_until_the_regime_is_named(gemma3, tmp_path):
+    code = f"{_code(tmp_path, SLIDING_ONLY)}:rope"
+    with pytest.raises(InvalidInputError, match=r"2 rotary regimes \(sliding_attention, full_attention\).*"
+                                                r"takes no layer_type: pass --regime NAME"):
+        audit(code, gemma3)
+    assert audit(code, gemma3, regime="sliding_attention").verdict == "equivalent"
+    wrong = audit(code, gemma3, regime="full_attention")
+    assert wrong.verdict == "differs" and {d.what for d in wrong.differences} & {"frequency", "denominator"}
+
+
+@pytest.mark.parametrize("like, regime, message", [
+    ("gemma3", "global", r"no regime 'global'; expected one of sliding_attention, full_attention"),
+    ("gemma3", "", r"--regime expects the name of one of the config's rotary regimes"),
+    ("toml", "sliding_attention", r"--regime sliding_attention: only a model config.json has regimes"),
+])
+def test_a_regime_that_cannot_be_read_is_one_line_before_the_code_runs(gemma3, like, regime, message):
+    file = gemma3 if like == "gemma3" else str(VARIANTS / "xpos.toml")
+    with pytest.raises(SymproofError, match=message) as caught:  # the target is never imported
+        audit("never_imported_module:never_run", file, regime=regime)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_config_whose_other_layers_are_nope_audits_its_one_rotary_map(tmp_path):
+    config = transformers.AutoConfig.for_model("smollm3", **{k: v for k, v in SMALL.items()
+                                                             if k != "num_key_value_heads"})
+    path = tmp_path / "smollm3.json"
+    path.write_text(config.to_json_string(), encoding="utf-8")
+    assert len(set(json.loads(path.read_text())["no_rope_layers"])) == 2  # rotary and NoPE layers both
+    result = audit("transformers.models.smollm3.modeling_smollm3:SmolLM3RotaryEmbedding", str(path))
+    assert result.verdict == "equivalent" and result.regime is not None
