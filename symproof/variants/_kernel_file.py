@@ -38,10 +38,11 @@ from .._ground._text import one_line
 from ._bias_axes import compare_bias_axes
 from ._dense_kernel import compare_dense
 from ._kernel import exact_rotary, probed_indices, value_digits
+from ._kernel_offset import compare_offset
 from ._spec import Variant
 
 __all__ = ["check_kernel", "check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
-           "prepare_targets", "tested_evidence", "tested_summary"]
+           "prepare_targets"]
 
 #: relative agreement demanded at position 0; it grows as 1 + |position| (see the module docstring)
 TOLERANCE = 1e-12
@@ -458,64 +459,6 @@ def _compare_bias(variant, written, reference, positions, tally, cache):
             tally.add(got[h, a, b], value, max(abs(i), abs(j)), f"head {h}, query {i}, key {j}", (i, j))
 
 
-def _offset_pairs(variant, positions) -> list:
-    """The (query, key) positions a relative-position file is probed at: every two probed positions (keys
-    j <= i only for a causal file), then offsets next to every number the formula names (a window
-    w: i - j = w - 1, w, w + 1) at a few keys."""
-    from ._offset import formula_numbers
-
-    i, j = sp.symbols("i j", integer=True)
-    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or not variant.from_zero]
-    pairs = [(a, b) for a in positions for b in positions if b <= a or not variant.causal]
-    pairs += [(b + n + d, b) for n in formula_numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
-    last = variant.last_position
-    if last is not None:
-        pairs = [(a, b) for a, b in pairs if 0 <= a <= last and 0 <= b <= last]
-    return list(dict.fromkeys(pairs))
-
-
-def _magnitude(variant, i, j) -> float:
-    value = _finite(variant.relative_at(sp.Integer(i), sp.Integer(j)))
-    return 0.0 if value is None else abs(value)
-
-
-def _compare_offset(variant, written, reference, positions, tally, cache):
-    """Each probed pair alone (queries and keys zero elsewhere, so the file's score is that pair's),
-    then the coordinates past the rotated width alone (their product, at every position)."""
-    from ..encodings import pair_indices
-
-    rng = np.random.default_rng(0)
-    pairs = _offset_pairs(variant, positions)
-    queries = sorted({a for a, _ in pairs})
-    keys = sorted({b for _, b in pairs})
-    row, col = {a: n for n, a in enumerate(queries)}, {b: n for n, b in enumerate(keys)}
-    index = pair_indices(variant.rotated_width, variant.pairing)
-    # the float64 angle rho * omega is only as exact as rho is large (rho = i * j reaches 2**40)
-    span = {(a, b): max(abs(a) + abs(b), _safe(_magnitude, 0, variant, a, b) or 0) for a, b in pairs}
-    for r in probed_indices(variant.n_pairs):
-        vectors = [np.zeros(variant.width), np.zeros(variant.width)]
-        for vector in vectors:
-            vector[list(index[r])] = np.round(rng.standard_normal(2), 6)
-        got = written.scores(np.repeat(vectors[0][None], len(queries), 0), np.repeat(vectors[1][None], len(keys), 0),
-                             queries, keys)
-        for a, b in pairs:
-            if (r, a, b) not in cache:
-                cache[(r, a, b)] = _safe(reference.pair_score, max(abs(a), abs(b)), r,
-                                         [v[list(index[r])] for v in vectors], a, b)
-            value = cache[(r, a, b)]
-            if value is None:
-                tally.skipped.add((a, b))
-                continue
-            tally.add(got[row[a], col[b]], value, span[(a, b)], f"pair {r}, query at {a}, key at {b}", (a, b))
-    if variant.rotated_width < variant.width:
-        q, k = np.zeros(variant.width), np.zeros(variant.width)
-        q[variant.rotated_width:], k[variant.rotated_width:] = 1.5, -0.5
-        got = written.scores(np.repeat(q[None], len(queries), 0), np.repeat(k[None], len(keys), 0), queries, keys)
-        value = float(q @ k)
-        for a, b in pairs:
-            tally.add(got[row[a], col[b]], value, 0, f"coordinates past the rotated width, query at {a}, key at {b}")
-
-
 def _compare_heads(variant, written, reference, positions, tally, cache):
     """A file with heads: each probed head's rotation (the file called with that head index) against that
     head's definition, then the bias every head adds (numpy and torch: the C file rotates only)."""
@@ -575,9 +518,11 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                     elif variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors
                         compare_bias_axes(variant, written, positions, tally, cache, _safe, _finite)
                     else:
-                        compare = _compare_offset if variant.relative is not None else \
-                            _compare_heads if variant.per_head else _COMPARE[variant.kind]
-                        compare(variant, written, reference, positions, tally, cache)
+                        if variant.relative is not None:  # a score of each (query, key) pair (._kernel_offset)
+                            compare_offset(variant, written, reference, positions, tally, cache, _safe, _finite)
+                        else:
+                            compare = _compare_heads if variant.per_head else _COMPARE[variant.kind]
+                            compare(variant, written, reference, positions, tally, cache)
             except _Broken as err:
                 proof.check(err.rule.format(target=target), False, one_line(str(err)))
                 return
@@ -599,34 +544,6 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                                                     "compared": tally.compared, "skipped": len(tally.skipped)})
         if not passed:
             return
-
-
-# -- what a *tested* verdict says it tested -----------------------------------------------------------
-
-
-def tested_evidence(result) -> dict | None:
-    """What the ``kernel`` property of ``result`` tested: the targets, the positions, the values compared,
-    the largest difference (as a fraction of the allowance) and the tolerance; ``None`` when no file was
-    compared."""
-    checks = [p.data for p in result.proof.parts if isinstance(p.data, dict) and "positions" in p.data]
-    if not checks:
-        return None
-    return {"targets": [c["target"] for c in checks], "positions": sorted({p for c in checks for p in c["positions"]}),
-            "values_compared": sum(c["compared"] for c in checks),
-            "largest_difference": max(c["max_ratio"] for c in checks),
-            "tolerance": f"{TOLERANCE:g} x (1 + |position|)"}
-
-
-def tested_summary(result) -> str:
-    """One line: what a *tested* kernel property tested (never a proof: finitely many positions)."""
-    evidence = tested_evidence(result)
-    if evidence is None:
-        return ""
-    positions = evidence["positions"]
-    span = f" ({min(positions)}..{max(positions)})" if positions else ""
-    return (f"{', '.join(evidence['targets'])} files at {len(positions)} positions{span}, "
-            f"{evidence['values_compared']} values: largest difference {evidence['largest_difference']:.2g} of the "
-            f"tolerance {evidence['tolerance']}")
 
 
 def check_kernel(variant: Variant, proof, targets=None) -> None:
