@@ -128,7 +128,7 @@ _PROPERTY_EXAMPLES = (("rotary", "xpos"), ("rotary, with a [length] rule", "dyna
                       ("rotary, with [position] relative", "rerope"), ("additive", "t2t_concatenated"),
                       ("additive, with [position] amplitude", "scaled_sinusoidal"),
                       ("additive, a learned table [vectors]", "learned_absolute"),
-                      ("bias", "bloom_alibi"), ("rotary, with [mask]", "streaming_llm"))
+                      ("bias", "bloom_alibi"), ("rotary, with [mask]", "streaming_llm"), ("dense", "string_2d"))
 
 
 def properties_table() -> list:

@@ -44,10 +44,12 @@ __all__ = ["TARGETS", "FAMILIES", "FAMILY_TARGETS", "SUFFIXES", "Kernel", "kerne
 
 TARGETS = ("numpy", "c", "torch", "triton")
 #: body generator of each family: a module of this package with ``bodies(payload, module, target)``
-FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length", "model": "_model"}
+FAMILIES = {"rope": "_rope", "variant": "_variant", "call-length": "_call_length", "model": "_model",
+            "dense": "_dense", "bias-axes": "_bias_axes"}
 #: the targets a family's generator prints (Triton: plain RoPE only)
 FAMILY_TARGETS = {"rope": TARGETS, "variant": ("numpy", "c", "torch"), "call-length": ("numpy", "c", "torch"),
-                  "model": ("numpy", "c", "torch")}
+                  "model": ("numpy", "c", "torch"), "dense": ("numpy", "c", "torch"),
+                  "bias-axes": ("numpy", "torch")}
 #: the file of each target (plain RoPE's C target also writes ``{module}.h``)
 SUFFIXES = {"numpy": ".py", "torch": "_torch.py", "c": ".c", "triton": "_triton.py"}
 

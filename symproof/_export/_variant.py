@@ -66,33 +66,37 @@ def _python_source(variant, target: str) -> str:
             return text
         return f'{indent}with numpy.errstate(divide="ignore", invalid="ignore"):\n    {text}'
 
-    freqs = variant.frequencies_digits(30)
+    per_head = getattr(variant, "per_head", False)  # a table per head, apply(..., head=h): see head_lines
+    freqs = head_frequencies(variant) if per_head else variant.frequencies_digits(30)
     last = getattr(variant, "last_position", None)
     check = (lambda name, value: [f"    _check_positions({name!r}, {value})"]) if last is not None \
         else (lambda name, value: [])
-    lines = ["", "import math", f"import {lib}", "", *range_guard(target, last), *([""] if last is not None else [])]
+    lines = ["", "import math", f"import {lib}", *(["import operator"] if per_head else []), "",
+             *range_guard(target, last), *([""] if last is not None else [])]
     # per-axis frequencies (every pair reads every axis): one row per pair, FREQUENCIES[r, a]
-    table = _table(freqs) if variant.kind == "rotary" and variant.mixed else f"[{floats(freqs)}]"
+    table = _table(freqs) if variant.kind == "rotary" and (variant.mixed or per_head) else f"[{floats(freqs)}]"
     if target == "numpy":
         lines.append(f"FREQUENCIES = numpy.array({table}, dtype=numpy.float64)")
     else:
         lines.append(f"FREQUENCIES = torch.tensor({table}, dtype=torch.float64)")
-    if variant.kind == "bias":
+    def bias_lines(table):
         as_array = "numpy.asarray" if target == "numpy" else "torch.as_tensor"
-        lines += ["", "", "def bias_at(query_positions, key_positions):",
-                  '    """b[h, a, b] for the query at query_positions[a] and the key at key_positions[b]."""',
-                  f"    i = {as_array}(query_positions, dtype={lib}.float64)[None, :, None]",
-                  f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
-                  *check("i", "i"), *check("j", "j"),
-                  "    slope = FREQUENCIES[:, None, None]",
-                  f"    h = {lib}.arange(len(FREQUENCIES), dtype={lib}.float64)[:, None, None]",
-                  returned(variant.bias_at(_i, _j, _slope, _h),
-                           tail=f" + {lib}.zeros((len(FREQUENCIES), i.shape[1], j.shape[2]), dtype={lib}.float64)"),
-                  "", "", "def bias(n_queries, n_keys):",
-                  '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
-                  f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
-                  f"{lib}.arange(n_keys, dtype={lib}.float64))"]
-        return with_table_reader(lines, target)
+        return ["", "", "def bias_at(query_positions, key_positions):",
+                '    """b[h, a, b] for the query at query_positions[a] and the key at key_positions[b]."""',
+                f"    i = {as_array}(query_positions, dtype={lib}.float64)[None, :, None]",
+                f"    j = {as_array}(key_positions, dtype={lib}.float64)[None, None, :]",
+                *check("i", "i"), *check("j", "j"),
+                f"    slope = {table}[:, None, None]",
+                f"    h = {lib}.arange(len({table}), dtype={lib}.float64)[:, None, None]",
+                returned(variant.bias_at(_i, _j, _slope, _h),
+                         tail=f" + {lib}.zeros((len({table}), i.shape[1], j.shape[2]), dtype={lib}.float64)"),
+                "", "", "def bias(n_queries, n_keys):",
+                '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
+                f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
+                f"{lib}.arange(n_keys, dtype={lib}.float64))"]
+
+    if variant.kind == "bias":
+        return with_table_reader(lines + bias_lines("FREQUENCIES"), target)
     lines += ["", "", "def transform(m):", returned(variant.angle_position(_m))]
     if variant.kind == "additive":
         cat = "numpy.concatenate" if target == "numpy" else "torch.cat"
@@ -117,19 +121,23 @@ def _python_source(variant, target: str) -> str:
     block = variant.block_at(_x, _r, _m) if reads_m else variant.block_at(_x, _r)
     axes = [variant.axis_of(r) for r in range(variant.n_pairs)]
     pairs = pair_indices(variant.rotated_width, variant.pairing)
+    if per_head:
+        lines += head_lines(variant, target)
     lines += [
-        "", "", "def scale(side, m, r):",
+        "", "", "def scale(side, m, r, h):" if per_head else "def scale(side, m, r):",
         "    if side == 'query':", returned(variant.scale('query', _m, _r), "        ", " + 0 * m"),
         returned(variant.scale('key', _m, _r), tail=" + 0 * m"),
         "", "", "def block(x, r, m):" if reads_m else "def block(x, r):",
         "    return (" + ", ".join(code(e) + " + 0 * x" for e in block) + ")",
         "", "", *([] if variant.mixed else [f"AXIS = {axes}"]), f"PAIRS = {pairs}", f"N_AXES = {len(variant.axes)}", f"WIDTH = {variant.width}",
         "", "",
-        "def apply(x, positions, side='query'):",
+        "def apply(x, positions, side='query', *, head):" if per_head else "def apply(x, positions, side='query'):",
         '    """Rotate (and scale) x (..., T, WIDTH) at integer positions (x.shape[:-1], plus a last axis of',
-        '    N_AXES coordinates when N_AXES > 1); side is "query" or "key".' + (
+        '    N_AXES coordinates when N_AXES > 1); side is "query" or "key"' + (
+            ';\n    head: the head index 0..HEADS-1 (its frequencies FREQUENCIES[head] and scales).' if per_head else '.') + (
             '\n    Pair r rotates by the angle sum_c transform(positions[..., c]) * FREQUENCIES[r, c]."""'
             if variant.mixed else '"""'),
+        *(["    head = _check_head(head)"] if per_head else []),
     ]
     if target == "numpy":
         lines += ["    x = numpy.asarray(x, dtype=numpy.float64)",
@@ -149,10 +157,12 @@ def _python_source(variant, target: str) -> str:
     else:
         lines += ["    for r, (a, b) in enumerate(PAIRS):",
                   "        coord = pos[..., AXIS[r]]",
-                  "        angle = (transform(coord) + 0 * coord) * FREQUENCIES[r]"]
+                  f"        angle = (transform(coord) + 0 * coord) * FREQUENCIES[{'head, ' if per_head else ''}r]"]
+    head_argument = (", float(head)" if target == "numpy" else ", torch.tensor(float(head), dtype=torch.float64)") \
+        if per_head else ""
     lines += [
-              "        s = scale(side, coord, r)" if target == "numpy" else
-              "        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64))",
+              f"        s = scale(side, coord, r{head_argument})" if target == "numpy" else
+              f"        s = scale(side, coord, torch.tensor(float(r), dtype=torch.float64){head_argument})",
               f"        b00, b01, b10, b11 = block(angle, r{', coord' if reads_m else ''})" if target == "numpy" else
               "        b00, b01, b10, b11 = block(angle, torch.tensor(float(r), dtype=torch.float64)"
               f"{', coord' if reads_m else ''})",
@@ -160,7 +170,33 @@ def _python_source(variant, target: str) -> str:
               "        out[..., a] = s * (b00 * za + b01 * zb)",
               "        out[..., b] = s * (b10 * za + b11 * zb)",
               "    return out"]
+    if per_head and variant.bias is not None:  # the bias the score adds, every head at once (as a bias file's)
+        slopes = floats(sp.N(variant.slope_at(h), 30) for h in range(variant.heads))
+        lines += ["", "", f"SLOPES = {lib}.{'array' if target == 'numpy' else 'tensor'}([{slopes}], dtype={lib}.float64)",
+                  *bias_lines("SLOPES")]
     return with_table_reader(lines, target)
+
+
+def head_frequencies(variant) -> list:
+    """Every head's frequencies, one row per head (30 digits each)."""
+    return [variant.head(h).frequencies_digits(30) for h in range(variant.heads)]
+
+
+def head_lines(variant, target: str) -> list:
+    """``HEADS`` and ``_check_head(head)``: the head index an integer in ``0..HEADS-1``, else
+    ``HeadOutOfRangeError`` (an ``IndexError``) in one line; never a wrapped (negative) read."""
+    return ["", f"HEADS = {int(variant.heads)}", "", "",
+            "class HeadOutOfRangeError(IndexError):",
+            '    """A head index outside 0..HEADS-1 (or not an integer)."""', "", "",
+            "def _check_head(head):",
+            "    try:",
+            "        index = operator.index(head)",
+            "    except TypeError:",
+            "        index = None",
+            "    if index is None or isinstance(head, bool) or not 0 <= index < HEADS:",
+            "        raise HeadOutOfRangeError(f\"head = {head!r} is outside the file's heads 0..{HEADS - 1}: pass an "
+            "integer head index\")",
+            "    return index"]
 
 
 def _table(rows, brackets="[]") -> str:
@@ -173,7 +209,8 @@ def _c_source(variant, name: str) -> str:
     printer = CKernelPrinter()
     prefix = name.upper()
     half = variant.rotated_width // 2
-    freqs = variant.frequencies_digits(30)
+    per_head = getattr(variant, "per_head", False)  # FREQUENCIES[head][r], scales of h, apply(..., head)
+    freqs = head_frequencies(variant) if per_head else variant.frequencies_digits(30)
     # a block that reads the position prints m, the variable of the row's position in the loop below
     block = [printer.doprint(e) for e in (variant.block_at(_x, _r, _m) if getattr(variant, "block_reads_position", False)
                                           else variant.block_at(_x, _r))]
@@ -184,22 +221,33 @@ def _c_source(variant, name: str) -> str:
                  f"            for (int c = 0; c < {axes}; ++c)",
                  f"                x += transform(positions[t * {axes} + c], status) * FREQUENCIES[r][c];",
                  f"            double m = positions[t * {axes}];  /* the scale reads no position */"]
+    elif per_head:
+        table = f"static const double FREQUENCIES[{variant.heads}][{half}] = {_table(freqs, '{}')};"
+        angle = [f"            double m = positions[t * {axes} + AXIS[r]];",
+                 "            double x = transform(m, status) * FREQUENCIES[head][r];"]
     else:
         table = f"static const double FREQUENCIES[{half}] = {{{floats(freqs)}}};"
         angle = [f"            double m = positions[t * {axes} + AXIS[r]];",
                  "            double x = transform(m, status) * FREQUENCIES[r];"]
+    h_argument = ", double h" if per_head else ""
     functions = [
         f"static double transform(double m, int *status) {{ return {printer.doprint(variant.angle_position(_m))}; }}",
-        f"static double scale_query(double m, int r, int *status) "
+        f"static double scale_query(double m, int r{h_argument}, int *status) "
         f"{{ return {printer.doprint(variant.scale('query', _m, _r))}; }}",
-        f"static double scale_key(double m, int r, int *status) {{ return {printer.doprint(variant.scale('key', _m, _r))}; }}"]
+        f"static double scale_key(double m, int r{h_argument}, int *status) "
+        f"{{ return {printer.doprint(variant.scale('key', _m, _r))}; }}"]
     last = getattr(variant, "last_position", None)
     guard = [f"        for (int c = 0; c < {axes}; ++c)",
              f"            if (outside_range(positions[t * {axes} + c])) return {prefix}_POSITION_OUT_OF_RANGE;"] \
         if last is not None else []
     body = ["", "#include <math.h>", "#include <string.h>", "",
-             f"/* return codes of {name}_apply */", *c_status_codes(prefix), *c_range_guard(prefix, last), "",
+             f"/* return codes of {name}_apply */", *c_status_codes(prefix), *c_range_guard(prefix, last),
+             *([f"#define {prefix}_HEAD_OUT_OF_RANGE 3  /* head is outside 0..{variant.heads - 1}: nothing is "
+                "computed, out is then unspecified */", f"#define {prefix}_HEADS {variant.heads}"] if per_head else []),
+             "",
              table,
+             *(["/* the bias b_h(i, j) the score adds is in the numpy and torch files (bias_at): this file rotates */"]
+               if per_head and variant.bias is not None else []),
              *([] if variant.mixed else
                [f"static const int AXIS[{half}] = {{{', '.join(str(variant.axis_of(r)) for r in range(half))}}};"]),
              "", *c_functions(functions + block, prefix),
@@ -210,10 +258,14 @@ def _c_source(variant, name: str) -> str:
              f"   Returns {prefix}_OK, or {prefix}_POSITION_OUT_OF_TABLE when a position reads a table",
              "   outside its entries (no entry is read; out is then unspecified)"
              + ("." if last is None else f", or {prefix}_POSITION_OUT_OF_RANGE when a position is outside 0..{last}.")
-             + " */",
-             f"int {name}_apply(const double *x, const double *positions, double *out, long n_rows, int is_query)",
+             + (f" head: the head index; {prefix}_HEAD_OUT_OF_RANGE when it is outside 0..{variant.heads - 1}."
+                if per_head else "") + " */",
+             f"int {name}_apply(const double *x, const double *positions, double *out, long n_rows, int is_query"
+             + (", int head)" if per_head else ")"),
              "{",
              f"    int status_value = {prefix}_OK, *status = &status_value;",
+             *([f"    if (head < 0 || head >= {prefix}_HEADS) return {prefix}_HEAD_OUT_OF_RANGE;",
+                "    double h = (double)head;"] if per_head else []),
              "    for (long t = 0; t < n_rows; ++t) {",
              *guard,
              f"        const double *z = x + t * {variant.width};",
@@ -223,7 +275,8 @@ def _c_source(variant, name: str) -> str:
              ("            int a = 2 * r, b = 2 * r + 1;" if variant.pairing == "adjacent"
               else f"            int a = r, b = r + {half};"),
              *angle,
-             "            double s = is_query ? scale_query(m, r, status) : scale_key(m, r, status);",
+             (f"            double s = is_query ? scale_query(m, r{', h' if per_head else ''}, status) : "
+              f"scale_key(m, r{', h' if per_head else ''}, status);"),
              f"            o[a] = s * (({block[0]}) * z[a] + ({block[1]}) * z[b]);",
              f"            o[b] = s * (({block[2]}) * z[a] + ({block[3]}) * z[b]);",
              "        }",

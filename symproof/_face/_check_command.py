@@ -202,6 +202,9 @@ def _check_plot_path(plot: str, variant: Variant) -> None:
     if variant.kind not in ("rotary", "bias"):
         raise InvalidInputError(f"--plot: {variant.name} is a {variant.kind} file; the decay curve is drawn for "
                                 "rotary and bias files", option="--plot")
+    if variant.kind == "bias" and len(variant.axes) > 1:
+        raise InvalidInputError(f"--plot: {variant.name} is a bias over the axes {list(variant.axes)}; the decay "
+                                "curve is drawn along one axis (bias files without bias.axes)", option="--plot")
 
 
 def _main_scan(args, files, budget) -> int:

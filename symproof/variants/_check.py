@@ -42,6 +42,7 @@ from ._decay import decay_statement, derive_decay
 from ._formula import mod_as_floor
 from ._kernel_file import prepare_targets
 from ._mask_kernel import check_kernel_and_mask
+from . import _heads_check as heads
 from ._properties import (
     _POSITION_NAMES, _VECTORS, D, Property, _direction, _mirror, _residual_at, back, c, h_sym, i, j, j_causal, k0, k1, m,
     omega, q0, q1, r_sym, seq_len_sym, slope_sym, t,
@@ -107,9 +108,11 @@ def _frequency_vector(variant: Variant) -> tuple:
 
 
 def _rotary_score(variant: Variant, pos_q, pos_k, w, r):
+    """One pair's score, plus the head's bias when the file adds one (see _heads: one pair plus the
+    bias stands for the head)."""
     q, k = sp.Matrix([q0, q1]), sp.Matrix([k0, k1])
     return sp.expand(((_pair_map(variant, "query", pos_q, w, r) * q).T
-                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0])
+                      * (_pair_map(variant, "key", pos_k, w, r) * k))[0] + heads.bias_term(variant, pos_q, pos_k))
 
 
 def _sin_pair(variant: Variant, position, w):
@@ -150,8 +153,9 @@ def _rotary_properties(variant: Variant) -> list:
                  lambda w, r: (_rotary_score(variant, i, i, w, r), q0 * k0 + q1 * k1)),
     ]
     if variant.equivalent_frequencies is not None or variant.equivalent_per_axis is not None:
-        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}",
-                              "identity", derive=_equivalence_rotary))
+        props.append(Property("equivalence", f"M_q(m) = R_m with the frequencies of {variant.equivalent_name}"
+                              + (" in every head" if variant.per_head else ""), "identity",
+                              derive=heads.each_head(_equivalence_rotary) if variant.per_head else _equivalence_rotary))
     if variant.mixed:  # the statements read the same with vectors: say so
         vectors = f" (i, j, c, D, m: integer vectors over the axes {', '.join(variant.axes)})"
         props = [replace(p, statement=p.statement + vectors) for p in props]
@@ -206,6 +210,10 @@ def _additive_properties(variant: Variant) -> list:
 
 
 def _bias_properties(variant: Variant) -> list:
+    if len(variant.axes) > 1:  # bias.axes (Swin): the same statements over position vectors
+        from ._bias_axes import bias_axes_properties
+
+        return bias_axes_properties(variant)
     def bias(a, b):
         return variant.bias_at(a, b, slope_sym, h_sym)
 
@@ -238,13 +246,22 @@ def _bias_properties(variant: Variant) -> list:
 
 def properties_of(variant: Variant, kernel_targets=None) -> list:
     """The properties that apply to ``variant``'s kind, in report order."""
-    builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties}
+    from ._dense import dense_properties
+
+    builders = {"rotary": _rotary_properties, "additive": _additive_properties, "bias": _bias_properties,
+                "dense": dense_properties}
     props = [replace(p, sides=_floor_sides(p.sides)) if p.sides is not None else p
              for p in builders[variant.kind](variant)]
-    if decay_statement(variant.kind) is not None:
+    # a bias over several axes has no causal order along which to decay
+    if decay_statement(variant.kind) is not None and not (variant.kind == "bias" and len(variant.axes) > 1):
         derive = _decay_of_a_position_block if variant.kind == "rotary" and variant.block_reads_position \
             else derive_decay
-        props.append(Property("decay", decay_statement(variant.kind), "identity", derive=derive))
+        statement = decay_statement(variant.kind)
+        if variant.per_head and variant.bias is not None and derive is derive_decay:
+            derive, statement = heads.derive_decay_with_bias, heads.DECAY_WITH_BIAS
+        elif variant.per_head and derive is derive_decay:
+            derive, statement = heads.each_head(derive_decay), statement + " (in every head)"
+        props.append(Property("decay", statement, "identity", derive=derive))
     if variant.mask is not None:  # the mask's own properties: a set of allowed pairs (._mask)
         from ._mask import mask_properties
 
@@ -763,6 +780,9 @@ def _claim_for(variant: Variant, prop: Property) -> Claim:
         derive, kind = _derive_identity(variant, prop), "identity"
     else:
         derive, kind = _derive_sensitivity(variant, prop), "not-in-general"
+    if variant.per_head and prop.derive is None:  # symbolic h first, then head by head (see _heads)
+        derive = heads.generic_then_each_head(variant, prop, _derive_identity if kind == "identity"
+                                              else _derive_sensitivity, properties_of, _outside_position)
     return Claim(id=f"{variant.name}.{prop.key}", section="variant",
                  title=PROPERTY_TITLES.get(prop.key, prop.key), statement=prop.statement, kind=kind,
                  derive=derive, name=prop.key)

@@ -71,6 +71,8 @@ def _outside(variant: Variant) -> str:
         return "has a position.relative rule (a score, not a map of each token)"
     if variant.length_dependent:
         return "has a rule that reads the length of the call ([length])"
+    if variant.per_head:
+        return f"has {variant.heads} heads (compare reads one map; compare the heads one by one)"
     return ""
 
 

@@ -36,8 +36,8 @@ _EXACT_HEADER_PAIRS = 64
 def check_target(variant: Variant, target: str) -> None:
     """Refuse a target that cannot be exported for ``variant``."""
     check_target_name(target)
-    if target == "c" and variant.kind != "rotary":
-        raise InvalidInputError(f"--target c exports rotary variants; {variant.name!r} is {variant.kind} "
+    if target == "c" and variant.kind not in ("rotary", "dense"):
+        raise InvalidInputError(f"--target c exports rotary and dense variants; {variant.name!r} is {variant.kind} "
                                 "(use --target numpy or torch)", target="c")
     if _takes_call_length(variant):
         from .._export._call_length import supports
@@ -73,9 +73,15 @@ def variant_kernel(variant: Variant, target: str, *, as_rope: bool = True) -> Ke
                       tuple(call_length_provenance(variant, target, variant.attention_scaling(),
                                                    reads_length(variant))))
     name = module_name("symproof_variant_", variant.name)
+    if variant.kind == "dense":  # exp(sum_a m_a A_a): scaling and squaring, in its own family
+        return Kernel("dense", variant, name, tuple(variant_provenance(variant, target)))
+    if variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors, in their own family
+        return Kernel("bias-axes", variant, name, tuple(variant_provenance(variant, target)))
     # a declared range 0..N: the variant family, whose kernels refuse the positions past it
-    # a mask: the variant family too, which prints it (the tuned RoPE bodies have none)
-    a = plain_rope_factor(variant) if as_rope and variant.last_position is None and variant.mask is None else None
+    # (a file with heads: the variant family, whose kernels take the head index; a mask: the variant family
+    # too, which prints it -- the tuned RoPE bodies have none)
+    a = (plain_rope_factor(variant) if as_rope and variant.last_position is None and not variant.per_head
+         and variant.mask is None else None)
     if a is None:
         return Kernel("variant", variant, name, tuple(variant_provenance(variant, target)))
     from .._export._symbolic import rope_spec

@@ -4,7 +4,7 @@ A file states what a scheme *is*, never how to prove anything about it::
 
     name = "linear-interpolation"
     title = "Linear position interpolation, scale 4"
-    kind = "rotary"               # additive | rotary | bias
+    kind = "rotary"               # additive | rotary | bias | dense (a matrix exponential: see _dense)
     width = 8                     # head width d_k (rotary) or model width d (additive)
     rotated_width = 8             # optional, rotary only; defaults to width
     pairing = "half"              # rotary: required, adjacent | half; additive: adjacent | concatenated
@@ -126,7 +126,7 @@ from ._formula import CONSTANTS, FUNCTIONS, MAX_TABLE_VALUES, Formula, lookup_ta
 __all__ = ["KINDS", "RULES", "MAX_WIDTH", "MAX_HEADS", "MAX_PARAMS", "MAX_LETS", "MAX_LET_DEPTH", "FORMULA_NAMES",
            "WIDTH_NAMES", "POSITION_DOMAINS", "MAX_LAST_POSITION", "position_range_end", "sample_indices"]
 
-KINDS = ("additive", "rotary", "bias")
+KINDS = ("additive", "rotary", "bias", "dense")
 #: the symbolic pair index and head a block or bias formula is built with when none is given
 _R = sp.Symbol("r", integer=True, nonnegative=True)
 _H = sp.Symbol("h", integer=True, nonnegative=True)
@@ -158,7 +158,7 @@ PAIRING_MEANINGS = {"adjacent": "pairs (2r, 2r+1): GPT-J rotate_every_two, Meta'
 #: longest [length] threshold accepted (positions beyond it are far past any published context)
 MAX_LENGTH = 2**31
 #: pairings per kind; "concatenated" is the [sin | cos] table layout
-PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenated"), "bias": ()}
+PAIRINGS = {"rotary": ("adjacent", "half"), "additive": ("adjacent", "concatenated"), "bias": (), "dense": ()}
 MAX_WIDTH = 8192
 MAX_HEADS = 1024
 MAX_AXES = 4
@@ -184,7 +184,7 @@ RESERVED = frozenset(RESERVED_MEANINGS) | frozenset(CONSTANTS) | frozenset(FUNCT
 _TOP = {"name": str, "title": str, "description": str, "kind": str, "width": int, "rotated_width": int,
         "pairing": str, "params": dict, "frequencies": dict, "position": dict, "scale": dict,
         "attention": dict, "rotation": dict, "bias": dict, "equivalent": dict, "length": dict,
-        "positions": str, "vectors": dict, "mask": dict}
+        "positions": str, "heads": int, "vectors": dict, "mask": dict, "dense": dict}
 _TABLES = {
     "frequencies": {"rule": str, "base": (int, float, str), "denominator": int, "formula": (str, int, float),
                     "values": list, "let": dict, "factors": list, "per_axis": (list, str)},
@@ -193,18 +193,21 @@ _TABLES = {
     "scale": {"query": (str, int, float), "key": (str, int, float)},
     "attention": {"factor": (str, int, float)},
     "rotation": {"block": list},
-    "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float)},
+    "bias": {"formula": (str, int, float), "heads": int, "slope": (str, int, float), "axes": list},
     "equivalent": {"name": str, "frequencies": (str, int, float), "bias": (str, int, float),
                    "per_axis": (list, str)},
     "length": {"threshold": int, "long_factors": list},
+    # kind = "dense" (LieRE, STRING): R(m) = exp(sum_a m_a A_a), one square generator per position axis
+    "dense": {"generator": list, "generators": list},
     "vectors": {"rows": list, "file": str, "tensor": str, "clip": bool},
     "mask": {"allowed": str},  # read by ._mask
 }
 #: the tables each kind may have
 _KIND_TABLES = {"additive": {"frequencies", "position", "equivalent", "params", "vectors"},
                 "rotary": {"frequencies", "position", "scale", "attention", "rotation", "equivalent", "params",
-                           "length", "mask"},
-                "bias": {"bias", "params", "equivalent", "mask"}}
+                           "length", "bias", "mask"},
+                "bias": {"bias", "params", "equivalent", "mask"},
+                "dense": {"dense", "position", "params"}}
 _EXPECTED = {str: "a string", int: "an integer", float: "a number", dict: "a table", list: "an array",
              (int, float, str): "a number or a formula string", (str, int, float): "a formula string or a number",
              (str, int): "a formula string or an integer",
@@ -217,7 +220,8 @@ WIDTH_NAMES = ("d", "n", "width", "rotated_width")
 #: key -> (the names it may use besides its [params] and their tables, whether the widths are among them)
 #: and what the names mean; the README's table is tested against it
 FORMULA_NAMES: dict = {
-    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]"),
+    "frequencies.base": (("r",), True, "r = pair index 0..n-1; [frequencies.let] names; seq_len with [length]; "
+                                       "h = head index 0..heads-1 and heads with a top-level heads (rotary)"),
     "frequencies.formula": (("r",), True, "as frequencies.base"),
     "frequencies.let.NAME": (("r",), True, "as frequencies.base; every earlier let"),
     "frequencies.values[k]": ((), True, "one number per pair"),
@@ -230,7 +234,8 @@ FORMULA_NAMES: dict = {
     "position.relative": (("i", "j"), False, "i = query position, j = key position: the relative position that "
                                              "replaces i - j in the rotary angle (ReRoPE, Self-Extend)"),
     "scale.query / scale.key": (("m", "r"), True,
-                                "m = position of the query / of the key (not with per_axis), r = pair index"),
+                                "m = position of the query / of the key (not with per_axis), r = pair index; "
+                                "h, heads with a top-level heads"),
     "attention.factor": ((), True, "a number: multiplies rotated queries and keys"),
     "rotation.block[a][b]": (("x", "r", "m"), True, ("x = the angle (transform(m) * frequency), r = pair index, "
                                                      "m = the position of the token rotated (one axis, not with "
@@ -238,9 +243,14 @@ FORMULA_NAMES: dict = {
     "bias.formula": (("i", "j", "slope", "h", "heads"), False,
                      "i = query position, j = key position, slope = the head's slope, h = head index 0..heads-1"),
     "bias.slope": (("h", "heads"), False, "h = head index 0..heads-1"),
+    "bias.formula with bias.axes": (("i_AXIS", "j_AXIS", "slope", "h", "heads"), False,
+                                    "i_y, i_x = the query's coordinates, j_y, j_x = the key's (named after bias.axes; "
+                                    "Swin's 2-D table), instead of i and j"),
     "equivalent.frequencies": (("r",), True, "r = pair index"),
     "equivalent.per_axis": (("r", "a"), True, "as frequencies.per_axis"),
     "equivalent.bias": (("i", "j", "slope", "h", "heads"), False, "as bias.formula"),
+    "dense.generator[a][b]": ((), False, "one entry of a generator: a number, or a formula in [params] (no position: "
+                                        "the rotation is exp(sum_a m_a A_a))"),
     "mask.allowed": (("i", "j"), False, "i = query position, j = key position: comparisons joined by and, or, "
                                        "not; where false the score is -inf (causal, sliding window, sinks)"),
 }
@@ -254,6 +264,9 @@ class _Reader:
         self.tables: set = set()  # the lookup tables of [params], callable in every later formula
         # the class the fields are read into (passed in: the class's module reads the file through this one)
         self.variant = variant_class
+        #: the keys (prefixes) whose formulas may read the head index h and the head count (a rotary file
+        #: with heads; a list of values or of factors is one table for every head)
+        self.head_keys: tuple = ()
 
     def fail(self, key: str, message: str) -> VariantFileError:
         return VariantFileError(f"{self.source}: key '{key}': {message}")
@@ -271,6 +284,8 @@ class _Reader:
                                       f"got {_toml_type(value)} {value!r}"[:300])
 
     def formula(self, value, key: str, names) -> Formula:
+        if key.startswith(self.head_keys):  # a rotary file's declared heads: h, heads (see _heads)
+            names = set(names) | {"h", "heads"}
         return parse_formula(value, names=set(names) - self.tables, where=f"{self.source}: key '{key}'",
                              tables=self.tables)
 

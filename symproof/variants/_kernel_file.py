@@ -35,11 +35,14 @@ import sympy as sp
 
 from .._ground._errors import SymproofError
 from .._ground._text import one_line
+from ._bias_axes import compare_bias_axes
+from ._dense_kernel import compare_dense
 from ._kernel import exact_rotary, probed_indices, value_digits
+from ._kernel_offset import compare_offset
 from ._spec import Variant
 
 __all__ = ["check_kernel", "check_written_kernel", "available_targets", "probe_positions", "TOLERANCE", "LARGE_POSITIONS",
-           "prepare_targets", "tested_evidence", "tested_summary"]
+           "prepare_targets"]
 
 #: relative agreement demanded at position 0; it grows as 1 + |position| (see the module docstring)
 TOLERANCE = 1e-12
@@ -83,7 +86,7 @@ def available_targets(variant: Variant) -> list:
     """``[(target, why not checked or "")]`` for every export target."""
     out = [("numpy", "")]
     out.append(("torch", "" if _torch_available() else "torch is not installed"))
-    if variant.kind == "rotary":
+    if variant.kind in ("rotary", "dense"):
         out.append(("c", "" if compiler() else "no C compiler (cc or gcc) on PATH"))
     return out
 
@@ -150,6 +153,7 @@ class _Written:
 
     def __init__(self, variant: Variant, target: str, folder: Path):
         self.variant, self.target = variant, target
+        self.head = None  # a file with heads: the head index every call passes (see _compare_heads)
         kernel, files = _files(variant, target)
         self.family, self.module_name = kernel.family, kernel.module
         for name, text in files.items():
@@ -204,7 +208,8 @@ class _Written:
             got = self.module.apply(self._in(rows), self._in(first.astype(np.float64)), seq_len=seq_len)
         else:
             pos = np.array(positions if len(v.axes) > 1 else first, dtype=np.float64)
-            got = self.module.apply(self._in(rows), self._in(pos), side)
+            got = self.module.apply(self._in(rows), self._in(pos), side,
+                                    **({} if self.head is None else {"head": self.head}))
         return self._to_numpy(got)
 
     def _rotate_c(self, rows, positions, side, seq_len):
@@ -226,7 +231,8 @@ class _Written:
             f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
             return out
         f.restype = ctypes.c_int  # the variant family's status: 0, or a position read outside a table
-        status = f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last)
+        status = f(_pointer(x), _pointer(pos), _pointer(out), ctypes.c_long(n), last,
+                   *(() if self.head is None else (ctypes.c_int(self.head),)))
         if status != 0:
             raise _Broken(f"{self.file}: {self.module_name}_apply returned {status} (a position read outside a table) "
                           "where the definition is defined")
@@ -453,62 +459,34 @@ def _compare_bias(variant, written, reference, positions, tally, cache):
             tally.add(got[h, a, b], value, max(abs(i), abs(j)), f"head {h}, query {i}, key {j}", (i, j))
 
 
-def _offset_pairs(variant, positions) -> list:
-    """The (query, key) positions a relative-position file is probed at: every two probed positions (keys
-    j <= i only for a causal file), then offsets next to every number the formula names (a window
-    w: i - j = w - 1, w, w + 1) at a few keys."""
-    from ._offset import formula_numbers
+def _compare_heads(variant, written, reference, positions, tally, cache):
+    """A file with heads: each probed head's rotation (the file called with that head index) against that
+    head's definition, then the bias every head adds (numpy and torch: the C file rotates only)."""
+    from ._heads import bias_part
 
-    i, j = sp.symbols("i j", integer=True)
-    keys = [p for p in (0, 7, -1, -(2**10), 2**20) if p >= 0 or not variant.from_zero]
-    pairs = [(a, b) for a in positions for b in positions if b <= a or not variant.causal]
-    pairs += [(b + n + d, b) for n in formula_numbers(variant.relative_at(i, j)) for d in (-1, 0, 1) for b in keys]
-    last = variant.last_position
-    if last is not None:
-        pairs = [(a, b) for a, b in pairs if 0 <= a <= last and 0 <= b <= last]
-    return list(dict.fromkeys(pairs))
+    for h in probed_indices(variant.heads):
+        written.head = h
+        references = cache.setdefault("_references", {})
+        if h not in references:
+            references[h] = _Reference(variant.head(h))
+        _compare_rotary(variant.head(h), written, references[h], positions, _HeadTally(tally, h),
+                        cache.setdefault(("head", h), {}))
+    written.head = None
+    if variant.bias is not None and written.target != "c":
+        part = bias_part(variant)
+        if "_bias" not in cache:
+            cache["_bias"] = _Reference(part)
+        _compare_bias(part, written, cache["_bias"], positions, tally, cache.setdefault("bias", {}))
 
 
-def _magnitude(variant, i, j) -> float:
-    value = _finite(variant.relative_at(sp.Integer(i), sp.Integer(j)))
-    return 0.0 if value is None else abs(value)
+class _HeadTally:
+    """A tally whose entries name their head."""
 
+    def __init__(self, tally, head):
+        self.tally, self.head, self.skipped = tally, head, tally.skipped
 
-def _compare_offset(variant, written, reference, positions, tally, cache):
-    """Each probed pair alone (queries and keys zero elsewhere, so the file's score is that pair's),
-    then the coordinates past the rotated width alone (their product, at every position)."""
-    from ..encodings import pair_indices
-
-    rng = np.random.default_rng(0)
-    pairs = _offset_pairs(variant, positions)
-    queries = sorted({a for a, _ in pairs})
-    keys = sorted({b for _, b in pairs})
-    row, col = {a: n for n, a in enumerate(queries)}, {b: n for n, b in enumerate(keys)}
-    index = pair_indices(variant.rotated_width, variant.pairing)
-    # the float64 angle rho * omega is only as exact as rho is large (rho = i * j reaches 2**40)
-    span = {(a, b): max(abs(a) + abs(b), _safe(_magnitude, 0, variant, a, b) or 0) for a, b in pairs}
-    for r in probed_indices(variant.n_pairs):
-        vectors = [np.zeros(variant.width), np.zeros(variant.width)]
-        for vector in vectors:
-            vector[list(index[r])] = np.round(rng.standard_normal(2), 6)
-        got = written.scores(np.repeat(vectors[0][None], len(queries), 0), np.repeat(vectors[1][None], len(keys), 0),
-                             queries, keys)
-        for a, b in pairs:
-            if (r, a, b) not in cache:
-                cache[(r, a, b)] = _safe(reference.pair_score, max(abs(a), abs(b)), r,
-                                         [v[list(index[r])] for v in vectors], a, b)
-            value = cache[(r, a, b)]
-            if value is None:
-                tally.skipped.add((a, b))
-                continue
-            tally.add(got[row[a], col[b]], value, span[(a, b)], f"pair {r}, query at {a}, key at {b}", (a, b))
-    if variant.rotated_width < variant.width:
-        q, k = np.zeros(variant.width), np.zeros(variant.width)
-        q[variant.rotated_width:], k[variant.rotated_width:] = 1.5, -0.5
-        got = written.scores(np.repeat(q[None], len(queries), 0), np.repeat(k[None], len(keys), 0), queries, keys)
-        value = float(q @ k)
-        for a, b in pairs:
-            tally.add(got[row[a], col[b]], value, 0, f"coordinates past the rotated width, query at {a}, key at {b}")
+    def add(self, got, value, position, what, at=()):
+        self.tally.add(got, value, position, f"head {self.head}, {what}", at)
 
 
 _COMPARE = {"rotary": _compare_rotary, "additive": _compare_additive, "bias": _compare_bias}
@@ -517,7 +495,7 @@ _COMPARE = {"rotary": _compare_rotary, "additive": _compare_additive, "bias": _c
 def check_written_kernel(variant: Variant, proof, targets=None) -> None:
     """The ``kernel`` property: every target's written file (of ``targets``, default all) against the
     exact definition."""
-    reference = _Reference(variant)
+    reference = None if variant.per_head else _Reference(variant)  # a file with heads: one per head
     positions = probe_positions(variant)
     cache: dict = {}
     proof.note(f"Positions probed: {positions} (relative tolerance {TOLERANCE:g} x (1 + |position|)); "
@@ -535,8 +513,16 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
             try:
                 written = _Written(variant, target, Path(folder))
                 with np.errstate(all="ignore"):
-                    compare = _compare_offset if variant.relative is not None else _COMPARE[variant.kind]
-                    compare(variant, written, reference, positions, tally, cache)
+                    if variant.kind == "dense":  # exp(sum_a m_a A_a), in its own module
+                        compare_dense(variant, written, positions, tally, cache, _safe, _Overflow)
+                    elif variant.kind == "bias" and len(variant.axes) > 1:  # Swin: position vectors
+                        compare_bias_axes(variant, written, positions, tally, cache, _safe, _finite)
+                    else:
+                        if variant.relative is not None:  # a score of each (query, key) pair (._kernel_offset)
+                            compare_offset(variant, written, reference, positions, tally, cache, _safe, _finite)
+                        else:
+                            compare = _compare_heads if variant.per_head else _COMPARE[variant.kind]
+                            compare(variant, written, reference, positions, tally, cache)
             except _Broken as err:
                 proof.check(err.rule.format(target=target), False, one_line(str(err)))
                 return
@@ -558,34 +544,6 @@ def check_written_kernel(variant: Variant, proof, targets=None) -> None:
                                                     "compared": tally.compared, "skipped": len(tally.skipped)})
         if not passed:
             return
-
-
-# -- what a *tested* verdict says it tested -----------------------------------------------------------
-
-
-def tested_evidence(result) -> dict | None:
-    """What the ``kernel`` property of ``result`` tested: the targets, the positions, the values compared,
-    the largest difference (as a fraction of the allowance) and the tolerance; ``None`` when no file was
-    compared."""
-    checks = [p.data for p in result.proof.parts if isinstance(p.data, dict) and "positions" in p.data]
-    if not checks:
-        return None
-    return {"targets": [c["target"] for c in checks], "positions": sorted({p for c in checks for p in c["positions"]}),
-            "values_compared": sum(c["compared"] for c in checks),
-            "largest_difference": max(c["max_ratio"] for c in checks),
-            "tolerance": f"{TOLERANCE:g} x (1 + |position|)"}
-
-
-def tested_summary(result) -> str:
-    """One line: what a *tested* kernel property tested (never a proof: finitely many positions)."""
-    evidence = tested_evidence(result)
-    if evidence is None:
-        return ""
-    positions = evidence["positions"]
-    span = f" ({min(positions)}..{max(positions)})" if positions else ""
-    return (f"{', '.join(evidence['targets'])} files at {len(positions)} positions{span}, "
-            f"{evidence['values_compared']} values: largest difference {evidence['largest_difference']:.2g} of the "
-            f"tolerance {evidence['tolerance']}")
 
 
 def check_kernel(variant: Variant, proof, targets=None) -> None:

@@ -42,11 +42,18 @@ def decay_enclosures(variant, max_distance: int = DEFAULT_DISTANCE) -> tuple:
     if variant.kind not in ("rotary", "bias"):
         raise InvalidInputError(f"--plot: {variant.name} is a {variant.kind} file; the decay curve is drawn for "
                                 "rotary and bias files")
+    if variant.kind == "bias" and len(variant.axes) > 1:
+        raise InvalidInputError(f"--plot: {variant.name} is a bias over the axes {list(variant.axes)}; the decay "
+                                "curve is drawn along one axis (bias files without bias.axes)")
     if isinstance(max_distance, bool) or not isinstance(max_distance, int) or not 1 <= max_distance <= MAX_DISTANCE:
         raise InvalidInputError(f"plot distance: expected a whole number in [1, {MAX_DISTANCE}], got {max_distance!r}")
     from . import _decay
 
     distances = range(max_distance + 1)
+    if variant.per_head:  # one curve per head (the first MAX_CURVES heads)
+        curves = [(f"head {h}", decay_enclosures(variant.head(h), max_distance)[1][0][1])
+                  for h in range(min(variant.heads, MAX_CURVES))]
+        return "B_h(D), RoFormer's bound of each head's rotary part (certified enclosure)", curves
     if variant.kind == "rotary":
         omegas = variant.frequencies()
         if variant.mixed:
@@ -144,7 +151,7 @@ def decay_svg(variant, max_distance: int = DEFAULT_DISTANCE) -> str:
         out.append(f'<line x1="{_WIDTH - _RIGHT + 12}" y1="{y}" x2="{_WIDTH - _RIGHT + 32}" y2="{y}" '
                    f'stroke="{colour}" stroke-width="2"/>')
         out.append(f'<text x="{_WIDTH - _RIGHT + 38}" y="{y + 4}">{_escape(label)}</text>')
-    if variant.kind == "bias" and variant.heads > MAX_CURVES:
+    if variant.heads is not None and variant.heads > MAX_CURVES:
         out.append(f'<text x="{_WIDTH - _RIGHT + 12}" y="{_TOP + 8 + 18 * len(curves)}">'
                    f"(first {MAX_CURVES} of {variant.heads} heads)</text>")
     out.append(f'<text x="{_LEFT}" y="{_HEIGHT - 2}" font-size="10" fill="#555555">certified bounds: each band '

@@ -11,7 +11,7 @@ from .._ground._text import one_line
 from ..claims import TESTED
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._check import PROPERTY_TITLES
-from ._kernel_file import tested_evidence, tested_summary
+from ._kernel_file import TOLERANCE
 from ._offset import not_applicable
 from ._spec import Variant
 
@@ -91,3 +91,29 @@ def format_results(variant: Variant, results, seconds: float) -> str:
     return "\n".join(one_line(line) for line in lines)
 
 
+# -- what a *tested* verdict says it tested -----------------------------------------------------------
+
+
+def tested_evidence(result) -> dict | None:
+    """What the ``kernel`` property of ``result`` tested: the targets, the positions, the values compared,
+    the largest difference (as a fraction of the allowance) and the tolerance; ``None`` when no file was
+    compared."""
+    checks = [p.data for p in result.proof.parts if isinstance(p.data, dict) and "positions" in p.data]
+    if not checks:
+        return None
+    return {"targets": [c["target"] for c in checks], "positions": sorted({p for c in checks for p in c["positions"]}),
+            "values_compared": sum(c["compared"] for c in checks),
+            "largest_difference": max(c["max_ratio"] for c in checks),
+            "tolerance": f"{TOLERANCE:g} x (1 + |position|)"}
+
+
+def tested_summary(result) -> str:
+    """One line: what a *tested* kernel property tested (never a proof: finitely many positions)."""
+    evidence = tested_evidence(result)
+    if evidence is None:
+        return ""
+    positions = evidence["positions"]
+    span = f" ({min(positions)}..{max(positions)})" if positions else ""
+    return (f"{', '.join(evidence['targets'])} files at {len(positions)} positions{span}, "
+            f"{evidence['values_compared']} values: largest difference {evidence['largest_difference']:.2g} of the "
+            f"tolerance {evidence['tolerance']}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import sympy as sp
@@ -78,8 +78,10 @@ class Variant:
     positions: str = "integers"  # the positions the properties range over: "integers" or "nonnegative"
     relative: Formula | None = None  # [position] relative: rho(i, j), the relative position the angle uses
     causal: bool = False  # [position] causal: only keys j <= i are scored
+    head_index: int | None = None  # a rotary file with heads: the one head this variant is (see head())
 
     per_axis: Formula | tuple | None = None  # rule "per_axis": rows of exact numbers, or a formula in r, a
+    generators: tuple = ()  # kind "dense": one exact width x width matrix A_a per axis, R(m) = exp(sum m_a A_a)
     equivalent_per_axis: Formula | tuple | None = None  # the same, of the named scheme
     amplitude: Formula | None = None  # [position] amplitude: p_t multiplied by a(t) (additive; scaled sinusoidal)
     vectors: Any = None  # [vectors]: a learned table of rows (a _table_file.VectorTable), additive only
@@ -94,6 +96,19 @@ class Variant:
     def last_position(self) -> int | None:
         """``N`` of a declared range ``positions = "0..N"``; ``None`` when the positions have no end."""
         return position_range_end(self.positions)
+
+    @property
+    def per_head(self) -> bool:
+        """Whether this is a rotary file of ``heads = N`` heads taken as a whole: its formulas may read the head
+        index ``h`` (symbolic here; :meth:`head` gives one head) and it may add a bias (:mod:`._heads`)."""
+        return self.kind == "rotary" and self.heads is not None and self.head_index is None
+
+    def head(self, h: int) -> "Variant":
+        """Head ``h`` of a rotary file with heads: the same file with ``h`` fixed (built once per head)."""
+        cache = self.__dict__.setdefault("_head_variants", {})
+        if h not in cache:
+            cache[h] = replace(self, head_index=int(h))
+        return cache[h]
 
     @property
     def mixed(self) -> bool:
@@ -129,7 +144,7 @@ class Variant:
 
     @property
     def freq_denominator(self) -> int | None:
-        if self.kind == "bias":
+        if self.kind in ("bias", "dense"):
             return None
         if self.denominator is not None:
             return self.denominator
@@ -141,6 +156,8 @@ class Variant:
                "rotated_width": self.rotated_width}
         env = {k: sp.Integer(v) for k, v in env.items() if v is not None}
         env.update(self.params)
+        if self.kind == "rotary" and self.heads is not None:  # per-head rotary parameters (see _heads)
+            env.update(heads=sp.Integer(self.heads), h=_H if self.head_index is None else sp.Integer(self.head_index))
         return env
 
     @property
@@ -215,6 +232,7 @@ class Variant:
 
         Exact values cost milliseconds each; what needs every pair at once (the kernel's
         table, load-time validation) uses :meth:`frequencies_digits` and :meth:`generic_value`."""
+        self._one_head("frequencies")
         key = "_frequencies" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -229,6 +247,13 @@ class Variant:
                 cached = [self.frequency_at(r, seq_len) for r in range(self.n_pairs)]
             self.__dict__[key] = cached
         return list(cached)
+
+    def _one_head(self, what: str) -> None:
+        """A file with per-head rotary parameters has one frequency table per head: asking the whole file
+        for one is an error naming the fix, never head 0's table by default."""
+        if self.per_head:
+            raise VariantFileError(f"{self.source}: {what}() of a rotary file with heads = {self.heads} is per "
+                                   "head: take one head with variant.head(h)")
 
     @property
     def _shared_base(self) -> bool:
@@ -272,6 +297,7 @@ class Variant:
         naming the index. At a given length, frequencies are evaluated from the definition with every
         number a Float of ``digits + 20`` digits: exact powers of large rationals (a dynamic base at
         some call length) would cost SymPy seconds per table."""
+        self._one_head("frequencies_digits")
         key = f"_digits_{digits}" + self._length_key(seq_len)
         cached = self.__dict__.get(key)
         if cached is None:
@@ -455,8 +481,15 @@ class Variant:
         return [self.exact_value(h) for h in range(self.heads)]
 
     def _bias_env(self, i, j, slope, h) -> dict:
-        return {**self.params, "i": sp.sympify(i), "j": sp.sympify(j), "slope": sp.sympify(slope),
-                "h": _H if h is None else sp.sympify(h), "heads": sp.Integer(self.heads)}
+        if h is None and self.head_index is not None:  # one head of a rotary file with a bias
+            h = self.head_index
+        env = {**self.params, "slope": sp.sympify(slope), "h": _H if h is None else sp.sympify(h),
+               "heads": sp.Integer(self.heads)}
+        if len(self.axes) > 1:  # bias.axes: i and j are vectors, read as i_y, i_x, j_y, j_x
+            env.update({f"{side}_{axis}": sp.sympify(x) for side, point in (("i", i), ("j", j))
+                        for axis, x in zip(self.axes, point)})
+            return env
+        return {**env, "i": sp.sympify(i), "j": sp.sympify(j)}
 
     def bias_at(self, i, j, slope, h=None) -> sp.Expr:
         """The bias of the query at ``i`` and the key at ``j`` in head ``h`` (default: the symbolic head)
@@ -481,7 +514,11 @@ class Variant:
     def describe(self) -> dict:
         """A JSON-ready summary of the definition (formulas as their text)."""
         out = {"name": self.name, "title": self.title, "kind": self.kind, "source": self.source}
-        if self.kind != "bias":
+        if self.kind == "dense":
+            from ._dense_format import generators_text
+
+            out.update(width=self.width, axes=list(self.axes), generators=generators_text(self))
+        elif self.kind != "bias":
             out.update(width=self.width, pairing=self.pairing, frequency_rule=self.rule,
                        denominator=self.freq_denominator)
         if self.kind == "rotary":
@@ -504,8 +541,14 @@ class Variant:
             out["notes"] = list(self.notes)
         if self.positions != "integers":
             out["positions"] = self.positions
+        if self.kind == "bias" and len(self.axes) > 1:
+            out["axes"] = list(self.axes)
         if self.causal:
             out["causal"] = True
+        if self.kind == "rotary" and self.heads is not None:
+            out["heads"] = self.heads
+            if self.head_index is not None:
+                out["head"] = self.head_index
         if self.amplitude is not None:
             out["amplitude"] = self.amplitude.text
         if self.vectors is not None:
@@ -619,14 +662,32 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
 
     params = _parse_params(reader, data.get("params", {}))
     fields["params"] = params
+    from ._heads import parse_heads, parse_rotary_bias, validate_heads
+
+    parse_heads(reader, data, fields)
     if "mask" in data:
         from ._mask import read_mask
 
         fields["mask"] = read_mask(reader, data["mask"], params)
 
+    if kind == "bias" and "axes" in data.get("bias", {}):  # Swin: positions with several coordinates
+        from ._bias_axes_format import parse_bias_axes
+
+        for key in ("formula", "heads", "slope"):
+            if key not in data["bias"]:
+                raise reader.fail(f"bias.{key}", "is required")
+        if "mask" in data:
+            raise reader.fail("mask.allowed", "reads scalar positions i, j; a bias over several axes takes no mask")
+        parse_bias_axes(reader, data, fields)
+        return Variant(**fields)
     if kind == "bias":
         _parse_bias(reader, data, fields)
         return _masked(Variant(**fields))
+    if kind == "dense":
+        from ._dense_format import parse_dense
+
+        parse_dense(reader, data, fields)
+        return Variant(**fields)
     if "bias" in data.get("equivalent", {}):
         raise reader.fail("equivalent.bias", f"applies to kind = 'bias' only, not {kind!r}")
 
@@ -661,6 +722,7 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
         _parse_per_axis(reader, data, fields)
     if kind == "rotary":
         _parse_rotary_extras(reader, data, fields)
+        parse_rotary_bias(reader, data, fields)
     if "per_axis" in data.get("equivalent", {}) and fields.get("rule") != "per_axis":
         raise reader.fail("equivalent.per_axis", "applies with frequencies.rule = 'per_axis' only; "
                                                  "state equivalent.frequencies")
@@ -694,7 +756,10 @@ def parse_variant(data: Mapping, source: str = "<dict>") -> Variant:
                 raise reader.fail("equivalent.frequencies", f"gives {value} for pair r={r}; expected a finite real "
                                                             "frequency")
         return variant
-    _validate_values(reader, variant)
+    if variant.per_head:
+        validate_heads(reader, variant, _validate_values)
+    else:
+        _validate_values(reader, variant)
     return _masked(variant)
 
 

@@ -55,7 +55,8 @@ CASES = [
     (GOOD + '[position]\naxes = ["row", "col"]\n', "position.axis", "is required"),
     (GOOD + '[position]\naxes = ["row", "col"]\naxis = "r"\n', "position.axis", "axis index"),
     (GOOD + '[rotation]\nblock = [["cos(x)"]]\n', "rotation.block", "2x2"),
-    (GOOD + '[bias]\nformula = "0"\n', "bias", "does not apply"),
+    # a rotary file may add a bias to each head's score, once it counts its heads
+    (GOOD + '[bias]\nformula = "0"\n', "bias", "needs the head count: write heads = N at the top level"),
     (GOOD + "[scale]\nquery = [1]\n", "scale.query", "formula string or a number"),
     (GOOD + '[equivalent]\nname = "$\\\\input{/etc/passwd}$"\nfrequencies = "1"\n', "equivalent.name", "plain text"),
     (GOOD + '[equivalent]\nname = "a\\u001b[31m"\nfrequencies = "1"\n', "equivalent.name", "control characters"),

@@ -267,6 +267,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
     """The builds of every position formula of ``variant`` at ``point`` ((m,) or (i, j)) that a call
     for ``sides`` evaluates."""
     I = sp.Integer
+    if variant.kind == "bias" and len(variant.axes) > 1:  # bias.axes: the point is (i coordinates, j coordinates)
+        n = len(variant.axes)
+        return [lambda h=h: variant.bias_at(tuple(map(I, point[:n])), tuple(map(I, point[n:])), variant.exact_value(h), h)
+                for h in range(variant.heads)]
     if variant.vectors is not None:  # a learned table: the row the position reads
         from symproof.variants._vectors import exact_row
 
@@ -281,7 +285,10 @@ def _exact_builds(variant, point: tuple, sides=("query", "key")) -> list:
         builds = [lambda: variant.angle_position(I(point[0]))]
         positions = point[:1]
     if variant.kind == "rotary":
-        builds += [lambda m=m, r=r, side=side: variant.scale(side, I(m), r) for m in positions
+        # a file with heads: every head's scales (a table read by the position in one head only would make
+        # every head's call expected to refuse; no file here reads one so)
+        ones = [variant.head(h) for h in range(variant.heads)] if variant.heads is not None else [variant]
+        builds += [lambda one=one, m=m, r=r, side=side: one.scale(side, I(m), r) for one in ones for m in positions
                    for r in range(variant.n_pairs) for side in sides]
     return builds
 
@@ -322,6 +329,10 @@ def _calls(variant, module, lib, p):
     """The kernel's calls that put position ``p`` in each place a position goes, with the point of the
     definition each one evaluates and the side (query or key, ``None`` for both)."""
     as_array = _as_input(lib)
+    if variant.kind == "bias" and len(variant.axes) > 1:  # p on every axis of the query, then of the key
+        n = len(variant.axes)
+        return [((p,) * n + (0,) * n, None, lambda: module.bias_at(as_array([[p] * n]), as_array([[0] * n]))),
+                ((0,) * n + (p,) * n, None, lambda: module.bias_at(as_array([[0] * n]), as_array([[p] * n])))]
     if variant.kind == "bias":
         return [((p, 0), None, lambda: module.bias_at(as_array([p]), as_array([0]))),
                 ((0, p), None, lambda: module.bias_at(as_array([0]), as_array([p])))]
@@ -333,6 +344,9 @@ def _calls(variant, module, lib, p):
                 ((0, p), None, lambda: module.scores(x, x, as_array([0]), as_array([p])))]
     axes = len(variant.axes)
     position = [[p] * axes] if axes > 1 else [p]
+    if variant.heads is not None:  # a rotary file with heads: every head (see _exact_builds)
+        return [((p,), side, lambda side=side, h=h: module.apply(x, as_array(position), side, head=h))
+                for side in ("query", "key") for h in range(variant.heads)]
     return [((p,), side, lambda side=side: module.apply(x, as_array(position), side)) for side in ("query", "key")]
 
 
@@ -409,10 +423,11 @@ def _c_driver(module: str, variant) -> str:
                 f"    for (int c = 0; c < {width}; ++c) q[c] = k[c] = 1.0;\n"
                 f"    printf(\"%d\\n\", {module}_scores(q, k, &i, &j, out, 1, 1));")
     else:
+        head = ", 0" if variant.heads is not None else ""  # a file with heads: head 0 (its bounds: test_heads)
         call = (f"double x[{width}], out[{width}], pos[{axes}];\n"
                 f"    for (int c = 0; c < {width}; ++c) x[c] = 1.0;\n"
                 f"    for (int c = 0; c < {axes}; ++c) pos[c] = strtod(argv[1], 0);\n"
-                f"    printf(\"%d %d\\n\", {module}_apply(x, pos, out, 1, 1), {module}_apply(x, pos, out, 1, 0));")
+                f"    printf(\"%d %d\\n\", {module}_apply(x, pos, out, 1, 1{head}), {module}_apply(x, pos, out, 1, 0{head}));")
     return (f'#include <stdio.h>\n#include <stdlib.h>\n#include "{module}.c"\n\n'
             f"int main(int argc, char **argv)\n{{\n    (void)argc;\n    {call}\n    return 0;\n}}\n")
 
@@ -444,6 +459,9 @@ def test_c_kernels_return_the_documented_code_under_sanitizers(variant, tmp_path
                                                        "LAST_POSITION": None}
     codes.pop("LAST_POSITION", None)
     ranged.pop("LAST_POSITION", None)
+    if variant.heads is not None:  # a file with heads: its head code, and the head count
+        assert codes.pop("HEADS") == str(variant.heads)
+        ranged["HEAD_OUT_OF_RANGE"] = "3"
     assert codes == {"OK": "0", "POSITION_OUT_OF_TABLE": "1", **ranged}
     for p in outside_positions(variant):
         points = [(p, 0), (0, p)] if variant.relative is not None else [(p,)]

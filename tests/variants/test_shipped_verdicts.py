@@ -65,6 +65,20 @@ EXPECTED = {
     # past the key's chunk the relative position reads j mod s, where the key sits in its chunk; in the
     # key's chunk it is (i mod s) - (j mod s) = i - j, 0 on the diagonal
     "dual_chunk": dict(norm=Y, relative=N, shift=N, plain_at_zero=Y),
+    # exp of skew-symmetric generators is orthogonal; commuting ones give exp(-X_i) exp(X_j) = exp(X_j - X_i),
+    # a function of the offset vector; A_y != 0, so R(D) != R(-D) = R(D)^T somewhere
+    "string_2d": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # skew-symmetric but [A_y, A_x] != 0: exp(-A_y) exp(A_x) != exp(A_x - A_y) (Baker-Campbell-Hausdorff: they
+    # differ by -[A_y, A_x]/2 at second order), so offsets alone do not fix the score; norms are still kept
+    "liere_2d": dict(norm=Y, relative=N, shift=N, direction=Y, plain_at_zero=Y),
+    # a table of the offset vector (dy, dx) alone: relative and shift-invariant; entries of (dy, dx) and (-dy, -dx)
+    # differ, so the direction shows; the entry of offset (0, 0) is not 0
+    "swin_window": dict(relative=Y, shift=Y, direction=Y, plain_at_zero=N),
+    # gamma_h^i gamma_h^(-j) = gamma_h^(i - j) in every head: offset-only, the sine shows the sign, and at
+    # i = j the factors cancel; but gamma_h^m != 1 scales the norms
+    "retnet": dict(norm=N, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
+    # RoPE's score plus -slope_h |j - i|: both offset-only, the bias even and 0 at offset 0, RoPE's sine odd
+    "rope_alibi": dict(norm=Y, relative=Y, shift=Y, direction=Y, plain_at_zero=Y),
     # a table of 16 random rows (width 8): their norms differ, so neither the norm nor p_i^T p_j depends on
     # the offset alone; 15 successive steps in 8 dimensions leave the rank of [p_t | p_(t+1)] above that of
     # p_t (no one matrix steps every row); a dot product is symmetric; row 0 is not sin 0, cos 0 = (0, 1, ...)
