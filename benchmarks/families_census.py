@@ -79,13 +79,17 @@ def compare(identified, model, folder):
     spec = importlib.util.spec_from_file_location(f"census_{abs(hash(path))}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    d = identified.head
     T = len(PROBE_POSITIONS)
-    x = np.broadcast_to(np.eye(d)[:, None, :], (d, T, d)).copy()
-    positions = np.broadcast_to(np.array(PROBE_POSITIONS)[None], (d, T)).copy()
+
+    def basis(d):  # (d, T, d): e_j at every probed position; a config may set the head width per layer
+        return (np.broadcast_to(np.eye(d)[:, None, :], (d, T, d)).copy(),
+                np.broadcast_to(np.array(PROBE_POSITIONS)[None], (d, T)).copy())
+
     worst = -np.inf
     regimes = getattr(module, "LAYER_REGIMES", None)
     for layer, maps in identified.recorded.items():
+        d = maps.shape[-1]
+        x, positions = basis(d)
         ours = module.apply(x, positions, regime=regimes[layer]) if regimes else module.apply(x, positions)
         theirs = np.transpose(maps, (2, 0, 1))  # (j, t, i)
         bound = (8 * np.abs(np.array(PROBE_POSITIONS, dtype=float))[None, :, None] + 8) * 2.0 ** -24 * 2
@@ -93,6 +97,8 @@ def compare(identified, model, folder):
     # M-RoPE: the maps recorded with each axis alone and with the axes mixed, as (3, rows) positions
     for layer, runs in identified.axis_runs.items():
         for rows, maps in runs:
+            d = maps.shape[-1]
+            x, _ = basis(d)
             axes = np.broadcast_to(np.array(rows)[:, None, :], (len(rows), d, T)).copy()
             ours = module.apply(x, axes, regime=regimes[layer]) if regimes else module.apply(x, axes)
             theirs = np.transpose(maps, (2, 0, 1))
@@ -112,13 +118,15 @@ def main():
     from symproof.models._config import load_model, model_from_identified
 
     types = sys.argv[2:] or rotary_types()
-    signal.signal(signal.SIGALRM, _alarm)
+    # the budget is CPU time (SIGPROF counts the process's CPU time): a type is not refused because other
+    # processes share the cores
+    signal.signal(signal.SIGPROF, _alarm)
     counts = {}
     with open(out_path, "w", encoding="utf-8") as out, tempfile.TemporaryDirectory() as tmp:
         for k, model_type in enumerate(types):
             start = time.time()
             entry = {"model_type": model_type}
-            signal.alarm(150)
+            signal.setitimer(signal.ITIMER_PROF, 150)
             try:
                 kind = text_model(model_type)
                 if kind:
@@ -138,12 +146,12 @@ def main():
                     if identified.axis_count:
                         entry["mrope_section"] = list(model.mrope_section)
             except Timeout:
-                entry.update(verdict="refused", why="timeout (150 s)")
+                entry.update(verdict="refused", why="timeout (150 CPU s)")
             except Exception as err:  # noqa: BLE001 -- the census records every outcome
                 entry.update(verdict="refused" if type(err).__name__ == "VariantFileError" else "error",
                              why=f"{type(err).__name__}: {str(err)[:300]}")
             finally:
-                signal.alarm(0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
             entry["seconds"] = round(time.time() - start, 1)
             counts[entry["verdict"]] = counts.get(entry["verdict"], 0) + 1
             out.write(json.dumps(entry) + "\n")

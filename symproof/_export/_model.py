@@ -7,7 +7,8 @@ regime of each decoder layer, and where the rotated block sits in a head.  The
 exported module states all of it:
 
 - ``REGIMES``: the regime names; ``LAYER_REGIMES``: one name per decoder layer;
-- ``apply(x, positions, regime=None, seq_len=None)``: ``x`` is ``(..., HEAD_WIDTH)``;
+- ``apply(x, positions, regime=None, seq_len=None)``: ``x`` is ``(..., HEAD_WIDTH)`` (a model whose head
+  width differs per layer, Gemma 4's: ``(..., HEAD_WIDTHS[regime])``);
   ``regime`` is required when there are several; a NoPE regime returns ``x``;
   the rotated block ``[ROTARY_OFFSET, ROTARY_OFFSET + width)`` is rotated as
   the regime's kernel does (frequencies of the call, pairing, attention scaling)
@@ -91,10 +92,12 @@ def _python_source(model, target: str) -> str:
     lines = ["", "import math", f"import {lib}", "",
              f"REGIMES = ({''.join(repr(r.name) + ', ' for r in regimes)})",
              f"LAYER_REGIMES = ({''.join(repr(n) + ', ' for n in model.layer_regimes)})",
-             f"HEAD_WIDTH = {model.head_width}",
-             f"ROTARY_OFFSET = {model.offset}",
-             f"OUTPUT_ORDER = {None if model.output_order is None else list(model.output_order)!r}",
-             f"MROPE_SECTION = {None if model.mrope_section is None else tuple(model.mrope_section)!r}"]
+             f"HEAD_WIDTH = {model.head_width}"]
+    if model.regime_widths:  # regime names are HF's layer type names or rope-k, validated; widths integers
+        lines.append(f"HEAD_WIDTHS = {dict(model.regime_widths)!r}  # the head width of each regime's layers")
+    lines += [f"ROTARY_OFFSET = {model.offset}",
+              f"OUTPUT_ORDER = {None if model.output_order is None else list(model.output_order)!r}",
+              f"MROPE_SECTION = {None if model.mrope_section is None else tuple(model.mrope_section)!r}"]
     if model.mrope_section is not None:
         axes = [k % 3 for k, size in enumerate(model.mrope_section) for _ in range(size)]
         lines.append(f"PAIR_AXIS = [{', '.join(map(str, axes))}]  # 0: t, 1: h, 2: w")
@@ -115,11 +118,11 @@ def _python_source(model, target: str) -> str:
               "        regime = REGIMES[0]",
               "    if regime not in _MAPS:",
               "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')"]
-    lines += _python_apply(target)
+    lines += _python_apply(target, bool(model.regime_widths))
     return "\n".join(lines) + "\n"
 
 
-def _python_apply(target: str) -> list:
+def _python_apply(target: str, per_regime: bool = False) -> list:
     if target == "numpy":
         asarray, as_index, copy = ("numpy.asarray(x, dtype=numpy.float64)",
                                    "numpy.asarray(positions, dtype=numpy.float64)", "x.copy()")
@@ -136,10 +139,15 @@ def _python_apply(target: str) -> list:
         peak = "int(pos.max().item()) + 1 if pos.numel() else 1"
         take = "torch.movedim(pos[PAIR_AXIS], 0, -1)"
         cos, sin = "torch.cos", "torch.sin"
-    return [f"    x = {asarray}",
-            "    if x.shape[-1] != HEAD_WIDTH:",
-            "        raise ValueError(f'x must end with HEAD_WIDTH = {HEAD_WIDTH} coordinates, got shape "
-            "{tuple(x.shape)}')",
+    if per_regime:  # the head width differs per layer: x of the regime's own width (a NoPE regime: any)
+        width_check = ["    if regime in HEAD_WIDTHS and x.shape[-1] != HEAD_WIDTHS[regime]:",
+                       "        raise ValueError(f'x must end with HEAD_WIDTHS[{regime!r}] = {HEAD_WIDTHS[regime]} "
+                       "coordinates, got shape {tuple(x.shape)}')"]
+    else:
+        width_check = ["    if x.shape[-1] != HEAD_WIDTH:",
+                       "        raise ValueError(f'x must end with HEAD_WIDTH = {HEAD_WIDTH} coordinates, got shape "
+                       "{tuple(x.shape)}')"]
+    return [f"    x = {asarray}"] + width_check + [
             "    spec = _MAPS[regime]",
             "    if spec is None:",
             f"        return {copy}",

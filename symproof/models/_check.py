@@ -76,6 +76,8 @@ def model_as_dict(model: ModelRope, checked, seconds: float | None = None) -> di
            "rotary_offset": model.offset, "notes": list(model.notes),
            "mrope_section": None if model.mrope_section is None else list(model.mrope_section),
            "layer_regimes": list(model.layer_regimes), "regimes": [], "exit_code": model_exit_code(checked)}
+    if model.regime_widths:
+        out["head_widths"] = dict(model.regime_widths)
     for regime, results in checked:
         entry = {"regime": regime.name, "layers": list(regime.layers), "nope": regime.variant is None}
         if regime.variant is not None:
@@ -112,7 +114,9 @@ def _provenance(model: ModelRope, target: str) -> list:
         part = call_length_provenance(variant, target, attention_scaling(variant), reads_length(variant))
         if not lines:
             lines.append(part[0])
-            lines.append(f"Model: {model.model_type}, head width {model.head_width}; REGIMES and LAYER_REGIMES "
+            widths = (f"head widths {', '.join(f'{n} {w}' for n, w in model.regime_widths)} (HEAD_WIDTHS)"
+                      if model.regime_widths else f"head width {model.head_width}")
+            lines.append(f"Model: {model.model_type}, {widths}; REGIMES and LAYER_REGIMES "
                          "name the rotary map of each decoder layer.")
             lines += [f"  {note}" for note in model.notes]
         lines.append(f"Regime {regime.name!r} ({_layers(regime, model)}):")

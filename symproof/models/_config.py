@@ -637,11 +637,12 @@ def model_from_identified(identified, source: str) -> ModelRope:
                         how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded" + (
                             "" if order is None else ", written out as [even | odd]"),
                         partial="partial_rotary_factor", default_partial=1.0)
-        data = {"head_dim": identified.head, "rope_parameters": json.loads(m.table), "partial_rotary_factor": m.partial,
+        head = m.head or identified.head
+        data = {"head_dim": head, "rope_parameters": json.loads(m.table), "partial_rotary_factor": m.partial,
                 "max_position_embeddings": text.get("max_position_embeddings") or 2048}
         reader = _Reader(_Config(data, source), family, identified.text_type)
         reader.layer_names = layer_names
-        variant = reader.variant(identified.head, m.pairing, family.how, "head_dim as HF resolved it", None,
+        variant = reader.variant(head, m.pairing, family.how, "head_dim as HF resolved it", None,
                                  len(distinct) > 1 and names[m])
         if variant.rotated_width != m.width or variant.pairing != m.pairing:
             raise VariantFileError(f"HF rotates {m.width} coordinates ({m.pairing} pairs), the reader of the rope "
@@ -660,13 +661,23 @@ def model_from_identified(identified, source: str) -> ModelRope:
                   + " (None in the config, used by HF's own code; a size that never enters the position map, "
                     "filled as the shrinking sets it)",)
     nope = text.get("qk_nope_head_dim")
-    if isinstance(nope, int) and text.get("qk_rope_head_dim") == identified.head:
-        notes += (f"multi-head latent attention: the head read is the qk_rope_head_dim = {identified.head} "
+    if isinstance(nope, int) and text.get("qk_rope_head_dim") in {m.head or identified.head for m in distinct}:
+        notes += (f"multi-head latent attention: the head read is the qk_rope_head_dim = {text['qk_rope_head_dim']} "
                   f"coordinates HF's attention passes to its apply function; the qk_nope_head_dim = {nope} "
                   "others of each query/key head are not rotated, and apply takes the rotated part only",)
     stem = _slug(os.path.splitext(os.path.basename(source))[0] if source != "<config>" else identified.model_type)
-    return ModelRope(identified.text_type, source, stem, identified.head, 0, order, mrope, tuple(regimes),
-                     tuple(layer_names), notes)
+    widths = {names[m]: m.head or identified.head for m in distinct}
+    regime_widths: tuple = ()
+    head_width = identified.head
+    if len(set(widths.values())) > 1:  # the config sets the head width per layer (HF's per_layer_config)
+        regime_widths = tuple(widths.items())
+        head_width = max(widths.values())
+        notes += ("head width per layer (HF's per_layer_config): " + "; ".join(
+            f"{name}: {width}" for name, width in regime_widths) + "; apply takes x of the regime's head width",)
+    elif widths:
+        head_width = next(iter(widths.values()))
+    return ModelRope(identified.text_type, source, stem, head_width, 0, order, mrope, tuple(regimes),
+                     tuple(layer_names), notes, regime_widths)
 
 
 def _identified_axes(distinct):

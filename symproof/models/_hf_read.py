@@ -72,7 +72,7 @@ MAX_PARAMETERS = 40_000_000
 _SHRINK = {"intermediate_size": 32, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32,
            "ffn_hidden_size": 32, "vocab_size": 512, "num_experts": 4, "n_routed_experts": 4,
            "num_local_experts": 4, "moe_num_experts": 4, "num_experts_per_tok": 2, "moe_k": 2, "moe_topk": 2,
-           "top_k": 2, "n_group": 1, "topk_group": 1, "kv_lora_rank": 16, "q_lora_rank": 16, "n_shared_experts": 1,
+           "top_k": 2, "n_group": 1, "topk_group": 1, "kv_lora_rank": 16, "q_lora_rank": 16, "o_lora_rank": 16, "n_shared_experts": 1,
            "num_shared_experts": 1, "linear_num_key_heads": 2, "linear_num_value_heads": 2,
            "linear_key_head_dim": 16, "linear_value_head_dim": 16, "mamba_n_heads": 2, "mamba_d_head": 16,
            "mamba_d_state": 16, "ssm_state_size": 16, "mamba_expand": 1,
@@ -85,6 +85,8 @@ _VOCAB = re.compile(r"vocab_size$")
 _KEEP = re.compile(r"head|rope|rotary|position|window|^hidden_size$")  # hidden_size itself is set from the head
 #: config keys read as expert counts (a router's width, never a position size), shrunk to 4 when not in _SHRINK
 _EXPERTS = re.compile(r"(^|_)(num|n)_\w*experts$|(^|_)experts?_num$")
+#: config keys read as the experts a token is routed to (a router's top-k), filled with 2 when left None
+_TOP_K = re.compile(r"^(top_?k|num_experts_per_tok)(_experts)?$")
 
 
 def transformers_available() -> bool:
@@ -108,6 +110,7 @@ class LayerMap:
     partial: float = 1.0
     output_order: tuple | None = None  # the head's coordinates as written out after the rotation (see _LAYOUTS)
     axes: tuple | None = None  # M-RoPE: the position axis each rotated pair follows (see _hf_axes)
+    head: int = 0  # the layer's head width (a config may set it per layer); 0: NoPE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,12 +153,33 @@ def _head_width(text) -> int | None:
     return None
 
 
+def _global(text):
+    """``text`` itself, or for a heterogeneous config (HF's ``per_layer_config``) a copy with its per-layer
+    overrides taken off, so that its global values read as before (HF raises on reading them globally)."""
+    if not getattr(text, "per_layer_attributes", None):
+        return text
+    plain = text.__class__.from_dict(text.to_dict())
+    plain.per_layer_config = None
+    return plain
+
+
+def _layer_heads(text, count: int) -> list | None:
+    """The head width of each decoder layer of a config whose head width is set per layer, else None."""
+    if not getattr(text, "per_layer_attributes", None):
+        return None
+    return [_head_width(text.per_layer_config[i]) for i in range(count)]
+
+
 def _shrunk(text, head: int, stated=frozenset()):
+    overrides = _overrides(text)
     small = text.__class__.from_dict(text.to_dict())
+    if overrides:
+        small.per_layer_config = None  # the global values are shrunk first, then each layer's overrides
     heads = 2
     small.num_attention_heads = heads
     if getattr(small, "num_key_value_heads", None) is not None:
-        small.num_key_value_heads = 1 if text.num_key_value_heads != text.num_attention_heads else heads
+        plain = _global(text)
+        small.num_key_value_heads = 1 if plain.num_key_value_heads != plain.num_attention_heads else heads
     # head counts given one per layer (Laguna): two query heads and one or two key-value heads, as above
     queries = getattr(small, "num_attention_heads_per_layer", None)
     keys = getattr(small, "num_key_value_heads_per_layer", None)
@@ -185,11 +209,43 @@ def _shrunk(text, head: int, stated=frozenset()):
         if key.endswith("token_id") and isinstance(vocab, int) and isinstance(getattr(small, key, None), int) \
                 and getattr(small, key) >= vocab:
             setattr(small, key, 0)
+    if overrides:
+        globals_ = _global(text)
+        small.per_layer_config = {layer: _shrunk_layer(values, sizes, heads, globals_)
+                                  for layer, values in overrides.items()}
     small.use_cache = False
     # the grouped-matmul experts take no float64; the eager loop computes the same thing
     with contextlib.suppress(Exception):
         small._experts_implementation = "eager"
     return small
+
+
+def _overrides(text) -> dict:
+    """``{layer: {attribute: value}}``: what HF's ``per_layer_config`` sets per layer (empty for most configs)."""
+    if not getattr(text, "per_layer_attributes", None):
+        return {}
+    import copy
+
+    return {int(layer): copy.deepcopy(values) for layer, values in text._heterogeneity_spec.per_layer_overrides.items()}
+
+
+def _shrunk_layer(values: dict, sizes: dict, heads: int, text) -> dict:
+    """One layer's overrides shrunk by the rules of :func:`_shrunk`: two query heads and one or two key-value
+    heads, the sizes that never enter the position map; its head width (``head_dim``, ``qk_*_head_dim``),
+    rope parameters and window kept."""
+    out = dict(values)
+    queries = values.get("num_attention_heads", getattr(text, "num_attention_heads", None))
+    if "num_attention_heads" in out:
+        out["num_attention_heads"] = heads
+    if "num_key_value_heads" in out and isinstance(out["num_key_value_heads"], int):
+        out["num_key_value_heads"] = 1 if out["num_key_value_heads"] != queries else heads
+    for key, value in sizes.items():
+        current = out.get(key)
+        if isinstance(current, int) and not isinstance(current, bool) and current > value:
+            out[key] = value
+        elif isinstance(current, list) and current and all(type(v) is int for v in current):
+            out[key] = [min(v, value) for v in current]
+    return out
 
 
 def _agree_mamba(small):
@@ -360,6 +416,8 @@ def _unset_sizes(small) -> dict:
             out[key] = _SHRINK[key]
         elif _EXPERTS.search(key):
             out[key] = 4
+        elif _TOP_K.search(key):
+            out[key] = 2
         elif _SIZE.search(key) and not _KEEP.search(key):
             out[key] = 512 if _VOCAB.search(key) else 32
     return out
@@ -399,7 +457,20 @@ def _build(small, source: str, model_type: str):
     return model, errors
 
 
-def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
+def _run(text, head: int, source: str, model_type: str, stated=frozenset(), fill: bool = False):
+    """Build the shrunk model and record one forward; when HF's own build or forward fails and the class
+    defaults leave a size None that never enters the position map, once more with it filled."""
+    try:
+        return _run_once(text, head, source, model_type, stated, fill)
+    except _Unfilled:
+        return _run_once(text, head, source, model_type, stated, True)
+
+
+class _Unfilled(Exception):
+    """HF's forward failed on a model built with sizes left None that the shrinking can fill."""
+
+
+def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool):
     import importlib
 
     import torch
@@ -408,9 +479,9 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
     count = getattr(small, "num_hidden_layers", None)
     if not isinstance(count, int) or count < 1:
         raise _fail(source, model_type, "the text config has no num_hidden_layers")
-    model, errors = _build(small, source, model_type)
     filled: tuple = ()
     unset = _unset_sizes(small)
+    model, errors = (None, []) if fill and unset else _build(small, source, model_type)
     if model is None and unset:
         # HF's class defaults leave a size its own code uses None (Dots1's n_routed_experts): filled as the
         # shrinking sets it, since it never enters the position map; the output names it
@@ -464,6 +535,8 @@ def _run(text, head: int, source: str, model_type: str, stated=frozenset()):
                 break
             except Exception as err:  # noqa: BLE001
                 first = first or err
+        if first is not None and unset and not filled:
+            raise _Unfilled()
         if first is not None:
             raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(first).__name__}: "
                                             f"{str(first).splitlines()[0][:160] if str(first) else ''})") from None
@@ -502,6 +575,12 @@ def _structure(maps, layer: int, fail):
     w = len(moving)
     if w == 0:
         return 0, None, None
+    k = w // 2
+    if w % 2 == 0 and k < width // 2 and moving == list(range(k)) + list(range(width // 2, width // 2 + k)):
+        raise fail(f"layer {layer}: the coordinates that move ({_short(moving)}) are not an even block at the start "
+                   f"of the head: pairs (r, r + {width // 2}) of the whole head for r < {k} only, the other "
+                   f"{width // 2 - k} pairs not at all (as HF's proportional rope turns them: zero frequencies), "
+                   "which no layout of the engine expresses")
     if moving != list(range(w)) or w % 2:
         raise fail(f"layer {layer}: the coordinates that move ({_short(moving)}) are not an even block at the "
                    "start of the head")
@@ -601,11 +680,10 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     def fail(what):
         return _fail(source, model_type, what)
 
+    # a heterogeneous config (HF's per_layer_config: Gemma 4's head width, Dots3's head counts, NeoMME's
+    # window): each layer is shrunk, built and identified from its own config, HF's per_layer_config[layer]
     varying = _per_layer(text)
-    if varying:
-        raise fail(f"the text config sets {varying} per layer (HF's per_layer_config); the reading shrinks and "
-                   "builds one model from one value of each")
-    head = _head_width(text)
+    head = _head_width(_global(text))
     if head is None or head < 2:
         raise fail("the text config gives no head width (head_dim, or hidden_size and num_attention_heads)")
     tables = _tables(text)
@@ -614,6 +692,9 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
     inner = data.get("text_config")
     stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
     class_name, count, recorder, (axis_count, axis_runs), filled = _run(text, head, source, model_type, stated)
+    layer_heads = _layer_heads(text, count)
+    if layer_heads is not None and any(h is None or h < 2 for h in layer_heads):
+        raise fail(f"the per-layer config ({varying}) gives a layer no head width")
     if axis_count and axis_count != len(AXIS_NAMES):
         raise fail(f"HF's multi-axis rotary class takes {axis_count} rows of position ids (one per axis); the "
                    f"engine's M-RoPE form has {len(AXIS_NAMES)} axes ({', '.join(AXIS_NAMES)})")
@@ -643,23 +724,36 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
             raise fail(f"layer {layer}: {name} was called without a (..., positions, head) tensor to probe")
         if isinstance(recorded, str):
             raise fail(f"layer {layer}: {recorded}")
-        if recorded.shape[-1] != head:
-            raise fail(f"layer {layer}: {name} receives {recorded.shape[-1]} of the head's {head} coordinates; "
+        layer_text = text if layer_heads is None else text.per_layer_config[layer]
+        layer_head = head if layer_heads is None else layer_heads[layer]
+        rope_part = getattr(layer_text, "qk_rope_head_dim", None)
+        if recorded.shape[-1] == rope_part and isinstance(getattr(layer_text, "qk_nope_head_dim", None), int):
+            layer_head = rope_part  # multi-head latent attention: the apply function gets the [nope | rope] rope part
+        if recorded.shape[-1] != layer_head:
+            raise fail(f"layer {layer}: {name} receives {recorded.shape[-1]} of the head's {layer_head} coordinates; "
                        "where that block sits in the head is not identified")
         width, pairing, order = _structure(recorded, layer, fail)
         if width == 0:
             raise fail(f"layer {layer}: {name} leaves every coordinate unchanged")
         layer_type = layer_types[layer] if isinstance(layer_types, list) and len(layer_types) == count else None
-        table = tables.get(layer_type) if layer_type in tables else tables.get(None)
+        own = tables if layer_heads is None else (_tables(layer_text) or {})
+        table = own.get(layer_type) if layer_type in own else own.get(None)
         if table is None:
             raise fail(f"layer {layer}: no rope table for layer type {layer_type!r}")
-        cos, sin, partial = _reference(table, head, text, layer, fail, bool(axis_count))
+        cos, sin, partial = _reference(table, layer_head, layer_text, layer, fail, bool(axis_count))
+        whole = _head_width(layer_text)
+        if cos.shape[-1] != width // 2 and layer_head == rope_part and width == rope_part and whole != rope_part:
+            # MLA whose rotary class takes its partial factor of head_dim (Dots3: int(256 * 0.25) = 64, the
+            # qk_rope_head_dim): the whole rope part rotates, at the frequencies of that width (checked below)
+            cos, sin, partial = _reference(table, whole, layer_text, layer, fail, bool(axis_count))
+            if cos.shape[-1] == width // 2:
+                table, partial = {k: v for k, v in table.items() if k != "partial_rotary_factor"}, 1.0
         if cos.shape[-1] != width // 2:
             raise fail(f"layer {layer}: {width} coordinates rotate, the rope table and partial factor {partial} "
                        f"give {2 * cos.shape[-1]}")
         firsts = list(range(width // 2)) if pairing == "half" else list(range(0, width, 2))
         seconds = [a + width // 2 for a in firsts] if pairing == "half" else [a + 1 for a in firsts]
-        rotation = recorded if order is None else recorded[:, [order.index(a) for a in range(head)], :]
+        rotation = recorded if order is None else recorded[:, [order.index(a) for a in range(layer_head)], :]
         c = rotation[:, firsts, firsts]
         s = rotation[:, seconds, firsts]
         for got, want, what in ((c, cos, "cos"), (s, sin, "sin")):
@@ -676,7 +770,8 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                              cos, sin, PROBE_POSITIONS, fail)
             axis_maps[layer] = [(rows, _one(calls.get(layer))) for rows, calls in axis_runs]
         table = {k: v for k, v in table.items() if k not in _MROPE_KEYS}  # read as the recorded axes
-        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order, axes))
+        maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order, axes,
+                             layer_head))
         recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
@@ -701,7 +796,7 @@ def identified_row(identified: Identified) -> str:
         mrope = "" if m.axes is None else f"; M-RoPE {describe(m.axes)}"
         rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}"{interleave}, '
                     f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
-                    f"# rotated width {m.width} of {identified.head}{mrope}")
+                    f"# rotated width {m.width} of {m.head or identified.head}{mrope}")
     return "\n".join(rows)
 
 

@@ -41,7 +41,9 @@ class ModelRope:
     (``w`` the regime variant's width; DeepSeek: after ``qk_nope_head_dim`` copied coordinates);
     ``output_order``: HF's permutation of the rotated block after the rotation (DeepSeek-V3's
     ``rope_interleave``: adjacent pairs in, ``[even | odd]`` out), else None; ``mrope_section``: the
-    t, h, w bands of pairs (Qwen2-VL), else None; ``layer_regimes``: one regime name per decoder layer."""
+    t, h, w bands of pairs (Qwen2-VL), else None; ``layer_regimes``: one regime name per decoder layer;
+    ``regime_widths``: ``((regime, head width), ...)`` when the head width differs per regime (Gemma 4's
+    per-layer ``head_dim``; ``head_width`` is then the rotating regimes' largest), else ``()``."""
 
     model_type: str
     source: str
@@ -53,6 +55,11 @@ class ModelRope:
     regimes: tuple
     layer_regimes: tuple
     notes: tuple = ()
+    regime_widths: tuple = ()
+
+    def width_of(self, name: str) -> int:
+        """The head width of regime ``name``'s layers."""
+        return dict(self.regime_widths).get(name, self.head_width)
 
     @property
     def names(self) -> tuple:

@@ -85,7 +85,9 @@ TYPES = {
     "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
     "helium": _every_layer_rotates,
     "hunyuan_v1_dense": _every_layer_rotates,  # head_dim left None by the class, as ministral
-    "gemma4_text": None,  # head_dim differs per layer (a heterogeneous config): one head width is not read
+    "gemma4_text": None,  # full layers: proportional rope, pairs (r, r + 256) of which only r < 64 turn
+    "embedding_gemma2_text": _every_layer_rotates,  # per_layer_config: head_dim 256 sliding, 512 full
+    "dots3_note_text": _every_layer_rotates,  # per_layer_config: MLA head counts and qk_nope_head_dim per layer
     "olmoe": _every_layer_rotates,
     "seed_oss": _every_layer_rotates,
     "olmo3": _every_layer_rotates,
@@ -98,9 +100,15 @@ TYPES = {
 #: what a refusal names, for the refused types whose reason this reading states itself
 REFUSED_FOR = {
     "bamba": "no decoder layer called a rotary apply function",
-    "gemma4_text": "the text config sets head_dim (256, 512) per layer",
+    "gemma4_text": "layer 5: the coordinates that move (0, 1, 2, 3, 4, 5, 6, 7, ...) are not an even block at the "
+                   "start of the head: pairs (r, r + 256) of the whole head for r < 64 only, the other 192 pairs",
     "mistral_large4_text": "HF's MistralLarge4TextRotaryEmbedding (alpha) has learned parameters",
 }
+
+
+#: text configs whose attention rotates by apply_rotary_pos_emb_interleave with no rope_interleave key (Dots3's text
+#: attention calls it; the module's apply_rotary_pos_emb is its audio encoder's)
+INTERLEAVED = {"Dots3NoteTextConfig"}
 
 
 def _hf_rotate(text_config, x, positions, layer):
@@ -123,7 +131,7 @@ def _hf_rotate(text_config, x, positions, layer):
     cos, sin = rotary(q, torch.tensor(positions), **kwargs)
     # multi-head latent attention with rope_interleave rotates by the interleaved apply function, as HF's attention does
     apply = modeling.apply_rotary_pos_emb_interleave if getattr(text_config, "rope_interleave", False) \
-        else modeling.apply_rotary_pos_emb
+        or type(text_config).__name__ in INTERLEAVED else modeling.apply_rotary_pos_emb
     if "k" in inspect.signature(apply).parameters:
         rotated, _ = apply(q, q, cos, sin)
     else:  # one tensor per call (Gemma 3n rotates the query and the key by separate calls)
@@ -140,7 +148,7 @@ def _module(model, folder, name):
 
 
 #: types whose shrunk model takes over ~5 s to build and run on a busy machine
-SLOW = {"granite4_vision"}
+SLOW = {"granite4_vision", "dots3_note_text", "embedding_gemma2_text"}
 
 
 @pytest.mark.parametrize("model_type", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW else t
@@ -157,7 +165,8 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
     model = load_model({"model_type": model_type})
     text = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True)
     assert any(f"read through transformers {transformers.__version__}'s `" in note for note in model.notes)
-    if getattr(text, "qk_nope_head_dim", None) is not None:  # multi-head latent attention: which part is read
+    first = text.per_layer_config[0] if getattr(text, "per_layer_attributes", None) else text  # per-layer config
+    if getattr(first, "qk_nope_head_dim", None) is not None:  # multi-head latent attention: which part is read
         assert any(f"the head read is the qk_rope_head_dim = {model.head_width} coordinates" in note
                    for note in model.notes)
     nope = [i for r in model.regimes if r.variant is None for i in r.layers]
@@ -165,10 +174,11 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
     assert len(model.layer_regimes) == text.num_hidden_layers
     module = _module(model, tmp_path, model_type)
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((1, POSITIONS.shape[1], model.head_width)).astype(np.float32)
     for regime in model.regimes:
         if regime.variant is None:
             continue
+        # a config may set the head width per layer (HF's per_layer_config): x of the regime's own width
+        x = rng.standard_normal((1, POSITIONS.shape[1], model.width_of(regime.name))).astype(np.float32)
         theirs = _hf_rotate(text, x, POSITIONS, regime.layers[0])
         ours = module.apply(x.astype(np.float64), POSITIONS, **({"regime": regime.name} if not model.plain else {}))
         w = np.array([float(v) for v in regime.variant.frequencies_digits()])
@@ -265,3 +275,28 @@ def test_the_cli_says_where_the_map_came_from(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"read through transformers {transformers.__version__}'s `Olmo3Model`" in done.stdout
     assert "relative       yes    proved" in done.stdout
+
+
+def test_a_head_width_set_per_layer_is_read_per_regime(tmp_path):
+    # EmbeddingGemma 2's per_layer_config gives its full-attention layers head_dim 512, the others 256: each regime
+    # is read at its layers' own width, as HF's per_layer_config[layer] gives it, and apply takes that width
+    config = {"model_type": "embedding_gemma2_text", "num_hidden_layers": 6}
+    model = load_model(config)
+    text = transformers.AutoConfig.for_model(**config).get_text_config(decoder=True)
+    widths = dict(model.regime_widths)
+    assert len(set(widths.values())) == 2
+    for regime in model.regimes:
+        assert {text.per_layer_config[i].head_dim for i in regime.layers} == {model.width_of(regime.name)}
+        assert regime.variant.width == model.width_of(regime.name)
+    assert any(n.startswith("head width per layer (HF's per_layer_config): ") for n in model.notes)
+    module = _module(model, tmp_path, "embedding_gemma2_widths")
+    assert module.HEAD_WIDTHS == widths
+    narrow, wide = sorted(widths, key=widths.get)
+    with pytest.raises(ValueError, match=rf"x must end with HEAD_WIDTHS\['{wide}'\] = {widths[wide]} coordinates"):
+        module.apply(np.zeros((1, 3, widths[narrow])), np.arange(3)[None], regime=wide)
+    x = np.random.default_rng(3).standard_normal((1, POSITIONS.shape[1], widths[wide])).astype(np.float32)
+    theirs = _hf_rotate(text, x, POSITIONS, model.regime(wide).layers[0])
+    ours = module.apply(x.astype(np.float64), POSITIONS, regime=wide)
+    w = np.array([float(v) for v in model.regime(wide).variant.frequencies_digits()])
+    bound = np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * w.max() + 16) * ULP  # 8 ulps of angle and value
+    assert np.all(np.abs(ours - theirs) <= bound) and np.max(np.abs(ours - x)) > 0.1
