@@ -107,13 +107,8 @@ def _main_check(args, start, budget) -> int:
 
     if is_layer_file(path):
         return _main_layers(args, start, budget)
-    try:
-        with cpu_budget(LOAD_BUDGET, "loading"):
-            variant = load_variant(path)
-    except BudgetExhausted:
-        raise VariantFileError(f"{path}: loading the description takes more than {LOAD_BUDGET:g} s of CPU "
-                               "time (the load budget): its formulas are too costly to evaluate "
-                               "for every pair") from None
+    variant = _loaded(load_variant, path, LOAD_BUDGET, "the description",
+                      ": its formulas are too costly to evaluate for every pair")
     export_dir = getattr(args, "export", None)
     report_dir = getattr(args, "report", None)
     # refuse an unusable target or output folder before the work, not after it
@@ -163,12 +158,7 @@ def _main_layers(args, start, budget) -> int:
             raise InvalidInputError(f"--{option}: expected a variant file, got the layer-pattern file {args.file} "
                                     "(its layer types are checked together; --export writes one kernel per type)",
                                     option=f"--{option}")
-    try:
-        with cpu_budget(LOAD_BUDGET, "loading"):
-            layers = load_layers(args.file)
-    except BudgetExhausted:
-        raise VariantFileError(f"{args.file}: loading the layer types takes more than {LOAD_BUDGET:g} s of CPU "
-                               "time (the load budget)") from None
+    layers = _loaded(load_layers, args.file, LOAD_BUDGET, "the layer types")
     export_dir = getattr(args, "export", None)
     target = getattr(args, "target", "numpy")
     if export_dir is not None:
@@ -227,12 +217,7 @@ def _main_model(args, start, budget) -> int:
     from ..models._config import load_model, reads_through_transformers
 
     load_budget = IDENTIFY_BUDGET if reads_through_transformers(args.file) else LOAD_BUDGET
-    try:
-        with cpu_budget(load_budget, "loading"):
-            model = load_model(args.file)
-    except BudgetExhausted:
-        raise VariantFileError(f"{args.file}: loading the config takes more than {load_budget:g} s of CPU time "
-                               "(the load budget)") from None
+    model = _loaded(load_model, args.file, load_budget, "the config")
     export_dir = getattr(args, "export", None)
     target = getattr(args, "target", "numpy")
     if export_dir is not None:
@@ -297,3 +282,13 @@ def _write_report(variant: Variant, results, folder, *, force: bool = False) -> 
     note = pdf_note(paths)
     if note:
         print(one_line(note), file=_stderr())
+
+
+def _loaded(load, path, budget: float, what: str, why: str = ""):
+    """``load(path)`` within ``budget`` seconds of CPU, or one line naming the file and the budget."""
+    try:
+        with cpu_budget(budget, "loading"):
+            return load(path)
+    except BudgetExhausted:
+        raise VariantFileError(f"{path}: loading {what} takes more than {budget:g} s of CPU time (the load "
+                               f"budget){why}") from None
