@@ -63,6 +63,11 @@ omega = IndexedBase("omega", positive=True)
 MAX_WIDTH = 512
 
 
+def _sequence(values) -> str:
+    """A sequence of integers as the chapter writes one, ``(0, 3, 1)`` (not a Python list)."""
+    return "(" + ", ".join(str(int(v)) for v in values) + ")"
+
+
 def pair(position, freq) -> sp.ImmutableMatrix:
     """``s_t(w) = (sin tw, cos tw)^T``: one pair of ``p_t``, the library's layout."""
     return sinusoidal_vector(position, [freq])
@@ -91,7 +96,7 @@ def abs_learned_additive(proof):
     positions = np.array([0, t_max - 1, 1])
     proof.check("the kernel reads the table rows of in-range positions",
                 bool(np.array_equal(learned_position_lookup(numeric, positions), numeric[positions])),
-                f"positions {positions.tolist()} of a ({t_max}, {d}) table")
+                f"positions {_sequence(positions)} of a ({t_max}, {d}) table")
     for bad in (t_max, t_max + 5, -1):
         proof.raises(f"position {bad} has no entry (Tmax = {t_max})", PositionOutOfRangeError,
                      learned_position_lookup, numeric, [bad])

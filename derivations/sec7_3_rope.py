@@ -393,8 +393,9 @@ def rope_pairing_permutation(proof):
     perm = pairing_permutation(width, "adjacent", "half")
     Q = Matrix(width, width, lambda row, col: int(perm[row] == col))
     zv = Matrix(sp.symbols(f"z0:{width}", real=True))
-    proof.note(f"Q for d_k = {width}: coordinate k of the half-split layout is coordinate {perm}[k] "
-               "of the adjacent one.")
+    images = ", ".join(str(int(v)) for v in perm)
+    proof.note(f"Q for d_k = {width}: coordinate k of the half-split layout is the coordinate of the adjacent "
+               f"one that entry k of ({images}) names.")
     proof.equal("Q is a permutation: Q^T Q = I", Q.T * Q, sp.eye(width), shown=("Q^T Q", "I"))
     proof.equal(f"rope_half(Q z) = Q rope_adj(z), d_k = {width}, symbolic z and position",
                 rotate_pairs(Q * zv, m, freqs, "half"), Q * rotate_pairs(zv, m, freqs, "adjacent"),
@@ -443,13 +444,13 @@ def rope_algorithm_7_1_claim(proof):
     for bb in range(samples):
         for t in range(length):
             zv, result = Matrix(Z[bb][t]), Matrix(out[bb][t])
-            proof.equal(f"[{bb},{t}] loop output = R'_m z",
+            proof.equal(f"b = {bb}, t = {t}: loop output = R'_m z",
                         result, dense(partial_rope_matrix(I[bb][t], freqs, width)) * zv,
                         shown=(r"\mathrm{Alg.\,7.1}(Z, I)[b, t]", r"R'_{I[b,t]} Z[b, t]"))
             for rr in range(rotated // 2):
-                proof.equal(f"[{bb},{t}] pair {rr}: sum of squares preserved",
+                proof.equal(f"b = {bb}, t = {t}: pair {rr}: sum of squares preserved",
                             result[2 * rr]**2 + result[2 * rr + 1]**2, zv[2 * rr]**2 + zv[2 * rr + 1]**2)
-            proof.equal(f"[{bb},{t}] coordinates >= d_r copied", result[rotated:, :], zv[rotated:, :],
+            proof.equal(f"b = {bb}, t = {t}: coordinates >= d_r copied", result[rotated:, :], zv[rotated:, :],
                         shown=(r"\mathrm{Alg.\,7.1}(Z, I)[b, t]_{\ge d_r}", r"Z[b, t]_{\ge d_r}"))
     first_pair_only = {**{s: 0 for s in Z[0][0]}, Z[0][0][0]: 1, I[0][0]: 1, **{f: 1 for f in freqs}}
     proof.differ("the in-place variant reusing the updated first component differs",

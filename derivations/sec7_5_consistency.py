@@ -66,6 +66,11 @@ LONGEST = 8
 MAGNITUDE = 4
 
 
+def _sequence(values) -> str:
+    """A sequence of integers as the chapter writes one, ``(0, 3, 1)`` (not a Python list)."""
+    return "(" + ", ".join(str(int(v)) for v in values) + ")"
+
+
 def _operations(length: int, d_model: int = 4, d_k: int = 4) -> int:
     """Rounded operations along the dependency chain of one output entry: the projection (d_model
     products and sums), the rotation (3), the score (d_k products and sums, the scale), the softmax
@@ -219,7 +224,7 @@ def ids_left_padding(proof):
     positions = positions_from_mask(valid)
     proof.check("valid tokens get positions 0, 1, 2 whatever their column",
                 np.array_equal(positions[valid], np.arange(length - n_pad)),
-                f"positions {positions.tolist()} for valid {valid.astype(int).tolist()}")
+                f"positions {_sequence(positions)} for valid {_sequence(valid.astype(int))}")
     proof.raises("a padding query with only padding before it has no key", MaskedRowError,
                  attention, padded, padded, padded, causal_mask(length) & valid[None, :])
 
@@ -273,7 +278,7 @@ def ids_packing(proof):
     running, reset = np.arange(len(docs)), document_positions(docs)
     proof.check("the reset positions restart at each document",
                 np.array_equal(reset, np.concatenate([np.arange(n) for n in lengths])),
-                f"documents {docs.tolist()} -> positions {reset.tolist()}")
+                f"documents {_sequence(docs)} -> positions {_sequence(reset)}")
     second = int(starts[1])
     proof.check("a document mask alone keeps the running positions", running[second] != reset[second],
                 f"first token of document 1 at column {second}: position {running[second]}, not 0",

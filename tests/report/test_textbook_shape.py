@@ -41,6 +41,11 @@ def python_lists_as_permutations(page: str) -> int:
     return len(re.findall(r"\u03c0\s*=\s*\[\s*\d", _text(page)))
 
 
+def python_lists_of_integers(page: str) -> int:
+    """``positions [0, 3, 1]``: a sequence printed as a Python list (code listings apart)."""
+    return len(re.findall(r"\[\s*-?\d+\s*(?:,\s*-?\d+\s*)+\]", _text(page)))
+
+
 def python_comparisons(page: str) -> int:
     """``==`` or ``!=`` in what a reader reads (code listings apart)."""
     return len(re.findall(r"==|!=", _text(page)))
@@ -119,6 +124,8 @@ DEFECTS = [
     ("a permutation as a Python list", python_lists_as_permutations, 0,
      "<i>row sum is invariant, <math><mi>\u03c0</mi><mo>=</mo><mtext>[</mtext><mn>1</mn><mo>,</mo><mn>2</mn>"
      "<mo>,</mo><mn>0</mn><mtext>]</mtext></math></i>"),
+    ("a sequence as a Python list", python_lists_of_integers, 0,
+     "<i>valid tokens get positions 0, 1, 2</i>: positions [0, 0, 0, 1, 2] for valid [0, 0, 1, 1, 1]"),
     ("== or != in prose", python_comparisons, 0, "<p>float64: p_t == p_(t+1) at t = 2048</p>"),
     ("a proof ending on its last step's tag", proofs_without_conclusion, 0,
      '<article class="claim" id="a.b"><div class="derivation"><div><i>step</i> <b>\u2713</b></div>\n</div>'
