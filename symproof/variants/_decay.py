@@ -256,8 +256,10 @@ def _named_distances(variant) -> list:
             formulas += [variant.scale("query", m, k), variant.scale("key", m, k)]
     except (VariantFileError, TypeError, ValueError, ArithmeticError):
         pass  # a formula with no value at a symbolic position names nothing here: the scan above still runs
-    numbers = sorted({abs(atom) for formula in formulas for atom in formula.atoms(sp.Number)})
-    return [d for d in dict.fromkeys(_near(numbers)) if d >= 0]
+    numbers = {abs(atom) for formula in formulas for atom in formula.atoms(sp.Number)}
+    # a step written floor((m + 1) / F) is m/F + 1/F to SymPy: its threshold F is the reciprocal it names
+    numbers |= {1 / n for n in numbers if n.is_Rational and 0 < n < 1}
+    return [d for d in dict.fromkeys(_near(sorted(numbers))) if d >= 0]
 
 
 def _rises(before, after) -> bool:

@@ -203,6 +203,11 @@ ROTARY_CASES = {
     "step-at-8192": (_rotary(frequencies={"rule": "list", "values": ["1/1000000", "1/2000000", "1/4000000",
                                                                       "1/8000000"]},
                              scale={"query": "where(m + 1 > 8192, 2, 1)"}), "refuted"),
+    # the same step written as Llama 4's temperature floor((m + 1) / F): SymPy keeps m/F + 1/F, naming 8192
+    # only as its reciprocal; B still rises from D = 8190 to 8191 (the query at 8191 is the first past it)
+    "step-as-floor": (_rotary(frequencies={"rule": "list", "values": ["1/1000000", "1/2000000", "1/4000000",
+                                                                       "1/8000000"]},
+                              params={"F": 8192}, scale={"query": "floor((m + 1) / F) + 1"}), "refuted"),
     # the same step written on the key side, mirrored: a key at 0 never moves, so no rise is found there
     "step-on-keys": (_rotary(frequencies={"rule": "list", "values": ["1/1000000", "1/2000000", "1/4000000",
                                                                       "1/8000000"]},
@@ -222,6 +227,11 @@ def test_rotary_decay(name):
 def test_a_step_the_formula_names_is_probed_where_it_is():
     result = _decay(ROTARY_CASES["step-at-8192"][0])
     assert result.proof.parts[-1].witness == {sp.Symbol("D", integer=True): 8191} or "D: 8191" in result.witness_text
+
+
+def test_a_step_named_by_a_reciprocal_is_probed_where_it_is():
+    result = _decay(ROTARY_CASES["step-as-floor"][0])
+    assert result.proof.parts[-1].witness == {sp.Symbol("D", integer=True): 8190} or "D: 8190" in result.witness_text
 
 
 def test_rope_is_refuted_by_a_rise_and_the_abel_identity_is_proved():

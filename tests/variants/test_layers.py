@@ -49,8 +49,11 @@ VERDICTS = {
         # RoPE: offset-only scores; Llama 4's chunks depend on where the query sits, not only on the offset
         "rope": dict(norm=Y, relative=Y, shift=Y, plain_at_zero=Y, mask_relative=N, mask_causal=Y, mask_self=Y),
         # no rotation, but the temperature scales the query by a function of its position: norms change past
-        # m + 1 = 8192, and the score is no longer a function of the offset; the causal mask is offset-only
-        "nope": dict(norm=N, relative=N, shift=N, plain_at_zero=N, mask_relative=Y, mask_causal=Y, mask_self=Y),
+        # m + 1 = 8192, and the score is no longer a function of the offset; the causal mask is offset-only.
+        # RoFormer's bound with the query at D scales with the temperature: it rises where the step is,
+        # from D = 8190 to D = 8191 (a threshold the formula names only as the reciprocal 1/8192)
+        "nope": dict(norm=N, relative=N, shift=N, plain_at_zero=N, decay=N, mask_relative=Y, mask_causal=Y,
+                     mask_self=Y),
     },
     "gemma3_layers": {
         # RoPE at two bases (and a linear transform m / 8 at the global layers): every RoPE property; both
