@@ -761,6 +761,8 @@ CONVENTIONS = (
     Convention("neox-offset", "rotary(x, seq_len=n) -> whole (cos, sin) tables; apply(q, k, cos, sin, offset=start) "
                "with q (T, B, H, D): contiguous positions, one call per position (GPT-NeoX)", "apply",
                ("x", "k", "cos", "sin", "offset"), ("tbhd",), positions="contiguous", needs="rotary", returns="qk"),
+    Convention("hf-rotary-cis", "rotary(x, position_ids) -> freqs_cis (complex); apply(xq, xk, freqs_cis) "
+               "(Llama 4)", "apply", ("x", "k", "freqs"), ("bthd",), needs="rotary", returns="qk"),
     Convention("rotary-x", "rotary(x, position_ids) -> (cos, sin); apply(x, cos, sin)", "apply",
                ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary"),
     Convention("rotary-x-partial", "rotary(x, position_ids) -> (cos, sin); apply(x[..., :r], cos, sin), the rest "
@@ -990,6 +992,10 @@ class _Attempt:
             # (1, T) position ids; multi-axis positions (T, A) as (A, 1, T), one row per axis (Qwen2-VL)
             pos = self.s.arrays.ints(positions.T[:, None, :] if self.row.axes == "leading" else positions[None, :])
             out = self.maker(xin, pos, **self._layer_type(names))
+            if "freqs" in self.row.args:  # one table, complex e^(i m omega) (Llama 4): given to the apply as made
+                if isinstance(out, (tuple, list)) or not getattr(out, "is_complex", lambda: False)():
+                    raise RunnerError(f"the rotary module returned {type(out).__name__}, not one complex table")
+                return out
             if not isinstance(out, (tuple, list)) or len(out) != 2:
                 raise RunnerError(f"the rotary module returned {type(out).__name__}, not (cos, sin)")
             return self._ordered(tuple(out), positions)
@@ -1397,7 +1403,8 @@ class Session:
                         yield (fn, inst, None, None, f"freqs = {made}(n); {name}(x, freqs[positions])")
                     else:
                         takes = "seq_len=n" if row.positions == "contiguous" else "position_ids"
-                        yield (fn, inst, None, None, f"{made}(x, {takes}) -> cos, sin; "
+                        made_of = "freqs_cis" if "freqs" in row.args else "cos, sin"
+                        yield (fn, inst, None, None, f"{made}(x, {takes}) -> {made_of}; "
                                                      f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
             else:
                 builders = []
