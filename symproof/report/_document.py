@@ -18,8 +18,9 @@ from typing import Any, Mapping, Sequence
 import sympy as sp
 
 from .._ground._errors import InvalidInputError
-from ..claims import MEASURED, TESTED, enclosure_texts, verdict_label
+from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
+from ._calculation import check_prose, printed_latex
 from ._sides import _row_names, _text, named_sides
 from ._chapter_text import ALGORITHM_7_1, SECTION_INTROS
 from ._preface import algorithm_box, printed_tactics
@@ -388,54 +389,16 @@ def _calculation_item(calculation, parts) -> Item:
         statuses = {check.status for check in checks}
         status = REFUTED if REFUTED in statuses else UNKNOWN if statuses - {PROVED} or not checks else PROVED
         for k, check in zip(line.parts, checks):
-            check.text = _check_prose(parts[k], check)
+            check.text = check_prose(parts[k], check)
         exact = bool(line.printed) and all("." not in digits for digits in line.printed)
         # an exact integer the line's value already is, is not printed twice (``Δ = j − i = 2``)
-        printed = "" if exact and line.show_value and line.value.is_Integer else _printed_latex(line.printed)
+        printed = "" if exact and line.show_value and line.value.is_Integer else printed_latex(line.printed)
         lines.append(Item("line", rule=line.label, status=status, shown=line.forms, relation="=" if exact else r"\approx",
                           before=line.value if line.show_value else None, text=printed,
                           label=line.equals[0] if line.equals and not line.show_value else "", steps=checks))
     return Item("calculation", rule=calculation.label, shown=calculation.given, steps=lines,
                 status=REFUTED if any(x.status == REFUTED for x in lines) else
                 PROVED if all(x.status == PROVED for x in lines) else UNKNOWN)
-
-
-def _printed_latex(printed) -> str:
-    """The chapter's digits as LaTeX: one number, or a column of them (the printer's bracketed column)."""
-    if not printed:
-        return ""
-    if len(printed) == 1:
-        return printed[0]  # in math, a leading hyphen is set as a minus sign
-    return r"\left[\begin{matrix}" + r"\\".join(printed) + r"\end{matrix}\right]"
-
-
-def _check_prose(part, check) -> str:
-    """What a calculation line's check showed, in words (prose with ``$...$``), for both formats."""
-    if check.kind == "equal":
-        return f"exactly equal to ${part.shown[1]}$" if check.status == PROVED else f"not shown equal to ${part.shown[1]}$"
-    if (part.data or {}).get("rounding") == "exact":
-        return f"exactly ${part.after}$" if check.status == PROVED else f"not exactly ${part.after}$"
-    return _enclosure_prose(part, check)
-
-
-def _enclosure_prose(part, check) -> str:
-    """What was proved about a printed number (prose with ``$...$``): a certified enclosure of the exact
-    value (``$x \\in [lo,\\ hi]$``, or ``$x = v$`` when the value is that short decimal), and what it
-    makes of the printed digits."""
-    data, texts = part.data or {}, enclosure_texts(part.data)
-    if texts is None:
-        return ""
-    name = check.rule.rsplit("$", 2)[1] if check.rule.count("$") >= 2 else "x"
-    lo, hi = (f"{{{end}}}" if end.startswith("-") else end for end in texts)  # a sign: braced, set as prefix
-    where = f"${name} = {lo}$" if lo == hi else f"${name} \\in [{lo},\\ {hi}]$"
-    printed, rounded, places = data["printed"], data["rounded"], data["places"]
-    decimals = f"{places} decimal{'' if places == 1 else 's'}"
-    if data["rounding"] == "truncated":
-        said = f"cut after {decimals}, ${printed}$" if check.status == PROVED else f"not ${printed}$ cut after {decimals}"
-        return f"{where}: {said}" + (f" (rounded, ${rounded}$)" if rounded and rounded != printed else "")
-    if check.status == PROVED:
-        return f"{where}: rounded to {decimals}, ${printed}$"
-    return f"{where}: not ${printed}$ rounded to {decimals}" + (f" (rounded, ${rounded}$)" if rounded else "")
 
 
 def _mark_defined_above(items, claim_id: str) -> None:

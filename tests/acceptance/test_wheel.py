@@ -81,5 +81,6 @@ def test_an_installed_symproof_sees_the_examples_from_any_folder(tmp_path):
         pytest.skip("symproof is not installed in this Python (the tests run from a checkout)")
     assert done.returncode == 0, done.stderr[-2000:]
     examples, claims = map(int, done.stdout.split())
-    shipped = list((REPO / "derivations" / "variants").glob("*.toml")) + list((REPO / "derivations" / "configs").glob("*.json"))
+    shipped = [path for folder, pattern in (("variants", "*.toml"), ("configs", "*.json"), ("layers", "*.toml"))
+               for path in (REPO / "derivations" / folder).glob(pattern)]
     assert examples == len(shipped) and claims >= 40
