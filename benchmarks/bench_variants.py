@@ -36,8 +36,8 @@ TIMING_KEYS = frozenset({"seconds"})
 
 
 def default_files() -> list[Path]:
-    return sorted((ROOT / "derivations" / "variants").glob("*.toml")) + sorted(
-        (ROOT / "tests" / "variants" / "published").glob("*.toml"))
+    folders = (ROOT / "derivations" / "variants", ROOT / "derivations" / "layers", ROOT / "tests" / "variants" / "published")
+    return [path for folder in folders for path in sorted(folder.glob("*.toml"))]
 
 
 def check(path: Path) -> tuple[float, int, object]:
