@@ -112,7 +112,7 @@ def verify(patterns: str | Iterable[str] | None = None) -> VerifyResult:
 class CheckResult:
     """What :func:`check` found: the variant (or model), each property's result, the command's exit code."""
 
-    subject: Any            # the Variant, or the ModelRope of a model config
+    subject: Any            # the Variant, the LayerPattern of a layer-pattern file, or the ModelRope of a config
     results: tuple          # every property's ClaimResult (of every rotary regime, for a model)
     seconds: float
     exit_code: int
@@ -131,11 +131,14 @@ class CheckResult:
 
     @property
     def kept(self) -> list:
-        return [_property(r) for r in self.results if r.status == "proved"]
+        """The properties proved; with several layer types or regimes, a property not proved in every
+        one is named per part (``"global.decay"``)."""
+        return _named_by_status(self.results, "proved")
 
     @property
     def lost(self) -> list:
-        return [_property(r) for r in self.results if r.status == "refuted"]
+        """The properties refuted, named as in :attr:`kept`."""
+        return _named_by_status(self.results, "refuted")
 
     def as_dict(self) -> dict:
         """The JSON ``symproof check --json`` prints."""
@@ -147,17 +150,47 @@ class CheckResult:
     def __repr__(self) -> str:
         from .._ground._text import one_line
 
-        unknown = [_property(r) for r in self.results if r.status == "unknown"]
+        unknown = _named_by_status(self.results, "unknown")
         summary = f"keeps {', '.join(self.kept) or '-'}; loses {', '.join(self.lost) or '-'}" + \
                   (f"; unknown {', '.join(unknown)}" if unknown else "")
-        return one_line(f"<CheckResult {self.title}: {summary}; exit {self.exit_code}>")
+        shown = one_line(f"<CheckResult {self.title}: {summary}; exit {self.exit_code}>")
+        if len(shown) > _REPR_CHARS:  # several layer types: the names are in .kept and .lost
+            unknown_count = f", {len(unknown)} unknown" if unknown else ""
+            shown = one_line(f"<CheckResult {self.title}: keeps {len(self.kept)}, loses {len(self.lost)}{unknown_count} "
+                             f"(.kept, .lost); exit {self.exit_code}>")
+        return shown
 
     def _repr_html_(self) -> str:
         return _rows_html(f"check {self.title}: {_counts(self.results)}", self.results)
 
 
+#: the longest repr that names every property; a longer one counts them
+_REPR_CHARS = 300
+
+
 def _property(result: ClaimResult) -> str:
     return result.claim.name or result.id.rsplit(".", 1)[-1]
+
+
+def _named_by_status(results: tuple, status: str) -> list:
+    """The properties with ``status``, in order: a property with that status in every part (layer type or
+    regime: the results of one variant share the id before the property's name) by its name alone, one
+    whose status differs between parts as ``part.name`` for each part where it has it."""
+    parts = list(dict.fromkeys(r.id.rsplit(".", 1)[0] for r in results))
+    if len(parts) < 2:
+        return [_property(r) for r in results if r.status == status]
+    common = os.path.commonprefix(parts)
+    common = common[:common.rfind("-") + 1]  # a whole word: 'x-local' and 'x-long' share 'x-', not 'x-lo'
+    statuses: dict = {}
+    for r in results:
+        statuses.setdefault(_property(r), []).append((r.id.rsplit(".", 1)[0][len(common):] or "-", r.status))
+    named = []
+    for name, seen in statuses.items():
+        if len(seen) == len(parts) and all(s == status for _, s in seen):
+            named.append(name)
+        else:
+            named += [f"{part}.{name}" for part, s in seen if s == status]
+    return named
 
 
 #: the largest text :func:`check` parses (the files the command reads have the same bound)
@@ -171,9 +204,10 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
           plot: str | os.PathLike | None = None, budget: object = _REMOVED) -> CheckResult:
     """Check which of the chapter's properties a variant keeps: ``symproof check`` in Python.
 
-    ``path_or_text``: a variant description (.toml) or model config (config.json) by path, the
-    name of a shipped example (``symproof examples``), or the text itself (TOML, or JSON
-    starting with ``{``; a text is told from a name by a line break or a leading ``{``).
+    ``path_or_text``: a variant description or a layer-pattern file (.toml) or a model config
+    (config.json) by path, the name of a shipped example (``symproof examples``), or the text
+    itself (TOML, or JSON starting with ``{``; a text is told from a name by a line break or a
+    leading ``{``).  A layer pattern's results are those of every layer type, in the file's order.
     ``steps``: the step budget of each property (the command's ``--steps``; default
     :data:`symproof.variants.DEFAULT_STEPS`): the verdicts depend on the file and it only.
     ``time_limit``: seconds of CPU time for each property, a safety stop (default: none); when
@@ -191,6 +225,8 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     from ..models._config import load_model
     from ..models._json import is_model_config, loads_config
     from ..variants._spec import load_variant, loads_variant
+    from ..variants._layers import (check_layers, format_layers, is_layer_file, is_layer_text, layers_as_dict,
+                                    layers_exit_code, load_layers, loads_layers)
     from ..variants import check_variant
 
     if budget is not _REMOVED:
@@ -207,10 +243,13 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     start = time.perf_counter()
     source = "<text>" if text is not None else resolve_example(path_or_text)
     model_config = text.lstrip().startswith("{") if text is not None else is_model_config(source)
+    layer_pattern = not model_config and (is_layer_text(text) if text is not None else is_layer_file(source))
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
             if model_config:
                 model = load_model(loads_config(text, source) if text is not None else source)
+            elif layer_pattern:
+                layers = loads_layers(text, source) if text is not None else load_layers(source)
             else:
                 variant = loads_variant(text, source) if text is not None else load_variant(source)
     except BudgetExhausted:
@@ -221,8 +260,9 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     if plot is not None:
         from ._check_command import _check_plot_path
 
-        if model_config:
-            raise InvalidInputError(f"check(plot=...): expected a variant file, got the model config {source}")
+        if model_config or layer_pattern:
+            what = "model config" if model_config else "layer-pattern file"
+            raise InvalidInputError(f"check(plot=...): expected a variant file, got the {what} {source}")
         _check_plot_path(os.fspath(plot), variant)
     if model_config:
         checked = check_model(model, steps=steps, time_limit=time_limit)
@@ -230,6 +270,12 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
         results = tuple(r for _, regime_results in checked for r in regime_results)
         return CheckResult(model, results, seconds, model_exit_code(checked), format_model(model, checked, seconds),
                            model_as_dict(model, checked, seconds))
+    if layer_pattern:
+        checked = check_layers(layers, steps=steps, time_limit=time_limit, kernel_targets={"numpy", "c"})
+        seconds = time.perf_counter() - start
+        results = tuple(r for _, type_results in checked for r in type_results)
+        return CheckResult(layers, results, seconds, layers_exit_code(checked),
+                           format_layers(layers, checked, seconds), layers_as_dict(layers, checked, seconds))
     results = tuple(check_variant(variant, steps=steps, time_limit=time_limit, kernel_targets={"numpy", "c"}))
     seconds = time.perf_counter() - start
     if plot is not None:

@@ -44,7 +44,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LayerPattern", "load_layers", "parse_layers", "check_layers", "is_layer_file", "MAX_LAYERS", "LAYER_KEYS"]
+__all__ = ["LayerPattern", "load_layers", "loads_layers", "parse_layers", "check_layers", "is_layer_file", "is_layer_text", "MAX_LAYERS", "LAYER_KEYS"]
 
 #: most layers a pattern may list, and most a model may have
 MAX_LAYERS = 1024
@@ -76,16 +76,29 @@ def is_layer_file(path) -> bool:
     """Whether ``path`` (a TOML file) describes a layer pattern: a top-level ``[layers]`` table.  A file
     that cannot be read or parsed is left to the variant reader, whose error names it."""
     try:
-        data = tomllib.loads(read_input_text(path, error=VariantFileError))
-    except (VariantFileError, ValueError, RecursionError, OSError):
+        text = read_input_text(path, error=VariantFileError)
+    except (VariantFileError, OSError):
         return False
-    return isinstance(data, dict) and "layers" in data
+    return is_layer_text(text)
+
+
+def is_layer_text(text: str) -> bool:
+    """Whether TOML ``text`` describes a layer pattern (a top-level ``[layers]`` table); text that does not
+    parse is left to the variant reader, whose error names it."""
+    try:
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return "layers" in data
 
 
 def load_layers(path: "str | os.PathLike") -> LayerPattern:
     """Read and validate a layer-pattern file (TOML, at most 1 MB)."""
-    text = read_input_text(path, error=VariantFileError)
-    source = os.fspath(path)
+    return loads_layers(read_input_text(path, error=VariantFileError), os.fspath(path))
+
+
+def loads_layers(text: str, source: str = "<text>") -> LayerPattern:
+    """Validate the text of a layer-pattern file (``source`` names it in errors)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

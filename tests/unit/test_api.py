@@ -81,6 +81,45 @@ def test_check_reads_a_model_config_as_json_text(capsys):
     assert repr(result).startswith("<CheckResult llama config")
 
 
+LAYERS = REPO / "derivations" / "layers" / "llama4_layers.toml"
+
+
+def _layer_verdicts(document: dict) -> dict:
+    return {(kind, p["property"]): p["verdict"] for kind, part in document["layers"]["types"].items()
+            for p in part["properties"]}
+
+
+@pytest.mark.parametrize("given", ["llama4_layers", LAYERS, LAYERS.read_text(encoding="utf-8")],
+                         ids=["example name", "path", "TOML text"])
+def test_check_reads_a_layer_pattern_as_the_command_does(given, capsys):
+    result = symproof.check(given)
+    code, out = _command(capsys, ["check", str(LAYERS), "--json"])
+    expected = _layer_verdicts(json.loads(out))
+    assert _layer_verdicts(result.as_dict()) == expected and result.exit_code == code
+    assert len(result.results) == len(expected) and str(result).splitlines()[0].endswith("(layer pattern; "
+                                                                                        f"{result.subject.source})")
+    # a property with one status in every layer type is named alone, one whose status differs, per type
+    status = {(r.id.split(".")[0].removeprefix("llama4_layers-"), r.id.rsplit(".", 1)[1]): r.status
+              for r in result.results}
+    kinds = {kind for kind, _ in status}
+    assert kinds == {"rope", "nope"}
+    for listed, wanted in ((result.kept, "proved"), (result.lost, "refuted")):
+        for name in {name for _, name in status}:
+            if all(status.get((kind, name)) == wanted for kind in kinds):
+                assert name in listed and not any(item.endswith("." + name) for item in listed)
+            else:
+                assert name not in listed
+                assert [f"{kind}.{name}" in listed for kind in sorted(kinds)] == \
+                       [status.get((kind, name)) == wanted for kind in sorted(kinds)]
+    _one_line(repr(result))
+
+
+def test_check_refuses_a_plot_of_a_layer_pattern(tmp_path):
+    with pytest.raises(symproof.InvalidInputError, match="expected a variant file, got the layer-pattern file"):
+        symproof.check("gemma3_layers", plot=tmp_path / "decay.svg")
+    assert not list(tmp_path.iterdir())
+
+
 # (input, the error class, what the message says)
 BAD_CHECKS = [
     ('name = "x"\nkind = "rotray"\n', symproof.VariantFileError, "did you mean rotary?"),
