@@ -144,6 +144,19 @@ class CheckResult:
         """The JSON ``symproof check --json`` prints."""
         return self._json
 
+    def records(self) -> list:
+        """One flat dict per property, as the JSON gives it (a nested object's keys dotted, ``tested.targets``),
+        with its ``layer_type`` (a layer-pattern file) or ``regime`` (a model config whose layers differ)
+        first: ``pandas.DataFrame(result.records())`` is a table of the verdicts."""
+        document = self._json
+        if "layers" in document:
+            return [{"layer_type": kind, **_flat(row)} for kind, part in document["layers"]["types"].items()
+                    for row in part["properties"]]
+        if "regimes" in document:
+            return [{"regime": regime["regime"], **_flat(row)} for regime in document["regimes"]
+                    for row in regime.get("properties", ())]
+        return [_flat(row) for row in document["properties"]]
+
     def __str__(self) -> str:
         return self._text
 
@@ -162,6 +175,17 @@ class CheckResult:
 
     def _repr_html_(self) -> str:
         return _rows_html(f"check {self.title}: {_counts(self.results)}", self.results)
+
+
+def _flat(row: dict, prefix: str = "") -> dict:
+    """A JSON object with its nested objects spread out under dotted keys (``tested.targets``)."""
+    flat: dict = {}
+    for key, value in row.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[prefix + key] = value
+    return flat
 
 
 #: the longest repr that names every property; a longer one counts them

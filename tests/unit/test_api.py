@@ -114,6 +114,24 @@ def test_check_reads_a_layer_pattern_as_the_command_does(given, capsys):
     _one_line(repr(result))
 
 
+@pytest.mark.parametrize("given, part", [("xpos", None), ("gemma3_layers", "layer_type"), ("gemma-3-4b", "regime")])
+def test_check_records_are_one_flat_row_per_property(given, part):
+    result = symproof.check(given)
+    rows = result.records()
+    assert [row["id"] for row in rows] == [r.id for r in result.results]
+    assert [row["verdict"] for row in rows] == [r.verdict for r in result.results]
+    for row in rows:  # a DataFrame's cells: no nested tables (a list of positions is one cell)
+        assert not any(isinstance(value, dict) for value in row.values()), row
+        if part is None:
+            assert "layer_type" not in row and "regime" not in row
+        else:
+            assert next(iter(row)) == part and row["id"].split(".")[0].endswith("-" + row[part])
+    if part is not None:
+        assert len({row[part] for row in rows}) == 2
+    kernel = next(row for row in rows if row["property"] == "kernel")
+    assert {"numpy", "c"} <= set(kernel["tested.targets"]) and "tested" not in kernel
+
+
 def test_check_refuses_a_plot_of_a_layer_pattern(tmp_path):
     with pytest.raises(symproof.InvalidInputError, match="expected a variant file, got the layer-pattern file"):
         symproof.check("gemma3_layers", plot=tmp_path / "decay.svg")
