@@ -687,7 +687,9 @@ def instantiate(cls, h: Hints, hints_used: list, dtype: str = "float32"):
                 name == "config" or name.endswith("_config") and name not in _ROLE_OF):
             config[p.name] = _build_config(cls, p, h)
             hints_used.append(f"{p.name}=<{type(config[p.name]).__name__} from --like>")
-    filling = fill_parameters(cls, h, dtype, skip=tuple(config), owner=cls.__name__)
+    # a linen module's own fields parent and name place it in a tree of modules: not the rotary's parameters
+    framework = ("parent", "name") if _is_linen_class(cls) else ()
+    filling = fill_parameters(cls, h, dtype, skip=tuple(config) + framework, owner=cls.__name__)
     hints_used += filling.shown
     kwargs = {**config, **filling.kwargs}
     try:
@@ -1228,10 +1230,12 @@ class Session:
             with _default_dtype(self.options.get("dtype")):
                 inst, filling = instantiate(cls_or_obj, self.hints, used, self.fill_dtype)
             self.used += used
+            if _is_linen(inst):
+                inst = _LinenApplied(inst)
             self.built[id(inst)] = f"{cls_or_obj.__name__}({', '.join(used)})"
             self.fillings[id(inst)] = (inst, filling)  # the object kept: its id stays its own
         else:
-            inst = cls_or_obj
+            inst = _LinenApplied(cls_or_obj) if _is_linen(cls_or_obj) else cls_or_obj
         self._float(inst)
         return inst
 
@@ -1335,8 +1339,8 @@ class Session:
                     return
                 if row.name != "module-qk-positions" and _has(sig_of, _K) and _required_count(sig_of) > 2:
                     return
-                yield (target, None, None, keyword, f"{self._shown_module(obj)}(x, {keyword}=positions)"
-                       if row.name != "module-qk-positions" else f"{self._shown_module(obj)}(q, k, {keyword})")
+                yield (target, None, None, keyword, self._called(obj, target, f"x, {keyword}=positions")
+                       if row.name != "module-qk-positions" else self._called(obj, target, f"q, k, {keyword}"))
             elif "offset" in row.args:
                 keyword = _has(sig_of, _OFFSET)
                 if keyword is None:
@@ -1344,18 +1348,18 @@ class Session:
                 if (row.layouts == ("qkv",)) != ([n for n in _names(sig_of) if n != "self"][:1] == ["qkv"]):
                     return  # a packed qkv is given to code that names it so, and only to it
                 packed = "qkv" if row.layouts == ("qkv",) else "x"
-                yield (target, None, None, keyword, f"{self._shown_module(obj)}({packed}, {keyword}=start)")
+                yield (target, None, None, keyword, self._called(obj, target, f"{packed}, {keyword}=start"))
             else:  # no positions passed: the code numbers the tokens itself
                 if _has(sig_of, _POS) or _has(sig_of, _OFFSET):
                     return
                 if "k" in row.args:
                     if _required_count(sig_of) != 2 or not _has(sig_of, _K):
                         return
-                    yield (target, None, None, None, f"{self._shown_module(obj)}(q, k)")
+                    yield (target, None, None, None, self._called(obj, target, "q, k"))
                     return
                 if _required_count(sig_of) != 1 or _has(sig_of, _K):
                     return
-                yield (target, None, None, None, f"{self._shown_module(obj)}(x)")
+                yield (target, None, None, None, self._called(obj, target, "x"))
             return
         # an apply function: the target itself, or a named/discovered apply when the target is a maker/table
         applies = []
@@ -1493,6 +1497,14 @@ class Session:
         if inspect.ismethod(obj):
             return obj
         return None
+
+    def _called(self, obj, target, arguments: str) -> str:
+        """How a module is called, for "called as": ``Module(...)(arguments)``, or a linen module's
+        ``apply`` with the variables its ``init`` made."""
+        shown = self._shown_module(obj)
+        if isinstance(target, _LinenApplied):
+            return f"{shown}.apply(variables, {arguments}) with variables = init(PRNGKey(0), {arguments})"
+        return f"{shown}({arguments})"
 
     def _shown_module(self, obj):
         if inspect.isclass(obj):
@@ -1708,6 +1720,36 @@ def _close(a, b, rel: float = 1e-5) -> bool:
 def _same(a, b) -> bool:
     scale = max(1.0, float(np.nanmax(np.abs(a))) if a.size else 1.0)
     return bool(np.array_equal(np.isnan(a), np.isnan(b)) and np.nanmax(np.abs(a - b), initial=0.0) <= 1e-9 * scale)
+
+
+def _is_linen_class(cls) -> bool:
+    """A flax linen module class (found by its bases, without importing flax)."""
+    return any(c.__name__ == "Module" and c.__module__.startswith("flax.linen") for c in cls.__mro__)
+
+
+def _is_linen(obj) -> bool:
+    """A flax linen module instance: it runs only inside ``apply``."""
+    return not inspect.isclass(obj) and _is_linen_class(type(obj))
+
+
+class _LinenApplied:
+    """A flax linen module called as linen modules are: ``module.apply(variables, *args)``, the variables
+    made by ``module.init(PRNGKey(0), *args)`` (deterministic) once per shape of the arguments; called
+    directly, a linen module raises.  Its signature is the module's ``__call__``'s."""
+
+    def __init__(self, module):
+        self.module = module
+        self.__signature__ = inspect.signature(module.__call__)
+        self._variables: dict = {}
+
+    def __call__(self, *args, **kwargs):
+        import jax
+
+        key = tuple((getattr(a, "shape", None), str(getattr(a, "dtype", type(a).__name__)))
+                    for a in (*args, *kwargs.values()))
+        if key not in self._variables:
+            self._variables[key] = self.module.init(jax.random.PRNGKey(0), *args, **kwargs)
+        return self.module.apply(self._variables[key], *args, **kwargs)
 
 
 def _is_bound_method_of_class(obj) -> bool:

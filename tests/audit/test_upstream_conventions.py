@@ -1,7 +1,7 @@
 """Calling conventions of real projects, each audited with one plain command: upstream code, copied verbatim.
 
-``upstream/`` holds the rotary code of litgpt, Megatron-LM, diffusers, Gemma, MaxText and ESM as their
-packages ship it (each file says where it comes from, with its licence notice).  Each row is one
+``upstream/`` holds the rotary code of litgpt, Megatron-LM, diffusers, Gemma, MaxText, ESM and
+transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
 convention the audit has to find by itself -- no ``--call``, no ``--apply`` -- on the code as it is (the
 verdict is the model's) and on the same code with a known bug planted (the diagnosis names it).  The
 rows run the command as a user types it: a child process, ``--json``.
@@ -66,6 +66,11 @@ CASES = [
      ["short_factor=[1, 1.03125", "long_factor=[1.5, 1.75", "short_mscale=1.19", "original_max_position_embeddings=4096"],
      "equivalent", ("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),
      ["direction"], ()),
+    ("flax-linen-module", "hf_flax_llama_rope.py:FlaxLlamaRotaryEmbedding", LLAMA, "module-qk-positions",
+     ["config=<LlamaConfig from --like>", ".apply(variables, q, k, position_ids)", "init(PRNGKey(0), q, k"],
+     "equivalent", ("        (-tensor[..., tensor.shape[-1] // 2 :], tensor[..., : tensor.shape[-1] // 2]), axis=-1",
+                    "        (tensor[..., tensor.shape[-1] // 2 :], -tensor[..., : tensor.shape[-1] // 2]), axis=-1"),
+     ["direction"], ("jax", "flax")),
     ("config-text-config", "litgpt_rope.py:apply_rope", QWEN2_VL, "table-cos-sin-batch",
      ["seq_len=8192", "base=1000000.0"], "equivalent",
      ("    theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))",
@@ -122,6 +127,19 @@ def test_a_planted_bug_is_named(case, tmp_path):
     assert document["verdict"] == "differs"
     assert document["convention"]["name"] == convention
     assert [d["what"] for d in document["differences"]][:len(whats)] == whats, run.stdout
+
+
+def test_flax_llama_ignoring_rope_theta_is_named(tmp_path):
+    """transformers 4's Flax Llama built its table with base 10000 whatever the config's rope_theta: against a
+    Llama 3 config (500000), the audit names the base the code uses. (Against 10^6 it says both explanations:
+    base 10^4 at denominator 64 equals base 10^6 at denominator 96.)"""
+    _needs(("jax", "flax"))
+    run = _audit(tmp_path, "hf_flax_llama_rope.py:FlaxLlamaRotaryEmbedding", dict(_LLAMA, rope_theta=500000.0))
+    assert run.returncode == 1, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert [d["what"] for d in document["differences"]] == ["frequency"], run.stdout
+    assert "base 10000 where the model says theta = 500000" in document["differences"][0]["detail"], run.stdout
+    assert not any(default.startswith(("parent", "name")) for default in document["left_at_default"])
 
 
 def test_every_parameter_is_filled_or_listed(tmp_path):
