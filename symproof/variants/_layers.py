@@ -37,7 +37,7 @@ from typing import Mapping
 from .._ground._errors import VariantFileError
 from .._ground._io import read_input_text
 from .._ground._text import did_you_mean, one_line
-from ._spec import Variant, parse_variant
+from ._spec import Variant, parse_toml, parse_variant
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -99,13 +99,7 @@ def load_layers(path: "str | os.PathLike") -> LayerPattern:
 
 def loads_layers(text: str, source: str = "<text>") -> LayerPattern:
     """Validate the text of a layer-pattern file (``source`` names it in errors)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise VariantFileError(f"{source}: not valid TOML ({err})") from None
-    except (ValueError, RecursionError) as err:
-        raise VariantFileError(f"{source}: not accepted TOML ({str(err).split(';')[0]})") from None
-    return parse_layers(data, source)
+    return parse_layers(parse_toml(text, source), source)
 
 
 def _fail(source: str, key: str, message: str) -> VariantFileError:

@@ -598,15 +598,19 @@ def load_variant(path: str | os.PathLike) -> Variant:
 
 def loads_variant(text: str, source: str = "<text>") -> Variant:
     """Validate the text of a variant description (TOML) into a :class:`Variant`; ``source`` names it in errors."""
+    return parse_variant(parse_toml(text, source), source)
+
+
+def parse_toml(text: str, source: str) -> dict:
+    """The TOML document ``text`` (a variant or a layer pattern), or a one-line error naming ``source``."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise VariantFileError(f"{source}: not valid TOML ({err})") from None
     except ValueError as err:  # an integer beyond Python's 4300-digit conversion limit
         raise VariantFileError(f"{source}: not accepted TOML ({str(err).split(';')[0]})") from None
     except RecursionError:
         raise VariantFileError(f"{source}: not accepted TOML (arrays or tables nested too deeply)") from None
-    return parse_variant(data, source)
 
 
 #: the symbolic position a block that reads ``m`` is built with when none is given
