@@ -46,7 +46,7 @@ from typing import Mapping
 from .._ground._errors import VariantFileError
 from .._ground._text import did_you_mean
 from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, INERT_UNREAD, LAYER_PATTERN,
-                        LAYER_THETA, MROPE, MROPE_DEFAULT, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
+                        LAYER_THETA, MROPE, MROPE_DEFAULT, READ_BY_ATTENTION, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._json import read_config
 from ._model import _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
 from ._rules import _frequencies
@@ -537,6 +537,8 @@ class _Reader:
         if model_type in MROPE:
             allowed = allowed | {"mrope_section"}
         for key in rope:
+            if key in READ_BY_ATTENTION and rope[key] is not None:
+                raise cfg.fail(prefix + key, f"{READ_BY_ATTENTION[key]}; refused")
             if key not in allowed:
                 raise cfg.fail(prefix + str(key)[:60], f"is not a parameter HF reads for rope_type {rope_type!r}; "
                                                        f"refused rather than ignored (expected some of "

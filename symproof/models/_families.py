@@ -58,6 +58,13 @@ TABLE_KEYS = {
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
 }
 
+#: keys of a rope table that the rotation does not read but the attention does, with what the attention does:
+#: a config setting one is refused with this, never read as if the key were not there
+READ_BY_ATTENTION = {
+    "llama_4_scaling_beta": "scales the rotated query by 1 + beta log(1 + floor(m / original_max_position_embeddings)) "
+                            "in HF's attention, a per-position scale not read here",
+}
+
 _HALF = "rotate_half, half pairs (r, r + d/2)"
 _ADJ = "adjacent pairs (2r, 2r+1)"
 #: the attention-mask keys of sliding-window families: they choose which keys a query sees, not the rotation

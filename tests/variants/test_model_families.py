@@ -233,6 +233,22 @@ def test_an_unread_key_inside_the_rope_table_is_refused():
         load_model(config)
 
 
+@pytest.mark.parametrize("rope_type, table", [
+    ("yarn", {"factor": 16.0, "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0}),
+    ("default", {}),
+])
+def test_a_key_the_attention_reads_outside_the_rotation_is_refused_with_what_it_does(rope_type, table):
+    """Ministral 3's llama_4_scaling_beta: not a rope parameter, but HF's attention scales the query with it;
+    checking the rotation alone would leave that scale out without a word."""
+    config = {**_base_config("llama"), "rope_parameters": {"rope_type": rope_type, "rope_theta": 1e6, **table,
+                                                           "llama_4_scaling_beta": 0.1}}
+    with pytest.raises(VariantFileError) as info:
+        load_model(config)
+    message = str(info.value)
+    assert "key 'rope_parameters.llama_4_scaling_beta'" in message and "\n" not in message
+    assert "1 + beta log(1 + floor(m / original_max_position_embeddings))" in message
+
+
 # -- the regimes ------------------------------------------------------------------------------------------
 
 REGIMES = {
