@@ -21,7 +21,7 @@ from .._ground._errors import InvalidInputError
 from ..claims import MEASURED, TESTED, verdict_label
 from ..prover import PROVED, REFUTED, UNKNOWN
 from ._calculation import check_prose, printed_latex
-from ._sides import _row_names, _text, named_sides
+from ._sides import _normal_tex, _row_names, _text, named_sides
 from ._chapter_text import ALGORITHM_7_1, SECTION_INTROS
 from ._preface import algorithm_box, printed_tactics
 from ._prose import CLAIM_ID
@@ -432,8 +432,11 @@ def _attach_view(item: Item) -> None:
             step.same = rows[k + 1] == rows[k]
         names = _row_names(item)
         # a row prints the computed expression when the next row computes to other text (the last row of a
-        # run of equal rows), or when the derivation gives it no name (every row shows a formula)
-        item.computed_rows = [k == len(rows) - 1 or rows[k + 1] != rows[k] or not names[k] for k in range(len(rows))]
+        # run of equal rows), or when the derivation gives it no name (every row shows a formula) -- but
+        # never under a name that is that very formula ("1" over "1")
+        item.computed_rows = [(k == len(rows) - 1 or rows[k + 1] != rows[k] or not names[k])
+                              and not (names[k] and _normal_tex(names[k]) == _normal_tex(rows[k]))
+                              for k in range(len(rows))]
     elif item.kind in ("equal", "differ", "digits"):
         item.view = joint_view([item.before, item.after])
         item.same = item.kind != "digits" and _text(item.view.exprs[0]) == _text(item.view.exprs[1])

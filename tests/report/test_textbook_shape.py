@@ -119,6 +119,17 @@ def frequency_as_w(page: str) -> int:
     return len(re.findall(r"(?<!<msub>)<mi>w</mi>", page))
 
 
+def a_row_printing_one_formula_twice(page: str) -> int:
+    """A chain row whose named form and computed formula are the same formula (``1`` over ``1``)."""
+    rows = re.findall(r'<div class="row[^"]*"><span>[^<]*</span><div>(.*?)(?:<div class="why">|</div></div>)', page,
+                      re.S)
+    twice = 0
+    for row in rows:
+        formulas = re.findall(r'<math display="block">.*?</math>', row, re.S)
+        twice += any(a == b for a, b in zip(formulas, formulas[1:]))
+    return twice
+
+
 #: (defect, detector, how often it may occur on the page, a page of the old report that shows it)
 DEFECTS = [
     ("a permutation as a Python list", python_lists_as_permutations, 0,
@@ -148,6 +159,9 @@ DEFECTS = [
     ("a vector entry as R(1) q [0]", vector_entries_as_indexing, 0, "<i>R(1) q [0]</i>"),
     ("the frequency written w", frequency_as_w, 0,
      "<math><mi>sin</mi><mo>\u2061</mo><mtext>(</mtext><mi>t</mi><mi>w</mi><mtext>)</mtext></math>"),
+    ("a chain row printing one formula twice", a_row_printing_one_formula_twice, 0,
+     '<div class="row"><span>=</span><div>\n<math display="block"><mn>1</mn></math>\n'
+     '<math display="block"><mn>1</mn></math><div class="why"><i>a trigonometric polynomial</i></div></div></div>'),
     # a matrix whose exact entries are too long to read is shown by its certified decimals
     ("an entry named without the two matrices", boxes_naming_an_entry_without_the_sides, 0,
      '<article class="claim" id="a.b"><div class="witnessbox">Counterexample: <math><mi>X</mi></math>;<br>'
