@@ -62,9 +62,11 @@ def _busy_workers(scan: subprocess.Popen, count: int):
                 ticks = sum(map(int, Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15]))
             except (OSError, ValueError):
                 continue
-            # busy now: past its start and still using CPU since the last look (a worker waiting for its next
-            # config uses none), so it is inside a config's check
-            if same and ticks >= 5 and ticks > seen.get(pid, ticks):
+            # busy: past its start (50 ms of CPU) and, when looked at before, using CPU since (a worker waiting
+            # for its next config uses none), so it is inside a config's check.  At first sight the CPU it has
+            # used is enough: waiting for a second look missed whole scans on CI (a kill that lands between
+            # two configs anyway is tried again by the caller)
+            if same and ticks >= 5 and ticks > seen.get(pid, 0):
                 workers.append(int(pid))
             seen[pid] = ticks
         if len(workers) >= count:
@@ -78,7 +80,7 @@ def _busy_workers(scan: subprocess.Popen, count: int):
 def _scan_with_a_worker_killed(folder):
     scan = _start("check", folder, "--jobs", "2")
     try:
-        workers = _busy_workers(scan, 2)
+        workers = _busy_workers(scan, 1)  # one busy worker is enough to kill: waiting for both missed short scans
         if workers:
             os.kill(workers[0], signal.SIGKILL)
         out, err = scan.communicate(timeout=COMMAND_TIMEOUT)
@@ -90,13 +92,15 @@ def _scan_with_a_worker_killed(folder):
 
 def test_a_killed_worker_is_a_refused_line_not_a_hang(tmp_path):
     """As the out-of-memory killer would: SIGKILL one worker in the middle of a config.  A kill that lands
-    between two configs (or a scan that ended first) has nothing to refuse (every config is then checked):
-    tried again, a few times."""
+    between two configs (or a scan that ended before a busy worker was seen) has nothing to refuse (every
+    config is then checked): tried again, a few times.  A CI run once saw eight scans of eight configs (0.28 s
+    a config) end before both workers were seen busy: the test now waits for one, over twelve configs."""
     folder = _configs(tmp_path / "zoo")
-    for name in FOUR:  # eight configs: a worker has several in turn, so the kill finds it inside one
-        shutil.copy(folder / f"{name}.json", folder / f"{name}-again.json")
-    total = 2 * len(FOUR)
-    for _ in range(8):
+    for name in FOUR:  # twelve configs: a worker has several in turn, so the kill finds it inside one
+        for copy in ("again", "third"):
+            shutil.copy(folder / f"{name}.json", folder / f"{name}-{copy}.json")
+    total = 3 * len(FOUR)
+    for _ in range(12):
         code, out, err = _scan_with_a_worker_killed(folder)
         lines = out.strip().splitlines()
         assert "Traceback" not in err and err == "", err
