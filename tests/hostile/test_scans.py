@@ -48,12 +48,20 @@ def _busy_workers(scan: subprocess.Popen, count: int):
     while time.monotonic() < deadline:
         if scan.poll() is not None:
             return None
-        children = []
-        for task in Path(f"/proc/{scan.pid}/task").iterdir():
+        children, parents = [], [str(scan.pid)]
+        while parents:  # every descendant: a worker may be forked by a helper process of the scan
+            parent = parents.pop()
             try:
-                children += (task / "children").read_text().split()
+                tasks = list(Path(f"/proc/{parent}/task").iterdir())
             except OSError:
-                pass
+                continue
+            for task in tasks:
+                try:
+                    found = (task / "children").read_text().split()
+                except OSError:
+                    continue
+                children += found
+                parents += found
         workers = []
         for pid in children:
             try:
