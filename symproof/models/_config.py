@@ -56,7 +56,7 @@ __all__ = ["load_model", "load_model_config", "parse_model", "parse_model_config
            "read_through_transformers", "reads_through_transformers", "FAMILIES", "ROPE_TYPES"]
 
 #: the rope types read (HF's ROPE_INIT_FUNCTIONS, plus "default")
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 _MAX_NUMBER = 1e12
 _MAX_HEADS = 4096
 _MAX_HIDDEN = 1 << 20
@@ -163,8 +163,8 @@ def _text_config(cfg: _Config, model_type: str):
     text = data.get("text_config")
     if text is None:
         if not top_level_ok:
-            raise cfg.fail("text_config", f"is required for model_type {model_type!r} (HF builds its text model "
-                                          "from it, with defaults for everything it leaves out)")
+            # HF's wrapper builds its text model from the text config class's defaults (read below, each named)
+            return {}, text_type, "text_config."
         return data, text_type, ""
     if not isinstance(text, Mapping):
         raise cfg.fail("text_config", f"expected an object of the text model's keys, got {type(text).__name__}")
@@ -218,6 +218,9 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
     if absent:
         note = (f"absent from the config, HF's {model_type} config class defaults: "
                 + ", ".join(f"{k} {v}" for k, v in absent.items()))
+        if where and data.get("text_config") is None:
+            note = (f"no text_config: HF's {data['model_type']} builds its text model from the {model_type} config "
+                    f"class's defaults ({', '.join(f'{k} {v}' for k, v in absent.items())})")
         model = dataclasses.replace(model, notes=(note,) + model.notes)
     if unread_notes:  # in the model's notes and in each regime's table, which a one-regime model prints
         regimes = tuple(r if r.variant is None else dataclasses.replace(r, variant=_noted(r.variant, unread_notes))
@@ -544,7 +547,11 @@ class _Reader:
                                                        f"refused rather than ignored (expected some of "
                                                        f"{', '.join(sorted(allowed))}){did_you_mean(key, allowed)}")
         notes = []
-        rotary_dim, width_note = self.rotary_dim(rope, prefix, head)
+        turning = None
+        if rope_type == "proportional":
+            rotary_dim, turning, width_note = self.proportional_width(rope, prefix, head)
+        else:
+            rotary_dim, width_note = self.rotary_dim(rope, prefix, head)
         if rotary_dim < 2 or rotary_dim % 2:
             raise cfg.fail(family.partial or "partial_rotary_factor",
                            f"gives a rotated width of {rotary_dim} of head_dim {head}; expected an even width >= 2")
@@ -555,7 +562,7 @@ class _Reader:
         stem = self.stem + (f"-{regime_name}" if regime_name else "")
         doc: dict = {"name": _slug(stem), "kind": "rotary", "width": head, "rotated_width": rotary_dim,
                      "pairing": pairing, "params": {"theta": theta}}
-        attention = _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim)
+        attention = _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim, turning)
         doc["title"] = (f"{model_type} config{' ' + regime_name if regime_name else ''}, rope_type {rope_type} "
                         f"(head_dim {head}, rotated {rotary_dim}, {pairing} pairs)")
         if rotary_dim < head and doc["frequencies"]["rule"] == "geometric":
@@ -568,6 +575,28 @@ class _Reader:
         # the notes change no value: keep the tables computed while validating
         noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
         return noted
+
+    def proportional_width(self, rope, prefix, head_dim):
+        """HF's ``proportional`` rope: cos and sin span the whole head, pairs ``(r, r + d/2)``; its partial factor
+        sets how many pairs turn (the others have frequency 0), not which coordinates are rotated."""
+        cfg, family = self.cfg, self.family
+        if family.partial is not None:
+            raise cfg.fail(prefix + "rope_type", f"'proportional' gives cos and sin for the whole head, and HF's "
+                                                 f"{self.model_type} rotates only the part its {family.partial} "
+                                                 "slices off; refused rather than read wrong")
+        value, key = None, "partial_rotary_factor, HF default 1.0"
+        for table, where in ((rope, prefix), (self.data, cfg.prefix)):
+            value = cfg.number(table, "partial_rotary_factor", where if table is rope else "", low=0.0, high=1.0)
+            if value is not None:
+                key = where + "partial_rotary_factor"
+                break
+        value = 1.0 if value is None else value
+        turning = int(value * head_dim // 2)  # HF's own float arithmetic and truncation
+        if turning < 1:
+            raise cfg.fail(key.split(",")[0], f"gives int({value} * {head_dim} // 2) = 0 turning pairs: "
+                                              "the proportional map turns nothing; expected at least one pair")
+        return head_dim, turning, (f"whole head ({head_dim} coordinates), the first int({value} * {head_dim} // 2) = "
+                          f"{turning} of its {head_dim // 2} pairs turning ({key}), exponent denominator {head_dim}")
 
     def rotary_dim(self, rope, prefix, head_dim):
         cfg, data, family, model_type = self.cfg, self.data, self.family, self.model_type
@@ -635,12 +664,15 @@ def model_from_identified(identified, source: str) -> ModelRope:
     layer_names = [names[m] if m.width else "nope" for m in identified.layers]
     regimes = []
     for m in distinct:
+        table = json.loads(m.table)
+        # a proportional table's partial factor counts turning pairs of the whole head (recorded so), not a slice
+        whole = table.get("rope_type", table.get("type")) == "proportional"
         family = Family(identified.class_name, pairing=m.pairing,
                         how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded" + (
                             "" if order is None else ", written out as [even | odd]"),
-                        partial="partial_rotary_factor", default_partial=1.0)
+                        partial=None if whole else "partial_rotary_factor", default_partial=1.0)
         head = m.head or identified.head
-        data = {"head_dim": head, "rope_parameters": json.loads(m.table), "partial_rotary_factor": m.partial,
+        data = {"head_dim": head, "rope_parameters": table, "partial_rotary_factor": m.partial,
                 "max_position_embeddings": text.get("max_position_embeddings") or 2048}
         reader = _Reader(_Config(data, source), family, identified.text_type)
         reader.layer_names = layer_names

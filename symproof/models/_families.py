@@ -56,6 +56,7 @@ TABLE_KEYS = {
              "mscale_all_dim", "truncate"},
     "longrope": {"short_factor", "long_factor", "original_max_position_embeddings", "attention_factor", "factor"},
     "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
+    "proportional": {"factor"},
 }
 
 #: keys of a rope table that the rotation does not read but the attention does, with what the attention does:

@@ -58,7 +58,7 @@ __all__ = ["transformers_available", "identified_row"]
 #: positions probed: distinct, beyond common trained lengths, and a count no head width shares
 PROBE_POSITIONS = (0, 1, 2, 3, 7, 100, 4097, 40000, 65537)
 #: rope types whose map does not depend on the call length: one call identifies them
-LENGTH_FREE = ("default", "linear", "yarn", "llama3")
+LENGTH_FREE = ("default", "linear", "yarn", "llama3", "proportional")
 #: the modeling module functions recorded: HF's rotary application helpers
 _APPLY = re.compile(r"^_?apply_(rotary|rope)")
 #: functions that rotate inline, outside an apply helper: seen in a layer, it cannot be read
@@ -577,11 +577,10 @@ def _structure(maps, layer: int, fail):
         return 0, None, None
     k = w // 2
     if w % 2 == 0 and k < width // 2 and moving == list(range(k)) + list(range(width // 2, width // 2 + k)):
-        raise fail(f"layer {layer}: the coordinates that move ({_short(moving)}) are not an even block at the start "
-                   f"of the head: pairs (r, r + {width // 2}) of the whole head for r < {k} only, the other "
-                   f"{width // 2 - k} pairs not at all (as HF's proportional rope turns them: zero frequencies), "
-                   "which no layout of the engine expresses")
-    if moving != list(range(w)) or w % 2:
+        # pairs (r, r + width/2) of the whole head for r < k only (HF's proportional rope): the whole head is the
+        # rotated block, its other pairs turning at frequency 0 (identity blocks, checked below as rotations)
+        w = width
+    elif moving != list(range(w)) or w % 2:
         raise fail(f"layer {layer}: the coordinates that move ({_short(moving)}) are not an even block at the "
                    "start of the head")
     partners = {"half": lambda a: a + w // 2 if a < w // 2 else a - w // 2, "adjacent": lambda a: a ^ 1}

@@ -13,7 +13,7 @@ from ._model import cfg_number_text
 __all__ = []
 
 
-def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim):
+def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim, turning_pairs=None):
     """Fill ``doc`` with the frequency rule of ``rope_type``; return the attention factor formula or None."""
     params = doc["params"]
     pairs = rotary_dim // 2
@@ -22,6 +22,14 @@ def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim):
         notes.append("rope_type default: omega_r = theta^(-2r/d)")
         return None
     factor = cfg.number(rope, "factor", prefix)
+    if rope_type == "proportional":
+        turning = params["turning"] = turning_pairs  # (the reader's proportional_width)
+        params["factor"] = 1.0 if factor is None else factor
+        doc["frequencies"] = {"rule": "formula", "formula": "where(r < turning, theta**(-2*r/d), 0) / factor"}
+        notes.append(f"rope_type proportional: omega_r = theta^(-2r/d) / factor for the first {turning} pairs, "
+                     f"0 for the other {pairs - turning} (they do not turn); factor "
+                     f"{params['factor']:g}{'' if factor is not None else ' (HF default)'}")
+        return None
     max_pos = _positions(cfg, "max_position_embeddings")
     original = None
     if rope_type in ("yarn", "longrope", "llama3"):

@@ -348,9 +348,26 @@ def test_a_multimodal_config_is_read_through_its_text_config():
         load_model({**config, "text_config": {**config["text_config"],
                                               "rope_scaling": {"rope_type": "linear", "factor": 8.0,
                                                                "beta_fast": 2}}})
-    with pytest.raises(VariantFileError, match=r"key 'text_config' .*is required for model_type 'gemma3'|"
-                                               r"key 'text_config': is required"):
-        load_model({"model_type": "gemma3"})
+
+
+@pytest.mark.parametrize("model_type", ["gemma3", "llama4"])
+def test_a_wrapper_without_text_config_is_its_text_class_defaults(hf_model, tmp_path, model_type):
+    # HF's Gemma3Config / Llama4Config build the text model from the text config class's defaults
+    config = {"model_type": model_type}
+    model = load_model(config)
+    assert any(note.startswith(f"no text_config: HF's {model_type} builds its text model from the "
+                               f"{model_type}_text config class's defaults (hidden_size ") for note in model.notes)
+    (path,) = export_model(model, tmp_path, "numpy")
+    spec = importlib.util.spec_from_file_location(f"defaults_{model_type}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rng = np.random.default_rng(5)
+    first = {}
+    for layer, regime in enumerate(module.LAYER_REGIMES):
+        first.setdefault(regime, layer)
+    for layer in first.values():
+        _compare(hf_model, config, model, module, layer, SHORT, rng)
+        _compare(hf_model, config, model, module, layer, LONG, rng)
 
 
 # -- every key a row reads changes the map as it does in HF -------------------------------------------------
@@ -391,6 +408,11 @@ KEY_VARIATIONS = {
     "qwen2_vl-section": ("qwen2-vl-2b", {"rope_scaling": {"type": "mrope", "mrope_section": [32, 16, 16]}}),
     "falcon-theta": ("falcon-7b", {"rope_theta": 50000.0}),
     "neox-rotary_emb_base": ("pythia-1.4b", {"rotary_emb_base": 12345.0, "rotary_pct": 0.5}),
+    # proportional: cos and sin over the whole head, the first int(p * d // 2) pairs turning, the others not
+    "llama-proportional": ("llama-2-7b", {"rope_scaling": None, "rope_parameters": {
+        "rope_type": "proportional", "rope_theta": 1000000.0, "partial_rotary_factor": 0.25}}),
+    "qwen3-proportional-factor": ("qwen3-8b", {"rope_scaling": None, "partial_rotary_factor": 0.3, "rope_parameters": {
+        "rope_type": "proportional", "rope_theta": 20000.0, "factor": 2.0}}),
 }
 
 

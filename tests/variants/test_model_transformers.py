@@ -85,7 +85,7 @@ TYPES = {
     "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
     "helium": _every_layer_rotates,
     "hunyuan_v1_dense": _every_layer_rotates,  # head_dim left None by the class, as ministral
-    "gemma4_text": None,  # full layers: proportional rope, pairs (r, r + 256) of which only r < 64 turn
+    "gemma4_text": _every_layer_rotates,  # full layers: proportional rope, pairs (r, r + 256) of which r < 64 turn
     "embedding_gemma2_text": _every_layer_rotates,  # per_layer_config: head_dim 256 sliding, 512 full
     "dots3_note_text": _every_layer_rotates,  # per_layer_config: MLA head counts and qk_nope_head_dim per layer
     "olmoe": _every_layer_rotates,
@@ -100,8 +100,6 @@ TYPES = {
 #: what a refusal names, for the refused types whose reason this reading states itself
 REFUSED_FOR = {
     "bamba": "no decoder layer called a rotary apply function",
-    "gemma4_text": "layer 5: the coordinates that move (0, 1, 2, 3, 4, 5, 6, 7, ...) are not an even block at the "
-                   "start of the head: pairs (r, r + 256) of the whole head for r < 64 only, the other 192 pairs",
     "mistral_large4_text": "HF's MistralLarge4TextRotaryEmbedding (alpha) has learned parameters",
 }
 
@@ -222,9 +220,15 @@ def test_a_block_that_is_not_a_rotation_is_refused():
     with pytest.raises(VariantFileError, match="layer 5: the block of coordinates 0, 2 is not a rotation"):
         _hf_read._structure(maps, 5, fail)
     maps[:, 2, 0] = 0.5
-    maps[:, 1, 1] = maps[:, 3, 3] = 1.0
-    maps[:, 3, 1] = maps[:, 1, 3] = 0.0  # 1 and 3 copied: the moving coordinates 0, 2 are not a block at the start
-    with pytest.raises(VariantFileError, match=r"layer 5: the coordinates that move \(0, 2\) are not an even block"):
+    proportional = maps.clone()
+    proportional[:, 1, 1] = proportional[:, 3, 3] = 1.0
+    proportional[:, 3, 1] = proportional[:, 1, 3] = 0.0
+    # 1 and 3 copied, 0 and 2 turning: half pairs of the whole head of which the first turns (HF's proportional
+    # rope), read as the whole head with pair 1 at frequency 0
+    assert _hf_read._structure(proportional, 5, fail) == (4, "half", None)
+    maps[:, 0, 0] = maps[:, 2, 2] = 1.0
+    maps[:, 2, 0] = maps[:, 0, 2] = 0.0  # 0 and 2 copied: the moving coordinates 1, 3 are not a block at the start
+    with pytest.raises(VariantFileError, match=r"layer 5: the coordinates that move \(1, 3\) are not an even block"):
         _hf_read._structure(maps, 5, fail)
 
 
