@@ -514,7 +514,7 @@ class _Reader:
             table, where = {**table, **legacy}, "rope_scaling"
         return where, table
 
-    def variant(self, head, pairing, how, hidden_note, layer_type, regime_name) -> Variant:
+    def variant(self, head, pairing, how, hidden_note, layer_type, regime_name, negated=False) -> Variant:
         cfg, family, model_type = self.cfg, self.family, self.model_type
         where, rope = self.table(layer_type)
         prefix = cfg.prefix + where + "."
@@ -567,6 +567,8 @@ class _Reader:
                         f"(head_dim {head}, rotated {rotary_dim}, {pairing} pairs)")
         if rotary_dim < head and doc["frequencies"]["rule"] == "geometric":
             doc["frequencies"]["denominator"] = rotary_dim  # HF: the exponent's width is the rotated width
+        if negated:
+            _negate(cfg, doc, type_key, notes)
         if attention is not None:
             doc["attention"] = {"factor": attention}
         variant = parse_variant(doc, cfg.source)
@@ -645,6 +647,21 @@ class _Reader:
         return default, f"base {default:g} (HF's {self.model_type} default_theta)"
 
 
+def _negate(cfg, doc, type_key, notes) -> None:
+    """The frequencies of ``doc`` negated: HF turns every pair by the negative angle (nanochat's rotate_half)."""
+    rule = doc["frequencies"]
+    if rule["rule"] == "formula":
+        rule["formula"] = f"-({rule['formula']})"
+    elif rule["rule"] == "geometric" and set(rule) <= {"rule", "base", "denominator"}:
+        doc["frequencies"] = {"rule": "formula",
+                              "formula": f"-(({rule['base']})**(-2*r/{rule.get('denominator', 'd')}))"}
+    else:
+        raise cfg.fail(type_key, "HF turns every pair by the negative angle, and this rope type's frequencies "
+                                 "are not a formula the reading can negate; refused rather than read wrong")
+    notes.append("every pair turns by the negative angle -m omega_r (HF's rotate_half here gives (x2, -x1)): "
+                 "the frequencies are negated")
+
+
 def model_from_identified(identified, source: str) -> ModelRope:
     """The :class:`ModelRope` of a model type identified through transformers (:mod:`._hf_read`): each
     distinct layer map is read by the same reader as a row's, from the rope table HF resolved."""
@@ -677,7 +694,7 @@ def model_from_identified(identified, source: str) -> ModelRope:
         reader = _Reader(_Config(data, source), family, identified.text_type)
         reader.layer_names = layer_names
         variant = reader.variant(head, m.pairing, family.how, "head_dim as HF resolved it", None,
-                                 len(distinct) > 1 and names[m])
+                                 len(distinct) > 1 and names[m], negated=m.negated)
         if variant.rotated_width != m.width or variant.pairing != m.pairing:
             raise VariantFileError(f"HF rotates {m.width} coordinates ({m.pairing} pairs), the reader of the rope "
                                    f"table gives {variant.rotated_width} ({variant.pairing}); refused")

@@ -111,6 +111,7 @@ class LayerMap:
     output_order: tuple | None = None  # the head's coordinates as written out after the rotation (see _LAYOUTS)
     axes: tuple | None = None  # M-RoPE: the position axis each rotated pair follows (see _hf_axes)
     head: int = 0  # the layer's head width (a config may set it per layer); 0: NoPE
+    negated: bool = False  # every pair turns by -m omega_r (nanochat's rotate_half gives (x2, -x1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -755,7 +756,9 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         rotation = recorded if order is None else recorded[:, [order.index(a) for a in range(layer_head)], :]
         c = rotation[:, firsts, firsts]
         s = rotation[:, seconds, firsts]
-        for got, want, what in ((c, cos, "cos"), (s, sin, "sin")):
+        # a rotation by the negative angle (nanochat): every sin exactly the reference's negated, some not 0
+        negated = bool((c == cos).all()) and bool((s == -sin).all()) and bool((sin != 0).any())
+        for got, want, what in ((c, cos, "cos"), (-s if negated else s, sin, "sin")):
             if not bool((got == want).all()):
                 t, r = [int(v) for v in (got != want).nonzero()[0]]
                 other = next((k for k in range(want.shape[1]) if torch.equal(got[:, r], want[:, k])), None)
@@ -770,7 +773,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
             axis_maps[layer] = [(rows, _one(calls.get(layer))) for rows, calls in axis_runs]
         table = {k: v for k, v in table.items() if k not in _MROPE_KEYS}  # read as the recorded axes
         maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order, axes,
-                             layer_head))
+                             layer_head, negated))
         recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
@@ -793,6 +796,9 @@ def identified_row(identified: Identified) -> str:
     for m in dict.fromkeys(m for m in identified.layers if m.width):
         interleave = ", rope_interleave=True" if m.output_order is not None else ""
         mrope = "" if m.axes is None else f"; M-RoPE {describe(m.axes)}"
+        if m.negated:
+            rows.append(f"    # {identified.text_type}: every pair turns by the negative angle, which no field of a row states")
+            continue
         rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}"{interleave}, '
                     f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
                     f"# rotated width {m.width} of {m.head or identified.head}{mrope}")

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from symproof import VariantFileError
-from symproof.models import _hf_read
+from symproof.models import _config, _hf_read
 from symproof.models._check import export_model
 from symproof.models._config import load_model
 from symproof.models._model import attention_scaling
@@ -93,6 +93,7 @@ TYPES = {
     "olmo3": _every_layer_rotates,
     "mistral3": _every_layer_rotates,
     "qwen3_next": _qwen3_next_nope,
+    "nanochat": _every_layer_rotates,  # its rotate_half gives (x2, -x1): every pair turns by the negative angle
     "dots1": _every_layer_rotates,  # n_routed_experts left None by the class, which HF's code uses: filled, named
 }
 
@@ -182,7 +183,7 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
         w = np.array([float(v) for v in regime.variant.frequencies_digits()])
         scale = float(attention_scaling(regime.variant))
         # 8 ulps of the largest float32 angle of each position, and 8 ulps of the values
-        bound = scale * np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * w.max() + 16) * ULP
+        bound = scale * np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * np.abs(w).max() + 16) * ULP
         assert np.all(np.abs(ours - theirs) <= bound), f"{model_type} {regime.name}"
 
 
@@ -196,6 +197,7 @@ def test_an_identification_one_ulp_off_is_refused_naming_the_layer(monkeypatch):
         return cos, sin, partial
 
     monkeypatch.setattr(_hf_read, "_reference", nudged)
+    monkeypatch.setattr(_config, "_IDENTIFIED", {})  # identified afresh, not the process's earlier reading
     with pytest.raises(VariantFileError, match=r"layer 0: pair 3 at position 7: cos .* is not HF's reference") as info:
         load_model({"model_type": "helium", "num_hidden_layers": 2})
     assert "\n" not in str(info.value)
@@ -257,6 +259,11 @@ def test_the_identified_row_names_the_class_and_pairing():
     identified = _hf_read.identify({"model_type": "helium", "num_hidden_layers": 2}, "<config>", "helium")
     row = _hf_read.identified_row(identified)
     assert row.startswith('    "helium": _row("HeliumModel", pairing="adjacent"') and "rotated width 128" in row
+    # a rotation by the negative angle is read (frequencies negated) but no row field states it: said, not printed
+    negated = _hf_read.identify({"model_type": "nanochat", "num_hidden_layers": 2}, "<config>", "nanochat")
+    assert [m.negated for m in negated.layers] == [True, True]
+    assert _hf_read.identified_row(negated) == ("    # nanochat: every pair turns by the negative angle, which no "
+                                                "field of a row states")
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
@@ -302,5 +309,5 @@ def test_a_head_width_set_per_layer_is_read_per_regime(tmp_path):
     theirs = _hf_rotate(text, x, POSITIONS, model.regime(wide).layers[0])
     ours = module.apply(x.astype(np.float64), POSITIONS, regime=wide)
     w = np.array([float(v) for v in model.regime(wide).variant.frequencies_digits()])
-    bound = np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * w.max() + 16) * ULP  # 8 ulps of angle and value
+    bound = np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * np.abs(w).max() + 16) * ULP  # 8 ulps of angle and value
     assert np.all(np.abs(ours - theirs) <= bound) and np.max(np.abs(ours - x)) > 0.1

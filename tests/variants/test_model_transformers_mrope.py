@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from symproof import VariantFileError
-from symproof.models import _hf_axes
+from symproof.models import _config, _hf_axes
 from symproof.models._check import export_model
 from symproof.models._config import load_model
 
@@ -105,6 +105,7 @@ def test_a_pair_turning_with_two_axes_is_refused(monkeypatch):
         return original(self, x, torch.stack([rows[0] + rows[1] - rows[2], rows[1], rows[2]]))
 
     monkeypatch.setattr(modeling.Qwen3VLTextRotaryEmbedding, "forward", mixed)
+    monkeypatch.setattr(_config, "_IDENTIFIED", {})  # identified afresh, not the process's earlier reading
     with pytest.raises(VariantFileError) as info:
         load_model({"model_type": "qwen3_vl_text", "num_hidden_layers": 2})
     message = str(info.value)
