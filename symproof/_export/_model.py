@@ -7,6 +7,9 @@ regime of each decoder layer, and where the rotated block sits in a head.  The
 exported module states all of it:
 
 - ``REGIMES``: the regime names; ``LAYER_REGIMES``: one name per decoder layer;
+- ``query_scale(positions, regime=None)`` (a model whose attention scales the rotated query: Ministral 3's
+  ``llama_4_scaling_beta``): the factor at each position, 1 in a regime whose attention does not scale;
+  a negative or non-integer position (where ``log(1 + floor(m / L))`` is no position's) is a ``ValueError``;
 - ``apply(x, positions, regime=None, seq_len=None)``: ``x`` is ``(..., HEAD_WIDTH)`` (a model whose head
   width differs per layer, Gemma 4's: ``(..., HEAD_WIDTHS[regime])``);
   ``regime`` is required when there are several; a NoPE regime returns ``x``;
@@ -41,6 +44,9 @@ def supports(model, target: str) -> str:
     if target == "c" and not model.plain:
         return ("the C target exports one rotary map over the start of the head; this model has "
                 f"{_what(model)}: use --target numpy or torch")
+    if target == "c" and _scaled(model):
+        return ("the attention scales the rotated query per position, which the numpy and torch targets export "
+                "(query_scale) and the C target does not: use --target numpy or torch")
     for regime in model.regimes:
         if regime.variant is not None:
             why = regime_supports(regime.variant)
@@ -70,6 +76,54 @@ def bodies(model, module: str, target: str) -> dict:
 
         return regime_bodies(model.regimes[0].variant, module, target)
     return {file_name(module, target): _python_source(model, target)}
+
+
+def _scaled(model) -> list:
+    """``[(index, regime)]`` of the regimes whose attention scales the rotated query per position."""
+    return [(k, r) for k, r in enumerate(model.regimes) if r.attention is not None and r.attention.query_scale is not None]
+
+
+_M = sp.Symbol("m", integer=True, nonnegative=True)
+
+_SCALE_GUARD = {"numpy": ("numpy.asarray(positions, dtype=numpy.float64)", "numpy.floor", "numpy.all"),
+                "torch": ("torch.as_tensor(positions, dtype=torch.float64)", "torch.floor", "torch.all")}
+
+
+def _query_scale_source(model, target: str) -> list:
+    """``query_scale(positions, regime=None)`` and each scaled regime's formula, printed from the exact
+    definition the properties were decided on (the attention variant's ``scale.query``)."""
+    from ._printers import NumPyKernelPrinter, numbers_as_floats, torch_printer
+
+    scaled = _scaled(model)
+    if not scaled:
+        return []
+    printer = NumPyKernelPrinter() if target == "numpy" else torch_printer()
+    array, floor, every = _SCALE_GUARD[target]
+    lines, table = [], []
+    for index, regime in scaled:
+        variant = regime.attention
+        expr = variant.query_scale.build({**variant.width_env(), "m": _M})
+        code = printer.doprint(numbers_as_floats(expr) if target == "torch" else expr)
+        lines += ["", "", f"def _query_scale_{index}(m):", f"    return {code} + 0 * m"]
+        table.append(f"    {regime.name!r}: _query_scale_{index},")
+    lines += ["", "", "_QUERY_SCALES = {"] + table + ["}"]
+    lines += ["", "", "def query_scale(positions, regime=None):",
+              '    """The factor HF multiplies the rotated query by in its attention, at each position (the key is not',
+              '    scaled); 1 in a regime whose attention does not scale. Positions are integers >= 0."""',
+              "    if regime is None:",
+              "        if len(REGIMES) != 1:",
+              "            raise ValueError(f'regime is required: one of {REGIMES}')",
+              "        regime = REGIMES[0]",
+              "    if regime not in _MAPS:",
+              "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')",
+              f"    m = {array}",
+              f"    if not bool({every}((m >= 0) & (m == {floor}(m)))):",
+              "        raise ValueError('query_scale takes integer positions >= 0 (below 0, log(1 + floor(m / L)) "
+              "is not a position scale)')",
+              "    if regime not in _QUERY_SCALES:",
+              "        return m * 0 + 1",
+              "    return _QUERY_SCALES[regime](m)"]
+    return lines
 
 
 def _regime_factory(index: int, variant) -> list:
@@ -119,6 +173,7 @@ def _python_source(model, target: str) -> str:
               "    if regime not in _MAPS:",
               "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')"]
     lines += _python_apply(target, bool(model.regime_widths))
+    lines += _query_scale_source(model, target)
     return "\n".join(lines) + "\n"
 
 

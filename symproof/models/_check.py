@@ -26,7 +26,7 @@ __all__ = ["check_model", "format_model", "model_as_dict", "model_exit_code", "m
 def check_model(model: ModelRope, steps: int | None = DEFAULT_STEPS, time_limit: float | None = None) -> list:
     """``[(regime, results)]``: the verdicts of every rotary regime (NoPE regimes: no results); ``steps``
     and ``time_limit`` as for :func:`~symproof.variants.check_variant`, for each property."""
-    return [(r, [] if r.variant is None else check_variant(r.variant, steps=steps, time_limit=time_limit))
+    return [(r, [] if r.checked is None else check_variant(r.checked, steps=steps, time_limit=time_limit))
             for r in model.regimes]
 
 
@@ -51,7 +51,7 @@ def format_model(model: ModelRope, checked, seconds: float) -> str:
 
     if model.plain:  # one map over the whole head: the variant's own table, as before regimes existed
         regime, results = checked[0]
-        return format_results(regime.variant, results, seconds)
+        return format_results(regime.checked, results, seconds)
     lines = [f"{model.model_type} config: {len(model.regimes)} rotary regime(s) ({model.source})"]
     lines += [f"  {note}" for note in model.notes]
     for regime, results in checked:
@@ -59,8 +59,8 @@ def format_model(model: ModelRope, checked, seconds: float) -> str:
         if regime.variant is None:
             lines.append("  NoPE: these layers apply no positional encoding (apply is the identity)")
             continue
-        lines += ["  " + line for line in format_results(regime.variant, results, 0.0).splitlines()[:-1]]
-        lines.append("  " + format_results(regime.variant, results, 0.0).splitlines()[-1].rsplit(" (", 1)[0])
+        lines += ["  " + line for line in format_results(regime.checked, results, 0.0).splitlines()[:-1]]
+        lines.append("  " + format_results(regime.checked, results, 0.0).splitlines()[-1].rsplit(" (", 1)[0])
     lines.append(f"({seconds:.2f} s)")
     return "\n".join(one_line(line) for line in lines)
 
@@ -71,7 +71,7 @@ def model_as_dict(model: ModelRope, checked, seconds: float | None = None) -> di
 
     if model.plain:
         regime, results = checked[0]
-        return results_as_dict(regime.variant, results, seconds)
+        return results_as_dict(regime.checked, results, seconds)
     out = {"model_type": model.model_type, "source": model.source, "head_width": model.head_width,
            "rotary_offset": model.offset, "notes": list(model.notes),
            "mrope_section": None if model.mrope_section is None else list(model.mrope_section),
@@ -81,7 +81,7 @@ def model_as_dict(model: ModelRope, checked, seconds: float | None = None) -> di
     for regime, results in checked:
         entry = {"regime": regime.name, "layers": list(regime.layers), "nope": regime.variant is None}
         if regime.variant is not None:
-            entry.update(results_as_dict(regime.variant, results))
+            entry.update(results_as_dict(regime.checked, results))
             entry.pop("exit_code", None)
         out["regimes"].append(entry)
     if seconds is not None:

@@ -48,8 +48,8 @@ from .._ground._text import did_you_mean
 from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, INERT_UNREAD, LAYER_PATTERN,
                         LAYER_THETA, MROPE, MROPE_DEFAULT, READ_BY_ATTENTION, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._json import read_config
-from ._model import _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
-from ._rules import _frequencies
+from ._model import QUERY_SCALE_SAID, _NOT_APPLY, _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
+from ._rules import _frequencies, _positions
 from ..variants._spec import MAX_WIDTH, Variant, parse_variant
 
 __all__ = ["load_model", "load_model_config", "parse_model", "parse_model_config", "model_from_identified",
@@ -229,10 +229,11 @@ def parse_model(data: Mapping, source: str = "<config>") -> ModelRope:
     return model
 
 
-def _noted(variant: Variant, notes) -> Variant:
-    """``variant`` with ``notes`` after its own; the notes change no value: the tables computed while
-    validating are kept."""
-    noted = dataclasses.replace(variant, notes=tuple(variant.notes) + tuple(notes))
+def _noted(variant: Variant, notes, first: bool = False) -> Variant:
+    """``variant`` with ``notes`` after its own (``first``: before); the notes change no value: the tables
+    computed while validating are kept."""
+    ordered = tuple(notes) + tuple(variant.notes) if first else tuple(variant.notes) + tuple(notes)
+    noted = dataclasses.replace(variant, notes=ordered)
     noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
     return noted
 
@@ -514,7 +515,10 @@ class _Reader:
             table, where = {**table, **legacy}, "rope_scaling"
         return where, table
 
-    def variant(self, head, pairing, how, hidden_note, layer_type, regime_name, negated=False) -> Variant:
+    def variant(self, head, pairing, how, hidden_note, layer_type, regime_name, negated=False, query_scale=None,
+                with_scale=False) -> Variant:
+        """The regime's rotation (``with_scale``: followed by the attention's query scale ``query_scale`` =
+        ``(beta, L)``, which identification saw the attention apply: HF's ``get_llama_4_attn_scale``)."""
         cfg, family, model_type = self.cfg, self.family, self.model_type
         where, rope = self.table(layer_type)
         prefix = cfg.prefix + where + "."
@@ -540,6 +544,10 @@ class _Reader:
         if model_type in MROPE:
             allowed = allowed | {"mrope_section"}
         for key in rope:
+            if key in READ_BY_ATTENTION and query_scale is not None:
+                continue  # identification saw the attention read it
+            if key == "max_position_embeddings" and rope[key] == _positions(cfg, "max_position_embeddings"):
+                continue  # the copy Ministral 3's and Mistral 4's config classes write; noted below
             if key in READ_BY_ATTENTION and rope[key] is not None:
                 raise cfg.fail(prefix + key, f"{READ_BY_ATTENTION[key]}; refused")
             if key not in allowed:
@@ -547,6 +555,9 @@ class _Reader:
                                                        f"refused rather than ignored (expected some of "
                                                        f"{', '.join(sorted(allowed))}){did_you_mean(key, allowed)}")
         notes = []
+        if "max_position_embeddings" in rope:
+            notes.append(f"{prefix}max_position_embeddings = {rope['max_position_embeddings']}: the top-level value, "
+                         "copied into the table by HF's config class; HF's rope functions read the top-level one")
         turning = None
         if rope_type == "proportional":
             rotary_dim, turning, width_note = self.proportional_width(rope, prefix, head)
@@ -569,6 +580,8 @@ class _Reader:
             doc["frequencies"]["denominator"] = rotary_dim  # HF: the exponent's width is the rotated width
         if negated:
             _negate(cfg, doc, type_key, notes)
+        if query_scale is not None:
+            _scale_query(doc, query_scale, prefix, notes, with_scale)
         if attention is not None:
             doc["attention"] = {"factor": attention}
         variant = parse_variant(doc, cfg.source)
@@ -647,6 +660,23 @@ class _Reader:
         return default, f"base {default:g} (HF's {self.model_type} default_theta)"
 
 
+def _scale_query(doc, query_scale, prefix, notes, with_scale) -> None:
+    """The attention's query scale (Ministral 3, Mistral 4: ``llama_4_scaling_beta``), noted; ``with_scale``:
+    also in ``doc``, so that the properties are those of the scores the attention computes."""
+    beta, length = query_scale
+    said = (f"{QUERY_SCALE_SAID} 1 + beta log(1 + floor(m / L)) at its position m "
+            f"({prefix}llama_4_scaling_beta = {beta:g}, L = {prefix}original_max_position_embeddings = {length:g})")
+    if not with_scale:
+        notes.append(said + f"{_NOT_APPLY}, which is the rotation (an exported module gives the factor as "
+                            "query_scale(positions)); symproof check decides the properties with it")
+        return
+    doc["params"].update(scaling_beta=beta, scaling_length=length)
+    doc["scale"] = {"query": "1 + scaling_beta * log(1 + floor(m / scaling_length))"}
+    doc["positions"] = "nonnegative"  # HF's position ids; the scale's log(0) at m <= -L is no position
+    doc["title"] += ", with the attention's query scale"
+    notes.append(said + ": the properties below are those of the scores, rotation and scale, at positions m >= 0")
+
+
 def _negate(cfg, doc, type_key, notes) -> None:
     """The frequencies of ``doc`` negated: HF turns every pair by the negative angle (nanochat's rotate_half)."""
     rule = doc["frequencies"]
@@ -694,16 +724,19 @@ def model_from_identified(identified, source: str) -> ModelRope:
         reader = _Reader(_Config(data, source), family, identified.text_type)
         reader.layer_names = layer_names
         variant = reader.variant(head, m.pairing, family.how, "head_dim as HF resolved it", None,
-                                 len(distinct) > 1 and names[m], negated=m.negated)
+                                 len(distinct) > 1 and names[m], negated=m.negated, query_scale=m.query_scale)
+        attention = None
+        if m.query_scale is not None:
+            scored = reader.variant(head, m.pairing, family.how, "head_dim as HF resolved it", None,
+                                    len(distinct) > 1 and names[m], negated=m.negated, query_scale=m.query_scale,
+                                    with_scale=True)
+            attention = _noted(scored, (origin,), first=True)
         if variant.rotated_width != m.width or variant.pairing != m.pairing:
             raise VariantFileError(f"HF rotates {m.width} coordinates ({m.pairing} pairs), the reader of the rope "
                                    f"table gives {variant.rotated_width} ({variant.pairing}); refused")
-        noted = dataclasses.replace(variant, notes=(origin,) + variant.notes)
-        # the note changes no value: keep the tables computed while validating
-        noted.__dict__.update({k: v for k, v in variant.__dict__.items() if k.startswith("_")})
-        variant = noted
+        variant = _noted(variant, (origin,), first=True)
         layers = tuple(i for i, n in enumerate(layer_names) if n == names[m])
-        regimes.append(Regime(names[m], layers, variant))
+        regimes.append(Regime(names[m], layers, variant, attention=attention))
     if "nope" in layer_names:
         regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
     notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes)) + mrope_note

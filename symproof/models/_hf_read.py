@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import re
 from typing import Mapping
 
@@ -63,6 +64,9 @@ LENGTH_FREE = ("default", "linear", "yarn", "llama3", "proportional")
 _APPLY = re.compile(r"^_?apply_(rotary|rope)")
 #: functions that rotate inline, outside an apply helper: seen in a layer, it cannot be read
 _INLINE = re.compile(r"^(rotate_half|rotate_every_two|_rotate_half)$")
+#: HF's query scale of Llama 4's attention, reused by Ministral 3 and Mistral 4 (``llama_4_scaling_beta``): the
+#: attention multiplies the rotated query by what it returns, ``1 + beta log(1 + floor(m / L))``
+_QUERY_SCALE = re.compile(r"^get_llama_4_attn_scale$")
 #: config keys that state a per-layer pattern, under which a layer without rotation is NoPE by design
 _LAYER_PATTERN_KEY = re.compile(r"no_?rope|nope|use_rope|rope_layers|layer_types|sliding_window_pattern|cross_attention_layers|block_types|"
                                 r"attn_every|interval")
@@ -112,6 +116,8 @@ class LayerMap:
     axes: tuple | None = None  # M-RoPE: the position axis each rotated pair follows (see _hf_axes)
     head: int = 0  # the layer's head width (a config may set it per layer); 0: NoPE
     negated: bool = False  # every pair turns by -m omega_r (nanochat's rotate_half gives (x2, -x1))
+    #: ``(beta, L)``: the layer's attention multiplies the rotated query by HF's get_llama_4_attn_scale(m, beta, L)
+    query_scale: tuple | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,6 +276,7 @@ class _Recorder:
         self.layer = None
         self.calls: dict = {}
         self.inline: set = set()
+        self.scales: dict = {}  # layer: [(position ids, beta, L)] of each call of HF's query-scale function
         self.depth = 0
 
     def _probe(self, original, args, kwargs):
@@ -318,6 +325,9 @@ class _Recorder:
             elif callable(value) and not isinstance(value, type) and _INLINE.match(name):
                 saved[name] = value
                 setattr(self.module, name, self._watch(value))
+            elif callable(value) and not isinstance(value, type) and _QUERY_SCALE.match(name):
+                saved[name] = value
+                setattr(self.module, name, self._scale(value))
         try:
             yield bool([n for n in saved if _APPLY.match(n)])
         finally:
@@ -341,6 +351,15 @@ class _Recorder:
             return out
 
         return recorded
+
+    def _scale(self, original):
+        def scaled(positions, beta, length, *args, **kwargs):
+            if self.layer is not None:
+                shown = positions.detach().clone() if isinstance(positions, self.torch.Tensor) else positions
+                self.scales.setdefault(self.layer, []).append((shown, beta, length))
+            return original(positions, beta, length, *args, **kwargs)
+
+        return scaled
 
     def _watch(self, original):
         def watched(*args, **kwargs):
@@ -530,6 +549,7 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
         for given in inputs:
             recorder.calls.clear()
             recorder.inline.clear()
+            recorder.scales.clear()
             try:
                 model(**given, position_ids=positions, use_cache=False)
                 first = None
@@ -711,6 +731,9 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         if layer in recorder.inline:
             raise fail(f"layer {layer}: rotates inline (rotate_half outside an apply function); not recorded")
         if not calls:
+            if recorder.scales.get(layer):
+                raise fail(f"layer {layer} applies no rotation but its attention scales the query "
+                           "(get_llama_4_attn_scale); a NoPE layer with a query scale is not read")
             maps.append(LayerMap(0))
             continue
         # the query and the key rotated by separate calls (Gemma 3n): one map if every call recorded the same
@@ -771,9 +794,10 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
             axes = pair_axes(layer, axis_count, [(rows, calls) for rows, calls in axis_runs], width, pairing, order,
                              cos, sin, PROBE_POSITIONS, fail)
             axis_maps[layer] = [(rows, _one(calls.get(layer))) for rows, calls in axis_runs]
+        scale = _query_scale(recorder.scales.get(layer, []), table, layer, fail)
         table = {k: v for k, v in table.items() if k not in _MROPE_KEYS}  # read as the recorded axes
         maps.append(LayerMap(width, pairing, json.dumps(table, sort_keys=True, default=str), partial, order, axes,
-                             layer_head, negated))
+                             layer_head, negated, scale))
         recorded_maps[layer] = recorded.numpy()
     if all(m.width == 0 for m in maps):
         raise fail("no decoder layer called a rotary apply function on the probed forward")
@@ -783,6 +807,36 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                    "refused rather than read as NoPE")
     return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
                       tuple(maps), recorded_maps, axis_count, axis_maps, filled)
+
+
+def _query_scale(calls, table: dict, layer: int, fail):
+    """``(beta, L)`` when the layer's attention calls HF's ``get_llama_4_attn_scale`` once, at the layer's
+    positions, with the rope table's ``llama_4_scaling_beta`` and ``original_max_position_embeddings``; None
+    when it does not call it and the table sets no beta; else a refusal naming what differs."""
+    import torch
+
+    beta, length = table.get("llama_4_scaling_beta"), table.get("original_max_position_embeddings")
+    if not calls:
+        if beta is not None:
+            raise fail(f"layer {layer}: the rope table sets llama_4_scaling_beta = {str(beta)[:20]} but the layer's "
+                       "attention does not call HF's get_llama_4_attn_scale: a key the model may not read, refused")
+        return None
+    if len(calls) != 1:
+        raise fail(f"layer {layer}: {len(calls)} calls of HF's get_llama_4_attn_scale in one layer; expected one")
+    positions, got_beta, got_length = calls[0]
+    if not isinstance(positions, torch.Tensor) or positions.tolist() != [list(PROBE_POSITIONS)]:
+        raise fail(f"layer {layer}: HF's get_llama_4_attn_scale was called with other positions than the layer's")
+    if (got_beta, got_length) != (beta, length):
+        raise fail(f"layer {layer}: HF's get_llama_4_attn_scale was called with beta {str(got_beta)[:20]} and length "
+                   f"{str(got_length)[:20]}, not the rope table's llama_4_scaling_beta and "
+                   "original_max_position_embeddings")
+    for value in (beta, length):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise fail(f"layer {layer}: llama_4_scaling_beta and original_max_position_embeddings must be numbers, "
+                       f"got {str(value)[:20]}")
+    if length <= 0:
+        raise fail(f"layer {layer}: original_max_position_embeddings {length} divides the position; expected > 0")
+    return beta, length
 
 
 def _one(calls):

@@ -15,7 +15,8 @@ import sympy as sp
 from .._ground._errors import VariantFileError
 from ..variants._spec import Variant
 
-__all__ = ["ModelRope", "Regime", "attention_scaling", "scaling_note", "cfg_number_text"]
+__all__ = ["ModelRope", "Regime", "attention_scaling", "scaling_note", "cfg_number_text", "query_scale_said",
+           "QUERY_SCALE_SAID"]
 
 
 def _slug(text: str) -> str:
@@ -31,6 +32,14 @@ class Regime:
     layers: tuple
     variant: Variant | None
     layer_type: str | None = None  # the HF layer_types value the regime was read for, if any
+    #: the scores the attention computes when it does more than rotate (Ministral 3's query scale): the rotation
+    #: followed by it, the variant whose properties are decided; None: the rotation is the whole position map
+    attention: Variant | None = None
+
+    @property
+    def checked(self) -> Variant | None:
+        """The variant whose properties are the regime's: the attention's when it scales, else the rotation."""
+        return self.attention if self.attention is not None else self.variant
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,18 @@ class ModelRope:
 
 
 _HALF_HOW = "rotate_half, half pairs (r, r + d/2)"
+
+#: how a rotation's notes say that the attention scales the rotated query after apply (see query_scale_said)
+QUERY_SCALE_SAID = "HF's attention multiplies the rotated query by"
+_NOT_APPLY = ": not part of apply"
+
+
+def query_scale_said(variant) -> str | None:
+    """What a config's rotation says of the query scale its attention applies after it (Ministral 3), else None."""
+    for note in getattr(variant, "notes", ()):
+        if note.startswith(QUERY_SCALE_SAID) and _NOT_APPLY in note:
+            return note.split(_NOT_APPLY)[0]
+    return None
 
 
 def _bands(section):

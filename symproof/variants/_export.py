@@ -50,8 +50,10 @@ def check_target(variant: Variant, target: str) -> None:
 
 def _takes_call_length(variant: Variant) -> bool:
     """Model configs and rules that read the call length get the kernel whose ``apply`` takes
-    ``seq_len`` as HF does and applies the attention scaling as HF does."""
-    return variant.length_dependent or bool(variant.notes)
+    ``seq_len`` as HF does and applies the attention scaling as HF does; a config's scores with the
+    attention's per-position query scale (Ministral 3) are the variant family's, whose kernels take the side."""
+    scaled = variant.query_scale is not None or variant.key_scale is not None
+    return variant.length_dependent or (bool(variant.notes) and not scaled)
 
 
 def _frequencies_for_export(variant: Variant) -> list:

@@ -112,3 +112,15 @@ def test_a_config_whose_other_layers_are_nope_audits_its_one_rotary_map(tmp_path
     assert len(set(json.loads(path.read_text())["no_rope_layers"])) == 2  # rotary and NoPE layers both
     result = audit("transformers.models.smollm3.modeling_smollm3:SmolLM3RotaryEmbedding", str(path))
     assert result.verdict == "equivalent" and result.regime is not None
+
+
+def test_an_attention_that_scales_the_query_audits_the_rotation_and_says_so(tmp_path):
+    # Ministral 3: HF's rotary module rotates; its attention then multiplies the query by
+    # 1 + beta log(1 + floor(m / L)), which no rotary code contains: the rotation is audited, the scale named
+    config = transformers.AutoConfig.for_model("ministral3", num_hidden_layers=2, **SMALL)
+    path = tmp_path / "ministral3.json"
+    path.write_text(config.to_json_string(), encoding="utf-8")
+    result = audit("transformers.models.ministral3.modeling_ministral3:Ministral3RotaryEmbedding", str(path))
+    assert result.verdict == "equivalent"
+    assert "HF's attention multiplies the rotated query by 1 + beta log(1 + floor(m / L))" in result.note
+    assert "llama_4_scaling_beta = 0.1" in result.note and "not audited here" in result.summary()

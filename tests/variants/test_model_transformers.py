@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -93,6 +94,8 @@ TYPES = {
     "olmo3": _every_layer_rotates,
     "mistral3": _every_layer_rotates,
     "qwen3_next": _qwen3_next_nope,
+    "ministral3": _every_layer_rotates,  # its attention then scales the query (llama_4_scaling_beta): apply rotates
+    "mistral4": _every_layer_rotates,  # the same, multi-head latent attention
     "nanochat": _every_layer_rotates,  # its rotate_half gives (x2, -x1): every pair turns by the negative angle
     "dots1": _every_layer_rotates,  # n_routed_experts left None by the class, which HF's code uses: filled, named
 }
@@ -311,3 +314,72 @@ def test_a_head_width_set_per_layer_is_read_per_regime(tmp_path):
     w = np.array([float(v) for v in model.regime(wide).variant.frequencies_digits()])
     bound = np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * np.abs(w).max() + 16) * ULP  # 8 ulps of angle and value
     assert np.all(np.abs(ours - theirs) <= bound) and np.max(np.abs(ours - x)) > 0.1
+
+
+# -- an attention that scales the rotated query (Ministral 3, Mistral 4: llama_4_scaling_beta) -------------------
+
+
+def _ministral3(**changes):
+    return transformers.AutoConfig.for_model(
+        "ministral3", num_hidden_layers=1, hidden_size=64, num_attention_heads=2, num_key_value_heads=2, head_dim=32,
+        intermediate_size=32, vocab_size=64, **changes)
+
+
+def test_the_query_the_attention_sees_is_the_rotation_times_the_exported_query_scale(tmp_path, monkeypatch):
+    import torch
+    from transformers.models.ministral3 import modeling_ministral3 as modeling
+
+    config = _ministral3()
+    config._attn_implementation = "eager"
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        hf = transformers.AutoModel.from_config(config, dtype=torch.float64).eval()
+    seen = {}
+    hf.layers[0].self_attn.q_proj.register_forward_hook(lambda _m, _a, out: seen.setdefault("projected", out))
+    original = modeling.eager_attention_forward
+
+    def attention(module, query, *args, **kwargs):
+        seen["query"] = query
+        return original(module, query, *args, **kwargs)
+
+    monkeypatch.setattr(modeling, "eager_attention_forward", attention)
+    positions = np.array([[0, 1, 16383, 16384, 40000, 99999]])
+    with torch.no_grad():
+        hf(input_ids=torch.arange(1, 7).reshape(1, 6), position_ids=torch.tensor(positions), use_cache=False)
+    model = load_model(config.to_dict())
+    (regime,) = model.regimes
+    assert regime.attention is not None and any("llama_4_scaling_beta = 0.1" in n for n in regime.variant.notes)
+    module = _module(model, tmp_path, "ministral3_scaled")
+    projected = seen["projected"].reshape(1, 6, 2, 32).numpy()
+    theirs = seen["query"].numpy()  # (batch, heads, positions, head width)
+    scale = module.query_scale(positions)
+    assert scale[0, 0] == 1 and scale[0, 3] > 1  # 1 before original_max_position_embeddings, larger from it on
+    w = np.array([float(v) for v in regime.variant.frequencies_digits()])
+    for head in range(2):
+        ours = scale[..., None] * module.apply(projected[:, :, head], positions)
+        bound = np.max(np.abs(projected)) * (16 * positions[0, :, None] * np.abs(w).max() + 16) * ULP * 2
+        assert np.all(np.abs(ours - theirs[:, head]) <= bound)
+    with pytest.raises(ValueError, match="integer positions >= 0"):
+        module.query_scale(np.array([-1]))
+
+
+def test_the_scores_the_attention_computes_are_what_is_checked():
+    from symproof.models._check import check_model
+
+    model = load_model(_ministral3().to_dict())
+    (regime, results), = check_model(model, steps=None)
+    verdicts = {r.id.split(".")[-1]: r for r in results}
+    # the rotation alone is relative; the scores are not once the query is scaled from position 16384 on
+    assert verdicts["relative"].status == "refuted" and verdicts["norm"].status == "refuted"
+    witness = verdicts["relative"].witnesses[0]  # as printed: "{i: 16384, j: 16384, ...}"
+    assert max(int(v) for k, v in re.findall(r"\b([ij]): (\d+)", witness)) >= 16384
+
+
+def test_a_query_scale_key_no_attention_reads_is_refused():
+    config = {"model_type": "helium", "num_hidden_layers": 2,
+              "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "llama_4_scaling_beta": 0.1,
+                                  "original_max_position_embeddings": 4096}}
+    with pytest.raises(VariantFileError) as info:
+        load_model(config)
+    assert "layer 0: the rope table sets llama_4_scaling_beta = 0.1 but the layer's attention does not call HF's " \
+           "get_llama_4_attn_scale" in str(info.value)
