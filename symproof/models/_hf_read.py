@@ -637,8 +637,10 @@ def _tables(text):
     rope = getattr(text, "rope_parameters", None)
     if not isinstance(rope, Mapping) or not rope:
         return None
-    if all(isinstance(v, Mapping) for v in rope.values()):
-        return {k: dict(v) for k, v in rope.items()}
+    # nested by layer type; a type whose table is None has no rotation (Beam's full-attention layers: NoPE)
+    if all(isinstance(v, Mapping) or v is None for v in rope.values()) and any(isinstance(v, Mapping)
+                                                                               for v in rope.values()):
+        return {k: dict(v) for k, v in rope.items() if v is not None}
     return {None: dict(rope)}
 
 

@@ -56,6 +56,11 @@ def _muse_spark_nope(config):
     return [i for i, theta in enumerate(config.layer_rope_theta) if not theta]
 
 
+def _beam_nope(config):
+    # BeamConfig: rope_parameters by layer type, None for full_attention: those layers get no rotary embedding
+    return [i for i, t in enumerate(config.layer_types) if config.rope_parameters.get(t) is None]
+
+
 def _qwen3_next_nope(config):
     # Qwen3NextDecoderLayer: linear_attention layers are a gated delta net, no rotary embedding
     return [i for i, t in enumerate(config.layer_types) if t == "linear_attention"]
@@ -96,6 +101,7 @@ TYPES = {
     "qwen3_next": _qwen3_next_nope,
     "ministral3": _every_layer_rotates,  # its attention then scales the query (llama_4_scaling_beta): apply rotates
     "mistral4": _every_layer_rotates,  # the same, multi-head latent attention
+    "beam": _beam_nope,  # a rope table of None for a layer type: its layers are NoPE
     "nanochat": _every_layer_rotates,  # its rotate_half gives (x2, -x1): every pair turns by the negative angle
     "dots1": _every_layer_rotates,  # n_routed_experts left None by the class, which HF's code uses: filled, named
 }
