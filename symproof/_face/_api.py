@@ -248,9 +248,8 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     from ..models._check import check_model, format_model, model_as_dict, model_exit_code
     from ..models._config import load_model
     from ..models._json import is_model_config, loads_config
-    from ..variants._spec import load_variant, loads_variant
-    from ..variants._layers import (check_layers, format_layers, is_layer_file, is_layer_text, layers_as_dict,
-                                    layers_exit_code, load_layers, loads_layers)
+    from ..variants._layers import (LayerPattern, check_layers, format_layers, layers_as_dict, layers_exit_code,
+                                    load_description, loads_description)
     from ..variants import check_variant
 
     if budget is not _REMOVED:
@@ -267,20 +266,22 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
     start = time.perf_counter()
     source = "<text>" if text is not None else resolve_example(path_or_text)
     model_config = text.lstrip().startswith("{") if text is not None else is_model_config(source)
-    layer_pattern = not model_config and (is_layer_text(text) if text is not None else is_layer_file(source))
     try:
         with cpu_budget(LOAD_BUDGET, "loading"):
             if model_config:
                 model = load_model(loads_config(text, source) if text is not None else source)
-            elif layer_pattern:
-                layers = loads_layers(text, source) if text is not None else load_layers(source)
-            else:
-                variant = loads_variant(text, source) if text is not None else load_variant(source)
+            else:  # a variant, or a layer pattern (a top-level [layers] table): the TOML is parsed once
+                described = loads_description(text, source) if text is not None else load_description(source)
     except BudgetExhausted:
         from .._ground._errors import VariantFileError
 
         raise VariantFileError(f"{source}: loading takes more than {LOAD_BUDGET:g} s of CPU time (the load "
                                "budget)") from None
+    layer_pattern = not model_config and isinstance(described, LayerPattern)
+    if layer_pattern:
+        layers = described
+    elif not model_config:
+        variant = described
     if plot is not None:
         from ._check_command import _check_plot_path
 

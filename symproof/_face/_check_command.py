@@ -29,7 +29,7 @@ from .._ground._examples import resolve_example
 from .._ground._io import check_owned_files, output_folder
 from .._ground._text import one_line
 from ..models._json import is_model_config
-from ..variants._spec import Variant, load_variant
+from ..variants._spec import Variant
 from ..variants._steps import DEFAULT_STEPS, removed_budget
 from ._answer import print_answer
 
@@ -103,12 +103,13 @@ def _main_check(args, start, budget) -> int:
             raise InvalidInputError(f"--plot: expected a variant file (.toml), got the model config {path}",
                                     option="--plot")
         return _main_model(args, start, budget)
-    from ..variants._layers import is_layer_file
+    from ..variants._layers import LayerPattern, load_description
 
-    if is_layer_file(path):
-        return _main_layers(args, start, budget)
-    variant = _loaded(load_variant, path, LOAD_BUDGET, "the description",
+    # a variant, or a layer pattern (a top-level [layers] table): the file is read and parsed once
+    variant = _loaded(load_description, path, LOAD_BUDGET, "the description",
                       ": its formulas are too costly to evaluate for every pair")
+    if isinstance(variant, LayerPattern):
+        return _main_layers(args, start, budget, variant)
     export_dir = getattr(args, "export", None)
     report_dir = getattr(args, "report", None)
     # refuse an unusable target or output folder before the work, not after it
@@ -149,16 +150,15 @@ def _main_check(args, start, budget) -> int:
     return exit_code(results)
 
 
-def _main_layers(args, start, budget) -> int:
+def _main_layers(args, start, budget, layers) -> int:
     """``symproof check LAYERS.toml``: every layer type of a layer-pattern file, each decided on its own."""
-    from ..variants._layers import check_layers, format_layers, layers_as_dict, layers_exit_code, load_layers
+    from ..variants._layers import check_layers, format_layers, layers_as_dict, layers_exit_code
 
     for option in ("plot", "report"):
         if getattr(args, option, None) is not None:
             raise InvalidInputError(f"--{option}: expected a variant file, got the layer-pattern file {args.file} "
                                     "(its layer types are checked together; --export writes one kernel per type)",
                                     option=f"--{option}")
-    layers = _loaded(load_layers, args.file, LOAD_BUDGET, "the layer types")
     export_dir = getattr(args, "export", None)
     target = getattr(args, "target", "numpy")
     if export_dir is not None:

@@ -39,12 +39,8 @@ from .._ground._io import read_input_text
 from .._ground._text import did_you_mean, one_line
 from ._spec import Variant, parse_toml, parse_variant
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
-__all__ = ["LayerPattern", "load_layers", "loads_layers", "parse_layers", "check_layers", "is_layer_file", "is_layer_text", "MAX_LAYERS", "LAYER_KEYS"]
+__all__ = ["LayerPattern", "load_layers", "loads_layers", "parse_layers", "check_layers", "load_description",
+           "loads_description", "MAX_LAYERS", "LAYER_KEYS"]
 
 #: most layers a pattern may list, and most a model may have
 MAX_LAYERS = 1024
@@ -72,24 +68,16 @@ class LayerPattern:
         return [k for k in range(self.count) if self.pattern[k % len(self.pattern)] == kind]
 
 
-def is_layer_file(path) -> bool:
-    """Whether ``path`` (a TOML file) describes a layer pattern: a top-level ``[layers]`` table.  A file
-    that cannot be read or parsed is left to the variant reader, whose error names it."""
-    try:
-        text = read_input_text(path, error=VariantFileError)
-    except (VariantFileError, OSError):
-        return False
-    return is_layer_text(text)
+def load_description(path: "str | os.PathLike") -> "LayerPattern | Variant":
+    """A description file read once: a layer pattern when it has a top-level ``[layers]`` table, else a
+    variant (TOML, at most 1 MB)."""
+    return loads_description(read_input_text(path, error=VariantFileError), os.fspath(path))
 
 
-def is_layer_text(text: str) -> bool:
-    """Whether TOML ``text`` describes a layer pattern (a top-level ``[layers]`` table); text that does not
-    parse is left to the variant reader, whose error names it."""
-    try:
-        data = tomllib.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return "layers" in data
+def loads_description(text: str, source: str = "<text>") -> "LayerPattern | Variant":
+    """The text of a variant or of a layer-pattern file, parsed once (see :func:`load_description`)."""
+    data = parse_toml(text, source)
+    return parse_layers(data, source) if "layers" in data else parse_variant(data, source)
 
 
 def load_layers(path: "str | os.PathLike") -> LayerPattern:
