@@ -85,6 +85,14 @@ def _scaled(model) -> list:
 
 _M = sp.Symbol("m", integer=True, nonnegative=True)
 
+#: the generated functions' first lines: ``regime`` resolved (required when there are several) and checked
+_REGIME_CHECK = ("    if regime is None:",
+                 "        if len(REGIMES) != 1:",
+                 "            raise ValueError(f'regime is required: one of {REGIMES}')",
+                 "        regime = REGIMES[0]",
+                 "    if regime not in _MAPS:",
+                 "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')")
+
 _SCALE_GUARD = {"numpy": ("numpy.asarray(positions, dtype=numpy.float64)", "numpy.floor", "numpy.all"),
                 "torch": ("torch.as_tensor(positions, dtype=torch.float64)", "torch.floor", "torch.all")}
 
@@ -110,12 +118,7 @@ def _query_scale_source(model, target: str) -> list:
     lines += ["", "", "def query_scale(positions, regime=None):",
               '    """The factor HF multiplies the rotated query by in its attention, at each position (the key is not',
               '    scaled); 1 in a regime whose attention does not scale. Positions are integers >= 0."""',
-              "    if regime is None:",
-              "        if len(REGIMES) != 1:",
-              "            raise ValueError(f'regime is required: one of {REGIMES}')",
-              "        regime = REGIMES[0]",
-              "    if regime not in _MAPS:",
-              "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')",
+              *_REGIME_CHECK,
               f"    m = {array}",
               f"    if not bool({every}((m >= 0) & (m == {floor}(m)))):",
               "        raise ValueError('query_scale takes integer positions >= 0 (below 0, log(1 + floor(m / L)) "
@@ -166,12 +169,7 @@ def _python_source(model, target: str) -> str:
               '    """Rotate x (..., HEAD_WIDTH) at integer positions as HF does in the layers of `regime` (one of',
               "    REGIMES; required when there are several); seq_len defaults to max(positions) + 1.",
               "    With MROPE_SECTION, positions may also be (3, *x.shape[:-1]): t, h, w.\"\"\"",
-              "    if regime is None:",
-              "        if len(REGIMES) != 1:",
-              "            raise ValueError(f'regime is required: one of {REGIMES}')",
-              "        regime = REGIMES[0]",
-              "    if regime not in _MAPS:",
-              "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')"]
+              *_REGIME_CHECK]
     lines += _python_apply(target, bool(model.regime_widths))
     lines += _query_scale_source(model, target)
     return "\n".join(lines) + "\n"

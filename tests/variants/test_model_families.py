@@ -357,17 +357,28 @@ def test_a_wrapper_without_text_config_is_its_text_class_defaults(hf_model, tmp_
     model = load_model(config)
     assert any(note.startswith(f"no text_config: HF's {model_type} builds its text model from the "
                                f"{model_type}_text config class's defaults (hidden_size ") for note in model.notes)
-    (path,) = export_model(model, tmp_path, "numpy")
-    spec = importlib.util.spec_from_file_location(f"defaults_{model_type}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _exported_module(model, tmp_path, f"defaults_{model_type}")
     rng = np.random.default_rng(5)
-    first = {}
-    for layer, regime in enumerate(module.LAYER_REGIMES):
-        first.setdefault(regime, layer)
-    for layer in first.values():
+    for layer in _first_layers(module).values():
         _compare(hf_model, config, model, module, layer, SHORT, rng)
         _compare(hf_model, config, model, module, layer, LONG, rng)
+
+
+def _exported_module(model, folder, name):
+    """The numpy module ``symproof check --export`` writes for ``model``, imported."""
+    (path,) = export_model(model, folder, "numpy")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _first_layers(module) -> dict:
+    """``{regime: its first layer}`` of an exported model module."""
+    first: dict = {}
+    for layer, regime in enumerate(module.LAYER_REGIMES):
+        first.setdefault(regime, layer)
+    return first
 
 
 # -- every key a row reads changes the map as it does in HF -------------------------------------------------
@@ -432,17 +443,11 @@ def test_read_keys_change_the_map_as_in_hf(hf_model, tmp_path, case):
     name, changes = KEY_VARIATIONS[case]
     config = _vary(name, changes)
     model = load_model(config)
-    (path,) = export_model(model, tmp_path, "numpy")
-    spec = importlib.util.spec_from_file_location(f"varied_{case.replace('-', '_')}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _exported_module(model, tmp_path, f"varied_{case.replace('-', '_')}")
     rng = np.random.default_rng(3)
-    first = {}
-    for layer, regime in enumerate(module.LAYER_REGIMES):
-        first.setdefault(regime, layer)
     for layer in range(len(module.LAYER_REGIMES)):
         _compare(hf_model, config, model, module, layer, SHORT, rng)
-    for layer in first.values():
+    for layer in _first_layers(module).values():
         _compare(hf_model, config, model, module, layer, LONG, rng)
     base = load_model(_json(name))
     assert model != base  # the key was read: the map (or the layer pattern) moved

@@ -367,6 +367,13 @@ def test_the_query_the_attention_sees_is_the_rotation_times_the_exported_query_s
         assert np.all(np.abs(ours - theirs[:, head]) <= bound)
     with pytest.raises(ValueError, match="integer positions >= 0"):
         module.query_scale(np.array([-1]))
+    (path,) = export_model(model, tmp_path / "torch", "torch")
+    spec = importlib.util.spec_from_file_location("ministral3_scaled_torch", path)
+    in_torch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(in_torch)
+    assert np.array_equal(in_torch.query_scale(torch.tensor(positions)).numpy(), scale)
+    with pytest.raises(ValueError, match="integer positions >= 0"):
+        in_torch.query_scale(torch.tensor([0.5]))
 
 
 def test_the_scores_the_attention_computes_are_what_is_checked():
