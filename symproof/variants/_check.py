@@ -464,10 +464,16 @@ MAX_FAR_POINTS = 240
 
 
 def _thresholds(expr) -> list:
-    """Positions near the numbers a formula names (``Min(n, 512)``, ``log(m) / log(2048)``): each
-    number's integer neighbours, then the powers of two."""
+    """Positions near the numbers a formula names (``Min(n, 512)``, ``log(m) / log(2048)``): first the
+    steps of a ``floor`` or ``ceiling`` that divides a position (``floor(m / 16384)`` steps at 16384), then
+    each number's integer neighbours, then the powers of two."""
+    expr = sp.sympify(expr)
     near = []
-    for atom in sp.sympify(expr).atoms(sp.Number):
+    for step in expr.atoms(sp.floor, sp.ceiling):
+        for atom in step.args[0].atoms(sp.Rational):
+            if atom.p == 1 and 2 <= atom.q <= 2**20:
+                near += [atom.q - 1, atom.q, atom.q + 1]
+    for atom in expr.atoms(sp.Number):
         if 2 <= abs(atom) <= 2**20:
             base = int(sp.floor(abs(atom)))
             near += [base - 1, base, base + 1, base + 2]

@@ -29,6 +29,12 @@ SMALL_WITNESSES = [
     ("square-relative", {**ROPE, "positions": "nonnegative", "position": {"transform": "m**2"}}, "relative",
      "refuted", 2),
     ("square-shift", {**ROPE, "positions": "nonnegative", "position": {"transform": "m**2"}}, "shift", "refuted", 1),
+    # a query scale stepping at m = 20000 (Ministral 3's form): the witness sits at the step the floor names,
+    # not at a power of two past it
+    ("step-shift", {**ROPE, "positions": "nonnegative", "scale": {"query": "1 + log(1 + floor(m / 20000)) / 10"}},
+     "shift", "refuted", 20001),
+    ("step-relative", {**ROPE, "positions": "nonnegative",
+                       "scale": {"query": "1 + log(1 + floor(m / 20000)) / 10"}}, "relative", "refuted", 20001),
 ]
 
 _POSITIONS = {"i", "j", "c", "m", "t", "D"}
