@@ -549,7 +549,7 @@ class _Reader:
             if key == "max_position_embeddings" and rope[key] == _positions(cfg, "max_position_embeddings"):
                 continue  # the copy Ministral 3's and Mistral 4's config classes write; noted below
             if key in READ_BY_ATTENTION and rope[key] is not None:
-                raise cfg.fail(prefix + key, f"{READ_BY_ATTENTION[key]}; refused")
+                raise cfg.fail(prefix + key, f"{READ_BY_ATTENTION[key].format(model_type=model_type)}; refused")
             if key not in allowed:
                 raise cfg.fail(prefix + str(key)[:60], f"is not a parameter HF reads for rope_type {rope_type!r}; "
                                                        f"refused rather than ignored (expected some of "

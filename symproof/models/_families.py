@@ -59,11 +59,13 @@ TABLE_KEYS = {
     "proportional": {"factor"},
 }
 
-#: keys of a rope table that the rotation does not read but the attention does, with what the attention does:
-#: a config setting one is refused with this, never read as if the key were not there
+#: keys of a rope table that no rotation reads but some attention does, with what that attention does: a row's
+#: config setting one is refused with this (the row's attention does not read it); a type read through
+#: transformers reads it where identification sees the attention apply it
 READ_BY_ATTENTION = {
     "llama_4_scaling_beta": "scales the rotated query by 1 + beta log(1 + floor(m / original_max_position_embeddings)) "
-                            "in HF's attention, a per-position scale not read here",
+                            "in the attention of HF's ministral3 and mistral4 (read through transformers), not in "
+                            "HF's {model_type}",
 }
 
 _HALF = "rotate_half, half pairs (r, r + d/2)"

@@ -238,8 +238,8 @@ def test_an_unread_key_inside_the_rope_table_is_refused():
     ("default", {}),
 ])
 def test_a_key_the_attention_reads_outside_the_rotation_is_refused_with_what_it_does(rope_type, table):
-    """Ministral 3's llama_4_scaling_beta: not a rope parameter, but HF's attention scales the query with it;
-    checking the rotation alone would leave that scale out without a word."""
+    """Ministral 3's llama_4_scaling_beta: not a rope parameter; Ministral 3's attention scales the query with it,
+    Llama's does not: a Llama config setting it is refused, naming what it would do and where."""
     config = {**_base_config("llama"), "rope_parameters": {"rope_type": rope_type, "rope_theta": 1e6, **table,
                                                            "llama_4_scaling_beta": 0.1}}
     with pytest.raises(VariantFileError) as info:
@@ -247,6 +247,7 @@ def test_a_key_the_attention_reads_outside_the_rotation_is_refused_with_what_it_
     message = str(info.value)
     assert "key 'rope_parameters.llama_4_scaling_beta'" in message and "\n" not in message
     assert "1 + beta log(1 + floor(m / original_max_position_embeddings))" in message
+    assert "not in HF's llama; refused" in message
 
 
 # -- the regimes ------------------------------------------------------------------------------------------
