@@ -353,11 +353,17 @@ class _Recorder:
         return recorded
 
     def _scale(self, original):
-        def scaled(positions, beta, length, *args, **kwargs):
+        import inspect
+
+        signature = inspect.signature(original)
+
+        def scaled(*args, **kwargs):
             if self.layer is not None:
+                # (position ids, beta, length), however the attention passes them
+                positions, beta, length = (list(signature.bind(*args, **kwargs).arguments.values()) + [None] * 3)[:3]
                 shown = positions.detach().clone() if isinstance(positions, self.torch.Tensor) else positions
                 self.scales.setdefault(self.layer, []).append((shown, beta, length))
-            return original(positions, beta, length, *args, **kwargs)
+            return original(*args, **kwargs)
 
         return scaled
 
@@ -646,6 +652,8 @@ def _tables(text):
 
 #: rope-table keys of M-RoPE, read from the recorded maps (the axis of each pair), not by the reference path
 _MROPE_KEYS = ("mrope_section", "mrope_interleaved")
+#: rope-table keys no rotary init function reads (see _reference)
+_NOT_ROPE = ("llama_4_scaling_beta", "max_position_embeddings")
 
 
 def _reference(table: dict, head: int, text, layer: int, fail, multi_axis: bool = False):
@@ -662,7 +670,9 @@ def _reference(table: dict, head: int, text, layer: int, fail, multi_axis: bool 
                    "of the model takes multi-axis positions; which axis a pair follows is not identified")
     partial = table.get("partial_rotary_factor", getattr(text, "partial_rotary_factor", None))
     partial = 1.0 if partial is None else partial
-    params = {k: v for k, v in table.items() if k not in _MROPE_KEYS and k != "type"}
+    # the keys only an attention reads (llama_4_scaling_beta) and the copied max_position_embeddings are no rope
+    # parameters: HF's reference path would warn about them, not read them
+    params = {k: v for k, v in table.items() if k not in _MROPE_KEYS + _NOT_ROPE and k != "type"}
     params.update(rope_type=rope_type, partial_rotary_factor=partial)
     try:
         config = configuration_stablelm.StableLmConfig(
@@ -852,12 +862,16 @@ def identified_row(identified: Identified) -> str:
     for m in dict.fromkeys(m for m in identified.layers if m.width):
         interleave = ", rope_interleave=True" if m.output_order is not None else ""
         mrope = "" if m.axes is None else f"; M-RoPE {describe(m.axes)}"
-        if m.negated:
-            rows.append(f"    # {identified.text_type}: every pair turns by the negative angle, which no field of a row states")
+        unstated = ("every pair turns by the negative angle" if m.negated else
+                    "its attention scales the rotated query (llama_4_scaling_beta)" if m.query_scale else "")
+        if unstated:
+            rows.append(f"    # {identified.text_type}: {unstated}, which no field of a row states")
             continue
-        rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}"{interleave}, '
-                    f'partial="partial_rotary_factor", default_partial={m.partial!r}),  '
-                    f"# rotated width {m.width} of {m.head or identified.head}{mrope}")
+        # a proportional table's factor counts turning pairs of the whole head: a row rotating the whole head
+        whole = json.loads(m.table).get("rope_type") == "proportional"
+        partial = "" if whole else f', partial="partial_rotary_factor", default_partial={m.partial!r}'
+        rows.append(f'    "{identified.text_type}": _row("{identified.class_name}", pairing="{m.pairing}"{interleave}'
+                    f'{partial}),  # rotated width {m.width} of {m.head or identified.head}{mrope}')
     return "\n".join(rows)
 
 
@@ -871,6 +885,12 @@ def main(argv=None) -> int:
     if len(args) != 1:
         print("usage: python -m symproof.models._hf_read CONFIG.json", file=sys.stderr)
         return 2
+    if not transformers_available():
+        print("python -m symproof.models._hf_read: needs transformers and torch installed", file=sys.stderr)
+        return 2
+    import transformers
+
+    transformers.logging.set_verbosity_error()  # HF's warnings about its own class defaults are not the user's
     try:
         data = read_config(args[0])
         model_type = data.get("model_type") if isinstance(data, Mapping) else None

@@ -273,6 +273,13 @@ def test_the_identified_row_names_the_class_and_pairing():
     assert [m.negated for m in negated.layers] == [True, True]
     assert _hf_read.identified_row(negated) == ("    # nanochat: every pair turns by the negative angle, which no "
                                                 "field of a row states")
+    # a proportional table is read by a row that rotates the whole head (no partial key); a query scale is no row's
+    gemma4 = _hf_read.identified_row(_hf_read.identify({"model_type": "gemma4_text", "num_hidden_layers": 6},
+                                                       "<config>", "gemma4_text"))
+    assert '    "gemma4_text": _row("Gemma4TextModel", pairing="half"),  # rotated width 512 of 512' in gemma4
+    scaled = _hf_read.identify(_ministral3().to_dict(), "<config>", "ministral3")
+    assert [m.query_scale for m in scaled.layers] == [(0.1, 16384)]
+    assert "its attention scales the rotated query (llama_4_scaling_beta)" in _hf_read.identified_row(scaled)
 
 
 @pytest.mark.parametrize("wrapped", [False, True])
