@@ -740,6 +740,7 @@ def model_from_identified(identified, source: str) -> ModelRope:
     if "nope" in layer_names:
         regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
     notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes)) + mrope_note
+    notes += tuple(identified.notes)
     if identified.filled:
         notes += ("filled to build the model: " + ", ".join(f"{k} = {v}" for k, v in identified.filled)
                   + " (None in the config, used by HF's own code; a size that never enters the position map, "

@@ -49,6 +49,7 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from typing import Mapping
 
 from .._ground._errors import VariantFileError
@@ -135,6 +136,8 @@ class Identified:
     axis_runs: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
     #: sizes the class defaults leave None that HF's own code uses, filled to build the model: (key, value)
     filled: tuple = ()
+    #: what the identification set aside, for the output (a sparse-attention indexer's own rotation)
+    notes: tuple = ()
 
 
 def _hf_config(data: Mapping, source: str, model_type: str):
@@ -277,6 +280,7 @@ class _Recorder:
         self.calls: dict = {}
         self.inline: set = set()
         self.scales: dict = {}  # layer: [(position ids, beta, L)] of each call of HF's query-scale function
+        self.callers: dict = {}  # layer: the class name of the module that made each recorded call, in order
         self.depth = 0
 
     def _probe(self, original, args, kwargs):
@@ -336,6 +340,7 @@ class _Recorder:
 
     def _wrap(self, name, original):
         def recorded(*args, **kwargs):
+            caller = type(sys._getframe(1).f_locals.get("self")).__name__  # the module whose forward called it
             self.depth += 1
             try:
                 out = original(*args, **kwargs)
@@ -346,6 +351,7 @@ class _Recorder:
                 try:
                     with self.torch.no_grad():
                         self.calls.setdefault(self.layer, []).append((name, self._probe(original, args, kwargs)))
+                        self.callers.setdefault(self.layer, []).append(caller)
                 finally:
                     self.depth -= 1
             return out
@@ -556,6 +562,7 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
             recorder.calls.clear()
             recorder.inline.clear()
             recorder.scales.clear()
+            recorder.callers.clear()
             try:
                 model(**given, position_ids=positions, use_cache=False)
                 first = None
@@ -737,7 +744,7 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
                        "first axis), other layers apply a rotation than on text positions")
     layer_types = getattr(text, "layer_types", None)
     pattern = any(_LAYER_PATTERN_KEY.search(k) for k in text.to_dict())
-    maps, recorded_maps, axis_maps = [], {}, {}
+    maps, recorded_maps, axis_maps, notes = [], {}, {}, []
     for layer in range(count):
         calls = recorder.calls.get(layer, [])
         if layer in recorder.inline:
@@ -751,6 +758,8 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         # the query and the key rotated by separate calls (Gemma 3n): one map if every call recorded the same
         if len(calls) > 1 and all(_same_map(calls[0][1], other) for _, other in calls[1:]):
             calls = calls[:1]
+        elif len(calls) > 1:
+            calls = _attention_call(calls, recorder.callers.get(layer, []), layer, notes)
         if len(calls) != 1:
             raise fail(f"layer {layer}: {len(calls)} rotary applications in one layer ({calls[0][0]}) that do not "
                        "record the same map; expected one")
@@ -818,7 +827,30 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
                    "refused rather than read as NoPE")
     return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
-                      tuple(maps), recorded_maps, axis_count, axis_maps, filled)
+                      tuple(maps), recorded_maps, axis_count, axis_maps, filled, tuple(dict.fromkeys(notes)))
+
+
+#: modules whose rotation only chooses which keys a query attends (DeepSeek-V3.2's sparse-attention indexer): a
+#: layer's other call, from its attention module, is the scores' rotation
+_INDEXER = re.compile(r"Indexer$")
+
+
+def _attention_call(calls, callers, layer: int, notes: list):
+    """The one call of a layer's attention module among calls that record different maps, when every other call
+    is an indexer's (its rotation scores keys for selection, not the attention's scores), with a note; else the
+    calls unchanged (refused by the caller)."""
+    if len(callers) != len(calls):
+        return calls
+    attention = [k for k, c in enumerate(callers) if c.endswith("Attention")]
+    others = [c for k, c in enumerate(callers) if k not in attention]
+    if len(attention) != 1 or not others or not all(_INDEXER.search(c) for c in others):
+        return calls
+    (kept,) = attention
+    by = sorted({f"{c} ({calls[k][0]})" for k, c in enumerate(callers) if k != kept})
+    notes.append(f"{', '.join(by)} rotates its own queries and keys to choose which keys each query attends (sparse "
+                 "attention): a content-dependent key selection, not a rotation of the scores; what is read and "
+                 f"checked is the attention's rotation ({calls[kept][0]}, from {callers[kept]})")
+    return [calls[kept]]
 
 
 def _query_scale(calls, table: dict, layer: int, fail):

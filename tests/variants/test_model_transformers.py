@@ -87,7 +87,8 @@ TYPES = {
     "voxtral_realtime_encoder": _every_layer_rotates,  # an encoder: run on inputs_embeds, it takes no token ids
     "exaone4": _exaone4_nope,
     "gemma3n_text": _every_layer_rotates,  # the query and the key rotated by two calls recording the same map
-    "deepseek_v32": None,  # two calls in a layer recording different maps (the indexer's own rotation)
+    "deepseek_v32": _every_layer_rotates,  # the indexer's own rotation (a second call) is set aside, named
+    "axk2": _every_layer_rotates,  # the same
     "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
     "helium": _every_layer_rotates,
     "hunyuan_v1_dense": _every_layer_rotates,  # head_dim left None by the class, as ministral
@@ -116,7 +117,7 @@ REFUSED_FOR = {
 
 #: text configs whose attention rotates by apply_rotary_pos_emb_interleave with no rope_interleave key (Dots3's text
 #: attention calls it; the module's apply_rotary_pos_emb is its audio encoder's)
-INTERLEAVED = {"Dots3NoteTextConfig"}
+INTERLEAVED = {"Dots3NoteTextConfig", "DeepseekV32Config", "AXK2Config"}  # (the latter two: their MLA attention)
 
 
 def _hf_rotate(text_config, x, positions, layer):
@@ -156,7 +157,7 @@ def _module(model, folder, name):
 
 
 #: types whose shrunk model takes over ~5 s to build and run on a busy machine
-SLOW = {"granite4_vision", "dots3_note_text", "embedding_gemma2_text"}
+SLOW = {"granite4_vision", "dots3_note_text", "embedding_gemma2_text", "deepseek_v32", "axk2"}
 
 
 @pytest.mark.parametrize("model_type", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW else t
@@ -403,3 +404,39 @@ def test_a_query_scale_key_no_attention_reads_is_refused():
         load_model(config)
     assert "layer 0: the rope table sets llama_4_scaling_beta = 0.1 but the layer's attention does not call HF's " \
            "get_llama_4_attn_scale" in str(info.value)
+
+
+# -- a layer whose sparse-attention indexer rotates its own queries and keys (DeepSeek-V3.2) ----------------------
+
+#: (callers of a layer's calls, which call is kept or None: the calls are left for the refusal)
+CALLERS = [
+    (["DeepseekV32Indexer", "DeepseekV32Attention"], 1),
+    (["DeepseekV32Attention", "DeepseekV32Indexer"], 0),
+    (["DeepseekV32Attention", "DeepseekV32Attention"], None),  # two attention calls that differ: not chosen between
+    (["DeepseekV32Attention", "SomethingElse"], None),  # a second rotation that is no indexer's
+    (["DeepseekV32Indexer", "DeepseekV32Indexer"], None),  # no attention call
+    (["DeepseekV32Attention"], None),  # fewer callers than calls: not read
+]
+
+
+@pytest.mark.parametrize("callers, kept", CALLERS)
+def test_only_an_indexer_rotation_is_set_aside_and_it_is_named(callers, kept):
+    calls = [("apply_rotary_pos_emb", "indexer map"), ("apply_rotary_pos_emb_interleave", "attention map")]
+    if kept == 0:
+        calls = calls[::-1]
+    notes = []
+    chosen = _hf_read._attention_call(calls, callers, 3, notes)
+    if kept is None:
+        assert chosen == calls and notes == []
+        return
+    assert chosen == [calls[kept]]
+    (note,) = notes
+    assert note.startswith("DeepseekV32Indexer (apply_rotary_pos_emb) rotates its own queries and keys")
+    assert note.endswith("the attention's rotation (apply_rotary_pos_emb_interleave, from DeepseekV32Attention)")
+
+
+def test_deepseek_v32_reads_its_attention_rotation_and_names_the_indexer():
+    model = load_model({"model_type": "deepseek_v32", "num_hidden_layers": 2})
+    assert model.output_order is not None  # the attention's interleaved rotation, not the indexer's half pairs
+    assert any(note.startswith("DeepseekV32Indexer (apply_rotary_pos_emb) rotates its own queries and keys")
+               for note in model.notes)
