@@ -450,6 +450,9 @@ def rope_values(variant: Variant, config: dict | None) -> dict:
                 continue
     if rule is not None:
         out["linear_factor"] = out.get("factor", 1) if rule == "linear" else 1
+    if rule == "proportional" and variant.params.get("proportion") is not None:
+        # the partial factor counts turning pairs of the whole head, not the rotated width
+        out["proportion"] = _number(variant.params["proportion"])
     if rule == "longrope":  # the per-pair divisors of each regime (lists in the config)
         out["short_factor"] = [_number(f) for f in variant.frequency_factors]
         out["long_factor"] = [_number(f) for f in (variant.long_factors or variant.frequency_factors)]

@@ -569,8 +569,8 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         return h.head_dim
     if name in _AXES_DIM:
         return list(h.axes_dim) if h.axes_dim else _UNFILLED
-    if name in _PROPORTION:
-        return h.rotated_dim / h.head_dim
+    if name in _PROPORTION:  # a proportional rule's factor counts turning pairs; else the rotated fraction
+        return rope["proportion"] if "proportion" in rope else h.rotated_dim / h.head_dim
     if name in _TIMESCALE:
         if h.base is None:
             return _UNFILLED

@@ -558,7 +558,7 @@ class _Reader:
         if "max_position_embeddings" in rope:
             notes.append(f"{prefix}max_position_embeddings = {rope['max_position_embeddings']}: the top-level value, "
                          "copied into the table by HF's config class; HF's rope functions read the top-level one")
-        turning = None
+        turning = None  # proportional: (turning pairs, the partial factor that counts them)
         if rope_type == "proportional":
             rotary_dim, turning, width_note = self.proportional_width(rope, prefix, head)
         else:
@@ -610,7 +610,7 @@ class _Reader:
         if turning < 1:
             raise cfg.fail(key.split(",")[0], f"gives int({value} * {head_dim} // 2) = 0 turning pairs: "
                                               "the proportional map turns nothing; expected at least one pair")
-        return head_dim, turning, (f"whole head ({head_dim} coordinates), the first int({value} * {head_dim} // 2) = "
+        return head_dim, (turning, value), (f"whole head ({head_dim} coordinates), the first int({value} * {head_dim} // 2) = "
                           f"{turning} of its {head_dim // 2} pairs turning ({key}), exponent denominator {head_dim}")
 
     def rotary_dim(self, rope, prefix, head_dim):

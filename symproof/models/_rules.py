@@ -23,7 +23,8 @@ def _frequencies(cfg, doc, rope, prefix, rope_type, notes, rotary_dim, turning_p
         return None
     factor = cfg.number(rope, "factor", prefix)
     if rope_type == "proportional":
-        turning = params["turning"] = turning_pairs  # (the reader's proportional_width)
+        turning, params["proportion"] = turning_pairs  # (the reader's proportional_width)
+        params["turning"] = turning
         params["factor"] = 1.0 if factor is None else factor
         doc["frequencies"] = {"rule": "formula", "formula": "where(r < turning, theta**(-2*r/d), 0) / factor"}
         notes.append(f"rope_type proportional: omega_r = theta^(-2r/d) / factor for the first {turning} pairs, "

@@ -145,6 +145,9 @@ RULES = {
                   "long_factor": [2.0 + r / 4 for r in range(_PAIRS)]}, 16384,
                  {"factor": 4.0, "original_max_position_embeddings": 4096, "short_factor": [1.0] * _PAIRS,
                   "long_factor": [1.0] * _PAIRS}),
+    # the partial factor counts the turning pairs of the whole head (the others at frequency 0)
+    "proportional": ({"factor": 2.0, "partial_rotary_factor": 0.25}, 4096,
+                     {"factor": 1.0, "partial_rotary_factor": 1.0}),
 }
 
 
