@@ -236,7 +236,7 @@ def _main_model(args, start, budget) -> int:
         every = [r for _, results in checked for r in results]  # the kernel of every regime
         _export_checked(lambda: model_kernel(model, target), target, export_dir, every, args)
     if report_dir is not None:
-        _write_report(model.regimes[0].variant, checked[0][1], report_dir, force=bool(getattr(args, "force", False)))
+        _write_report(model.regimes[0].checked, checked[0][1], report_dir, force=bool(getattr(args, "force", False)))
     return model_exit_code(checked)
 
 

@@ -30,7 +30,7 @@ def load_rotary_map(argument: str):
         raise InvalidInputError(f"{argument}: the model has {len(model.regimes)} regime(s), an offset, a permuted "
                                 "output or M-RoPE sections; compare reads a model whose layers all apply one "
                                 "rotary map to the whole head")
-    return model.regimes[0].variant
+    return model.regimes[0].checked  # the scores: a query scale its attention applies (Ministral 3) included
 
 
 def main_compare(args) -> int:

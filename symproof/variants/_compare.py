@@ -143,6 +143,12 @@ def compare_variants(left: Variant, right: Variant) -> Comparison:
                 return Comparison(*names, "differ", f"{where}: the 2x2 maps differ ({verdict.witness_text()})",
                                   proved, witness)
             if verdict.status != PROVED:
+                far = _far_difference(left, right, lhs, rhs)  # a step the formulas name (floor(m / L)), past
+                if far is not None:                            # the prover's small points
+                    found, residual = far
+                    return Comparison(*names, "differ", f"{where}: the 2x2 maps differ at m = {found} (certified: "
+                                                        f"an entry differs by {residual})", proved,
+                                      _basis_witness(left, right, tuple(pair), found))
                 return Comparison(*names, "unknown", f"{where}: not decided ({verdict.reason or verdict.method})",
                                   proved)
             proved += 1
@@ -150,3 +156,18 @@ def compare_variants(left: Variant, right: Variant) -> Comparison:
     alone = f"; the other {rest} coordinates are left alone by both" if rest else ""
     return Comparison(*names, "equal", f"every pair's map is proved equal, query and key side ({proved} maps, "
                                        f"certificates checked){alone}", proved)
+
+
+def _far_difference(left: Variant, right: Variant, lhs, rhs):
+    """``(m, residual)``: a position inside both files' positions where the two 2x2 maps certifiably differ,
+    searched at the numbers and steps the formulas name (the witness search of ``check``), else None."""
+    from ._check import _far_witness, _outside_position
+
+    for domain, other in ((left, right), (right, left)):
+        found = _far_witness(domain, mod_as_floor(lhs), mod_as_floor(rhs))
+        if found is not None and not _outside_position(other, found[0], False):
+            witness, residual = found
+            m = witness.get(_M)
+            if getattr(m, "is_Integer", False):
+                return m, residual
+    return None

@@ -38,7 +38,17 @@ WRITTEN = {
     "flipped-sine": lambda: _toml("flipped-sine", extra='[rotation]\nblock = [["cos(x)", "sin(x)"], '
                                                        '["-sin(x)", "cos(x)"]]\n'),
     "key-scaled": lambda: _toml("key-scaled", extra='[scale]\nkey = "2"\n'),
+    # a query scale stepping at m = 20000 (Ministral 3's form), and the same with another beta: they differ from
+    # the step on, which the prover's small points do not reach
+    "step-beta-1": lambda: _stepped("step-beta-1", "10"),
+    "step-beta-2": lambda: _stepped("step-beta-2", "5"),
 }
+
+
+def _stepped(name, divisor):
+    return Variant.from_dict({"name": name, "kind": "rotary", "width": 8, "pairing": "adjacent",
+                              "positions": "nonnegative", "frequencies": {"rule": "geometric", "base": 10000},
+                              "scale": {"query": f"1 + log(1 + floor(m / 20000)) / {divisor}"}})
 
 CASES = [
     # (left, right, verdict, words of the reason)
@@ -48,6 +58,8 @@ CASES = [
     ("plain", "half", "differ", "rotate different coordinates"),
     ("plain", "flipped-sine", "differ", "pair 0"),
     ("plain", "key-scaled", "differ", "key side"),
+    ("step-beta-1", "step-beta-2", "differ", "differ at m = 20000"),
+    ("step-beta-1", "step-beta-1", "equal", "8 maps"),
     ("llama-2-7b", "mistral-7b", "equal", "128 maps"),
     ("llama-3.1-8b", "llama-2-7b", "differ", "pair 1"),
     ("gpt-j-6b", "llama-2-7b", "differ", "head widths differ"),

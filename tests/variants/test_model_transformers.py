@@ -442,3 +442,20 @@ def test_deepseek_v32_reads_its_attention_rotation_and_names_the_indexer():
     assert model.output_order is not None  # the attention's interleaved rotation, not the indexer's half pairs
     assert any(note.startswith("DeepseekV32Indexer (apply_rotary_pos_emb) rotates its own queries and keys")
                for note in model.notes)
+
+
+def test_compare_reads_a_config_s_scores_with_its_query_scale(tmp_path):
+    from symproof._face._compare_command import load_rotary_map
+    from symproof.variants._compare import compare_variants
+
+    paths = []
+    for beta in (0.1, 0.2):
+        config = _ministral3().to_dict()
+        config["rope_parameters"] = dict(config["rope_parameters"], llama_4_scaling_beta=beta)
+        path = tmp_path / f"beta-{beta}.json"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        paths.append(str(path))
+    left, right = (load_rotary_map(p) for p in paths)
+    assert left.query_scale is not None  # the attention's scores, not the rotation alone
+    comparison = compare_variants(left, right)
+    assert comparison.verdict == "differ" and "query side: the 2x2 maps differ at m = 16384" in comparison.reason
