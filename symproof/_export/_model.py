@@ -80,7 +80,8 @@ def bodies(model, module: str, target: str) -> dict:
 
 def _scaled(model) -> list:
     """``[(index, regime)]`` of the regimes whose attention scales the rotated query per position."""
-    return [(k, r) for k, r in enumerate(model.regimes) if r.attention is not None and r.attention.query_scale is not None]
+    return [(k, r) for k, r in enumerate(model.regimes)
+            if r.attention is not None and r.attention.query_scale is not None]
 
 
 _M = sp.Symbol("m", integer=True, nonnegative=True)
@@ -93,8 +94,11 @@ _REGIME_CHECK = ("    if regime is None:",
                  "    if regime not in _MAPS:",
                  "        raise ValueError(f'unknown regime {regime!r}; expected one of {REGIMES}')")
 
-_SCALE_GUARD = {"numpy": ("numpy.asarray(positions, dtype=numpy.float64)", "numpy.floor", "numpy.all"),
-                "torch": ("torch.as_tensor(positions, dtype=torch.float64)", "torch.floor", "torch.all")}
+#: per target: the positions as float64, then the floor, every and isfinite functions query_scale's guard uses
+_SCALE_GUARD = {"numpy": ("numpy.asarray(positions, dtype=numpy.float64)", "numpy.floor", "numpy.all",
+                          "numpy.isfinite"),
+                "torch": ("torch.as_tensor(positions, dtype=torch.float64)", "torch.floor", "torch.all",
+                          "torch.isfinite")}
 
 
 def _query_scale_source(model, target: str) -> list:
@@ -106,7 +110,7 @@ def _query_scale_source(model, target: str) -> list:
     if not scaled:
         return []
     printer = NumPyKernelPrinter() if target == "numpy" else torch_printer()
-    array, floor, every = _SCALE_GUARD[target]
+    array, floor, every, finite = _SCALE_GUARD[target]
     lines, table = [], []
     for index, regime in scaled:
         variant = regime.attention
@@ -120,9 +124,9 @@ def _query_scale_source(model, target: str) -> list:
               '    scaled); 1 in a regime whose attention does not scale. Positions are integers >= 0."""',
               *_REGIME_CHECK,
               f"    m = {array}",
-              f"    if not bool({every}((m >= 0) & (m == {floor}(m)))):",
-              "        raise ValueError('query_scale takes integer positions >= 0 (below 0, log(1 + floor(m / L)) "
-              "is not a position scale)')",
+              f"    if not bool({every}({finite}(m) & (m >= 0) & (m == {floor}(m)))):",
+              "        raise ValueError('query_scale takes finite integer positions >= 0 (below 0, "
+              "log(1 + floor(m / L)) is not a position scale)')",
               "    if regime not in _QUERY_SCALES:",
               "        return m * 0 + 1",
               "    return _QUERY_SCALES[regime](m)"]

@@ -610,8 +610,9 @@ class _Reader:
         if turning < 1:
             raise cfg.fail(key.split(",")[0], f"gives int({value} * {head_dim} // 2) = 0 turning pairs: "
                                               "the proportional map turns nothing; expected at least one pair")
-        return head_dim, (turning, value), (f"whole head ({head_dim} coordinates), the first int({value} * {head_dim} // 2) = "
-                          f"{turning} of its {head_dim // 2} pairs turning ({key}), exponent denominator {head_dim}")
+        return head_dim, (turning, value), (f"whole head ({head_dim} coordinates), the first int({value} * "
+                                            f"{head_dim} // 2) = {turning} of its {head_dim // 2} pairs turning "
+                                            f"({key}), exponent denominator {head_dim}")
 
     def rotary_dim(self, rope, prefix, head_dim):
         cfg, data, family, model_type = self.cfg, self.data, self.family, self.model_type

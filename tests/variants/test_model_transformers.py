@@ -375,15 +375,17 @@ def test_the_query_the_attention_sees_is_the_rotation_times_the_exported_query_s
         ours = scale[..., None] * module.apply(projected[:, :, head], positions)
         bound = np.max(np.abs(projected)) * (16 * positions[0, :, None] * np.abs(w).max() + 16) * ULP * 2
         assert np.all(np.abs(ours - theirs[:, head]) <= bound)
-    with pytest.raises(ValueError, match="integer positions >= 0"):
-        module.query_scale(np.array([-1]))
+    for bad in ([-1], [0.5], [np.inf], [np.nan]):
+        with pytest.raises(ValueError, match="integer positions >= 0"):
+            module.query_scale(np.array(bad))
     (path,) = export_model(model, tmp_path / "torch", "torch")
     spec = importlib.util.spec_from_file_location("ministral3_scaled_torch", path)
     in_torch = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(in_torch)
     assert np.array_equal(in_torch.query_scale(torch.tensor(positions)).numpy(), scale)
-    with pytest.raises(ValueError, match="integer positions >= 0"):
-        in_torch.query_scale(torch.tensor([0.5]))
+    for bad in ([0.5], [float("inf")], [float("nan")]):
+        with pytest.raises(ValueError, match="integer positions >= 0"):
+            in_torch.query_scale(torch.tensor(bad))
 
 
 def test_the_scores_the_attention_computes_are_what_is_checked():
