@@ -277,30 +277,27 @@ def check(path_or_text: str | os.PathLike, *, steps: int | None = None, time_lim
 
         raise VariantFileError(f"{source}: loading takes more than {LOAD_BUDGET:g} s of CPU time (the load "
                                "budget)") from None
-    layer_pattern = not model_config and isinstance(described, LayerPattern)
-    if layer_pattern:
-        layers = described
-    elif not model_config:
-        variant = described
     if plot is not None:
         from ._check_command import _check_plot_path
 
-        if model_config or layer_pattern:
+        if model_config or isinstance(described, LayerPattern):
             what = "model config" if model_config else "layer-pattern file"
             raise InvalidInputError(f"check(plot=...): expected a variant file, got the {what} {source}")
-        _check_plot_path(os.fspath(plot), variant)
+        _check_plot_path(os.fspath(plot), described)
     if model_config:
         checked = check_model(model, steps=steps, time_limit=time_limit)
         seconds = time.perf_counter() - start
         results = tuple(r for _, regime_results in checked for r in regime_results)
         return CheckResult(model, results, seconds, model_exit_code(checked), format_model(model, checked, seconds),
                            model_as_dict(model, checked, seconds))
-    if layer_pattern:
+    if isinstance(described, LayerPattern):
+        layers = described
         checked = check_layers(layers, steps=steps, time_limit=time_limit, kernel_targets={"numpy", "c"})
         seconds = time.perf_counter() - start
         results = tuple(r for _, type_results in checked for r in type_results)
         return CheckResult(layers, results, seconds, layers_exit_code(checked),
                            format_layers(layers, checked, seconds), layers_as_dict(layers, checked, seconds))
+    variant = described
     results = tuple(check_variant(variant, steps=steps, time_limit=time_limit, kernel_targets={"numpy", "c"}))
     seconds = time.perf_counter() - start
     if plot is not None:
