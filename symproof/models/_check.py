@@ -59,8 +59,9 @@ def format_model(model: ModelRope, checked, seconds: float) -> str:
         if regime.variant is None:
             lines.append("  NoPE: these layers apply no positional encoding (apply is the identity)")
             continue
-        lines += ["  " + line for line in format_results(regime.checked, results, 0.0).splitlines()[:-1]]
-        lines.append("  " + format_results(regime.checked, results, 0.0).splitlines()[-1].rsplit(" (", 1)[0])
+        table = format_results(regime.checked, results, 0.0).splitlines()
+        lines += ["  " + line for line in table[:-1]]
+        lines.append("  " + table[-1].rsplit(" (", 1)[0])
     lines.append(f"({seconds:.2f} s)")
     return "\n".join(one_line(line) for line in lines)
 
