@@ -38,7 +38,7 @@ from .._ground._text import printable
 from ..models._json import read_config as read_config_json
 from ..models._config import parse_model
 from ..models._model import query_scale_said
-from ._load import MAX_AUDIT_WIDTH, load_like
+from ._load import MAX_AUDIT_WIDTH, load_like, output_order_of
 from ._model import Model
 from ._child import WARMUP_FACTOR
 from ._probe import PROBE_SECONDS, Probe
@@ -98,6 +98,8 @@ class AuditResult:
     own_verdict: str | None = None  # this regime's verdict, when ``verdict`` is the worst of several regimes'
     axes: dict | None = None  # a multi-axis audit: the model's axes, the probed position vectors (._axes)
     note: str | None = None  # how the model was read when that is not plain (M-RoPE audited on text positions)
+    #: a model writing its rotated block out permuted (DeepSeek-V3): its order and the order the code writes
+    output_order: dict | None = None
 
     @property
     def exit_code(self) -> int:
@@ -142,6 +144,7 @@ class AuditResult:
             "positions_probed": [list(p) if isinstance(p, tuple) else p for p in self.positions],
             "axes": self.axes,
             "note": self.note,
+            "output_order": self.output_order,
             "seq_len": self.seq_len,
             "max_error": self.max_error,
             "max_angle_error": self.max_angle_error,
@@ -188,6 +191,8 @@ class AuditResult:
         calls = f"{self.probe_calls} call{'s' if self.probe_calls != 1 else ''}, {self.seconds:.2f} s"
         if self.note:
             lines.append(self.note)
+        if self.output_order:
+            lines.append(self.output_order["said"])
         if self.axes:
             lines.append(self.axes["model"])
             lines.append(f"probed with {self.backend} inputs at {len(self.positions)} position vectors (0; each axis "
@@ -646,6 +651,8 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
     hints["seq_len"] = seq_len
     hints["layer_type"] = layer_type_of(config, regime)
+    order = output_order_of(like, variant, head_dim) if config is not None and many is None else None
+    hints["output_order"] = None if order is None else list(order)
     options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
                "dtype": dtype, "cast_module": bool(cast_module)}
     if isinstance(probe_seconds, bool) or not isinstance(probe_seconds, (int, float)) or not 0 < probe_seconds <= 3600:
@@ -663,7 +670,7 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
                     f"M-RoPE axis at the token's position ({many.source}: the sections are not exercised)")
     probe = Probe.of(fn, options, variant.width, label, seconds=probe_seconds, warmup=warmup)
     try:
-        result = _audit(probe, variant, probed, seq_len, label, start, dtype)
+        result = _audit(probe, variant, probed, seq_len, label, start, dtype, order=order)
     finally:
         probe.close()
     said = query_scale_said(variant)
@@ -752,7 +759,7 @@ def _resolved_target(target: str) -> str:
 
 
 def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, start: float,
-           dtype: str | None = None, cast_module: bool = False) -> AuditResult:
+           dtype: str | None = None, cast_module: bool = False, order: tuple | None = None) -> AuditResult:
     info = probe.setup()
     probed = probe.usable_positions(probed, extend=seq_len is None)
     probed, memory_note = _within_memory(probed, variant.width)
@@ -768,8 +775,12 @@ def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, s
                          positions=probed, seq_len=seq_len)
     result.convention = info
     result.range_note = "; ".join(n for n in (probe.range_note, memory_note) if n) or None
+    compared = _compare(variant, model, found, expected, tol, positions, nonlinear)
+    if order is not None:
+        found, key_found, compared, result.output_order = _in_model_order(
+            order, variant, model, found, key_found, expected, tol, positions, nonlinear, compared)
     (result.verdict, result.max_error, result.relayout, result.analysis, result.differences,
-     result.max_angle_error) = _compare(variant, model, found, expected, tol, positions, nonlinear)
+     result.max_angle_error) = compared
     _contiguous_offset(result)
     if key_found is not None:
         result.key = _key_result(variant, model, found, key_found, expected, tol, positions, probe)
@@ -785,6 +796,32 @@ def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, s
     result.seconds = time.perf_counter() - start
     result.probe_calls = probe.calls
     return result
+
+
+def _in_model_order(order: tuple, variant, model, found, key_found, expected, tol, positions, nonlinear,
+                    compared: tuple) -> tuple:
+    """``(found, key_found, compared, said)`` for a model that writes its rotated block out permuted:
+    ``out[i] = rotated[order[i]]`` (DeepSeek-V3's and LongCat-Flash's ``rope_interleave``).  The code may write
+    the model's order or the pairs in place: either gives the model's scores, since queries and keys are
+    written alike.  Its outputs are compared in whichever of the two fits (at position 0 when probed, where
+    the map is the identity or the permutation); the key, if any, in the same order as the query."""
+    back = np.argsort(np.asarray(order))  # the code's outputs put back in pair order
+    in_pairs = found[:, back, :]
+    zero = [t for t, p in enumerate(np.asarray(positions).reshape(len(found), -1)) if not np.any(p)]
+    at = zero[:1] or list(range(len(found)))
+    permuted = _max_error(in_pairs[at], expected[at]) < _max_error(found[at], expected[at])
+    if permuted:
+        found = in_pairs
+        key_found = None if key_found is None else key_found[:, back, :]
+        compared = _compare(variant, model, found, expected, tol, positions, nonlinear)
+    shown = ", ".join(map(str, order)) if len(order) <= 8 else (", ".join(map(str, order[:3])) + ", ..., "
+                                                                  + ", ".join(map(str, order[-3:])))
+    said = (f"output order: the model writes its rotated block out permuted (out[i] = rotated[order[i]], order "
+            f"[{shown}]); " + ("the code writes the same order: compared in it" if permuted else
+                               "the code's outputs fit the pairs' own order better: compared in that order, "
+                               "which gives the same scores q.k (queries and keys are permuted alike)"))
+    return found, key_found, compared, {"model": list(order), "code": "model" if permuted else "pairs",
+                                        "said": said}
 
 
 def _contiguous_offset(result: AuditResult) -> None:

@@ -19,10 +19,10 @@ from .._ground._text import printable
 from ..models import load_model_config
 from ..variants import Variant, load_variant, parse_variant
 from ..models._json import read_config as read_config_json
-from ..models._config import parse_model_config
+from ..models._config import parse_model, parse_model_config
 from ._runner import RunnerError, import_file, split_target
 
-__all__ = ["load_function", "load_like", "MAX_AUDIT_WIDTH"]
+__all__ = ["load_function", "load_like", "output_order_of", "MAX_AUDIT_WIDTH"]
 
 #: the audit probes d basis vectors at every position: widths above this are refused
 MAX_AUDIT_WIDTH = 2048
@@ -160,3 +160,30 @@ def _load_like(like, head_dim: int | None, regime: str | None, axes: bool) -> Va
         raise InvalidInputError(f"{variant.source}: the audit compares per-token rotations; {variant.name!r} rotates "
                                 "by a relative position (position.relative), a function of each query and key pair")
     return variant
+
+
+def output_order_of(like, variant: Variant, head_dim: int | None = None) -> tuple | None:
+    """The order in which the declared model writes out its rotated block, when it is not the pairs' own:
+    ``out[i] = rotated[order[i]]`` (DeepSeek-V3's ``rope_interleave``, LongCat-Flash: adjacent pairs in,
+    ``[even | odd]`` out), else None (a variant file, or a config whose model writes the pairs in place)."""
+    if isinstance(like, Mapping):
+        data, source = dict(like), "<config>"
+    elif isinstance(like, (str, os.PathLike)) and os.fspath(like).endswith(".json"):
+        source = os.fspath(like)
+        data = read_config_json(source)
+        if not isinstance(data, Mapping):
+            return None  # load_like has refused it already
+        data = dict(data)
+    else:
+        return None
+    if head_dim is not None:
+        data["head_dim"] = head_dim  # as _config_at_head_dim reads it
+    order = parse_model(data, source).output_order
+    if order is None:
+        return None
+    if sorted(order) != list(range(variant.width)):
+        raise InvalidInputError(f"{source}: the model writes its rotated block of {len(order)} coordinates out "
+                                f"permuted, and the audited head has {variant.width}: audit it at the model's own "
+                                "width (without --head-dim)")
+    return tuple(int(i) for i in order)
+

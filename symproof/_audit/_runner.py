@@ -345,12 +345,14 @@ class Hints:
     seq_len: int | None = None  # the call length audited (--seq-len)
     layer_type: str | None = None  # the HF layer type of the audited regime (--regime), for layer_type=
     axes_dim: list | None = None  # a multi-axis model's width of each axis's block, in axis order (or None)
+    #: the model's order of the rotated block's outputs when it writes them permuted (DeepSeek-V3), or None
+    output_order: list | None = None
 
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
                                                  "config", "scaling_factor", "rope", "seq_len", "layer_type",
-                                                 "axes_dim")}
+                                                 "axes_dim", "output_order")}
                    | {"heads": 1})
 
 
@@ -1573,7 +1575,8 @@ class Session:
                     if not problem:
                         try:
                             with _quiet():
-                                problem = _not_a_rotation(attempt, x, positions, q, self.dtype)
+                                problem = _not_a_rotation(attempt, x, positions, q, self.dtype,
+                                                           self.hints.output_order)
                         except CallTimeout:
                             raise
                         except BaseException as err:  # noqa: BLE001
@@ -1687,10 +1690,11 @@ def _inconsistent(attempt, x, positions, q) -> str | None:
 _TRIAL_REL = {"float64": 1e-6, "float32": 1e-4, "float16": 3e-2, "bfloat16": 6e-2}
 
 
-def _not_a_rotation(attempt, x, positions, q, dtype: str) -> str | None:
+def _not_a_rotation(attempt, x, positions, q, dtype: str, order=None) -> str | None:
     """Why this convention's calls cannot be the code's rotary map, or None: a rotary map is linear in x
     (a wrong convention that passes positions where the code takes a length or an axis is not), and at
-    position 0 it is the same multiple of every x (the identity, times the model's constant scale)."""
+    position 0 it is the same multiple of every x (the identity, times the model's constant scale), or of x
+    in the model's output ``order`` (DeepSeek-V3's ``[even | odd]``: the identity written out permuted)."""
     rel = _TRIAL_REL.get(dtype, 1e-4)
     twice, _ = attempt.run(2.0 * x, positions)
     if not _close(twice, 2.0 * q, rel):
@@ -1704,8 +1708,9 @@ def _not_a_rotation(attempt, x, positions, q, dtype: str) -> str | None:
     if zero:
         t = zero[0]
         xs, ys = x[:, t].reshape(-1), q[:, t].reshape(-1)
-        c = float(np.dot(xs, ys) / max(np.dot(xs, xs), 1e-300))
-        if not _close(q[:, t], c * x[:, t], rel):
+        written = [x[:, t]] + ([x[:, t][..., list(order)]] if order is not None else [])
+        if not any(_close(q[:, t], float(np.dot(w.reshape(-1), ys) / max(np.dot(xs, xs), 1e-300)) * w, rel)
+                   for w in written):
             return "at position 0 the output is not a constant multiple of x (a rotary map is the identity there)"
     return None
 
