@@ -383,11 +383,21 @@ class _Recorder:
 
 
 def _decoder_layers(model, count):
+    """The modules whose forward is one decoder layer, in order: a list of ``count`` decoder layers, else the
+    attention modules numbered ``layer_idx = 0..count - 1`` each once (LongCat-Flash: two attention sublayers
+    per decoder layer, ``num_hidden_layers`` counting both), else None."""
     import torch
 
     for module in model.modules():
         if isinstance(module, torch.nn.ModuleList) and len(module) == count:
             return list(module)
+    numbered = {}
+    for module in model.modules():
+        index = getattr(module, "layer_idx", None)
+        if type(index) is int and re.search(r"Attention|MLA", type(module).__name__):
+            numbered.setdefault(index, []).append(module)
+    if sorted(numbered) == list(range(count)) and all(len(found) == 1 for found in numbered.values()):
+        return [numbered[k][0] for k in range(count)]
     return None
 
 
@@ -533,7 +543,8 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
                                         "checkpoint's weights, not only on the config")
     layers = _decoder_layers(model, count)
     if layers is None:
-        raise _fail(source, model_type, f"no list of {count} decoder layers in {type(model).__name__}")
+        raise _fail(source, model_type, f"no list of {count} decoder layers in {type(model).__name__}, nor {count} "
+                                        f"attention modules numbered layer_idx 0..{count - 1}")
     recorder = _Recorder(module, torch)
     for index, layer in enumerate(layers):
         def enter(_module, _args, index=index):

@@ -89,6 +89,7 @@ TYPES = {
     "gemma3n_text": _every_layer_rotates,  # the query and the key rotated by two calls recording the same map
     "deepseek_v32": _every_layer_rotates,  # the indexer's own rotation (a second call) is set aside, named
     "axk2": _every_layer_rotates,  # the same
+    "longcat_flash": _every_layer_rotates,  # two attention sublayers per decoder layer: layer_idx 0..55 are the layers
     "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
     "helium": _every_layer_rotates,
     "hunyuan_v1_dense": _every_layer_rotates,  # head_dim left None by the class, as ministral
@@ -140,7 +141,8 @@ def _hf_rotate(text_config, x, positions, layer):
     cos, sin = rotary(q, torch.tensor(positions), **kwargs)
     # multi-head latent attention with rope_interleave rotates by the interleaved apply function, as HF's attention does
     apply = modeling.apply_rotary_pos_emb_interleave if getattr(text_config, "rope_interleave", False) \
-        or type(text_config).__name__ in INTERLEAVED else modeling.apply_rotary_pos_emb
+        or type(text_config).__name__ in INTERLEAVED or not hasattr(modeling, "apply_rotary_pos_emb") \
+        else modeling.apply_rotary_pos_emb
     if "k" in inspect.signature(apply).parameters:
         rotated, _ = apply(q, q, cos, sin)
     else:  # one tensor per call (Gemma 3n rotates the query and the key by separate calls)
@@ -157,7 +159,7 @@ def _module(model, folder, name):
 
 
 #: types whose shrunk model takes over ~5 s to build and run on a busy machine
-SLOW = {"granite4_vision", "dots3_note_text", "embedding_gemma2_text", "deepseek_v32", "axk2"}
+SLOW = {"granite4_vision", "dots3_note_text", "embedding_gemma2_text", "deepseek_v32", "axk2", "longcat_flash"}
 
 
 @pytest.mark.parametrize("model_type", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW else t
