@@ -766,7 +766,8 @@ CONVENTIONS = (
                "with q (T, B, H, D): contiguous positions, one call per position (GPT-NeoX)", "apply",
                ("x", "k", "cos", "sin", "offset"), ("tbhd",), positions="contiguous", needs="rotary", returns="qk"),
     Convention("hf-rotary-cis", "rotary(x, position_ids) -> freqs_cis (complex); apply(xq, xk, freqs_cis) "
-               "(Llama 4)", "apply", ("x", "k", "freqs"), ("bthd",), needs="rotary", returns="qk"),
+               "(Llama 4: q (B, T, H, D); DeepSeek-V2: q (B, H, T, D))", "apply", ("x", "k", "freqs"),
+               ("bthd", "bhtd"), needs="rotary", returns="qk"),
     Convention("rotary-x", "rotary(x, position_ids) -> (cos, sin); apply(x, cos, sin)", "apply",
                ("x", "cos", "sin"), ("bthd", "bhtd", "td"), needs="rotary"),
     Convention("rotary-x-partial", "rotary(x, position_ids) -> (cos, sin); apply(x[..., :r], cos, sin), the rest "

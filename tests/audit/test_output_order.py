@@ -114,3 +114,14 @@ def test_a_model_writing_pairs_in_place_has_no_order_line():
     assert result.verdict == "equivalent", result.summary()
     assert result.output_order is None and result.as_dict()["output_order"] is None
     assert "output order" not in result.summary()
+
+
+def test_longcat_flash_read_through_transformers_audits_its_own_module():
+    """LongCat-Flash has no row: read through transformers, its map writes [even | odd] out, and its module has
+    only the interleave apply function: the plain command finds it equivalent."""
+    import transformers
+
+    config = transformers.AutoConfig.for_model("longcat_flash").to_dict()
+    result = audit("transformers.models.longcat_flash.modeling_longcat_flash:LongcatFlashRotaryEmbedding", config)
+    assert result.verdict == "equivalent", result.summary()
+    assert result.output_order["code"] == "model", result.summary()
