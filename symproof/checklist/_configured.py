@@ -30,8 +30,6 @@ _U32 = torch.finfo(torch.float32).eps / 2
 def _why_not_compared(rope, variant) -> str | None:
     if variant.mixed or len(variant.axes) != 1:
         return "positions on several axes (M-RoPE)"
-    if rope.output_order is not None:
-        return "the rotated block is permuted after the rotation"
     if variant.relative is not None or variant.query_scale is not None or variant.key_scale is not None:
         return "a rule beyond a frequency table (relative transform or position-dependent scale)"
     if not variant.standard_block:

@@ -104,6 +104,12 @@ LAYOUTS = {
         "model_type": "glm", "hidden_size": 64, "intermediate_size": 64, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 128,
         "max_position_embeddings": 64, "partial_rotary_factor": 0.5, "pad_token_id": 0},
+    "deepseek_v3: rope_interleave, a half-layout table, the rotated block written out permuted": {
+        "model_type": "deepseek_v3", "hidden_size": 64, "intermediate_size": 64, "moe_intermediate_size": 32,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 128,
+        "max_position_embeddings": 64, "q_lora_rank": 32, "kv_lora_rank": 16, "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 8, "v_head_dim": 8, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_group": 1,
+        "topk_group": 1, "first_k_dense_replace": 1, "rope_interleave": True, "pad_token_id": 0},
     "gptj: (sin, cos), one entry per pair": {
         "model_type": "gptj", "n_embd": 64, "n_head": 4, "n_layer": 2, "rotary_dim": 8, "vocab_size": 128,
         "n_positions": 64},
