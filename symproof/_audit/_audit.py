@@ -37,8 +37,7 @@ from ._diagnose import ANGLE_ATOL, ANGLE_REL, Analysis, Difference, analyse, fal
 from .._ground._text import printable
 from ..models._json import read_config as read_config_json
 from ..models._config import parse_model
-from ..models._model import query_scale_said
-from ._load import MAX_AUDIT_WIDTH, load_like, output_order_of
+from ._load import MAX_AUDIT_WIDTH, Reading, load_like, model_reading
 from ._model import Model
 from ._child import WARMUP_FACTOR
 from ._probe import PROBE_SECONDS, Probe
@@ -651,7 +650,8 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
     hints["seq_len"] = seq_len
     hints["layer_type"] = layer_type_of(config, regime)
-    order = output_order_of(like, variant, head_dim) if config is not None and many is None else None
+    reading = model_reading(like, variant, head_dim, regime) if config is not None and many is None else Reading()
+    order = reading.output_order
     hints["output_order"] = None if order is None else list(order)
     options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,
                "dtype": dtype, "cast_module": bool(cast_module)}
@@ -673,9 +673,9 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
         result = _audit(probe, variant, probed, seq_len, label, start, dtype, order=order)
     finally:
         probe.close()
-    said = query_scale_said(variant)
-    if said is not None:  # Ministral 3: the attention scales the query after the rotation this audit compares
-        note = "; ".join(filter(None, [note, f"{said}: outside the rotary code, so not audited here (symproof check "
+    if reading.query_scale is not None:  # Ministral 3: the attention scales the query after this rotation
+        note = "; ".join(filter(None, [note, f"HF's attention multiplies the rotated query by {reading.query_scale}: "
+                                             "outside the rotary code, so not audited here (symproof check "
                                              "decides the properties with it)"]))
     result.note = note
     result.regime = regime

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from typing import Mapping
 
 from .._ground._errors import InvalidInputError, SymproofError, VariantFileError
@@ -22,7 +23,7 @@ from ..models._json import read_config as read_config_json
 from ..models._config import parse_model, parse_model_config
 from ._runner import RunnerError, import_file, split_target
 
-__all__ = ["load_function", "load_like", "output_order_of", "MAX_AUDIT_WIDTH"]
+__all__ = ["load_function", "load_like", "model_reading", "Reading", "MAX_AUDIT_WIDTH"]
 
 #: the audit probes d basis vectors at every position: widths above this are refused
 MAX_AUDIT_WIDTH = 2048
@@ -162,28 +163,45 @@ def _load_like(like, head_dim: int | None, regime: str | None, axes: bool) -> Va
     return variant
 
 
-def output_order_of(like, variant: Variant, head_dim: int | None = None) -> tuple | None:
-    """The order in which the declared model writes out its rotated block, when it is not the pairs' own:
-    ``out[i] = rotated[order[i]]`` (DeepSeek-V3's ``rope_interleave``, LongCat-Flash: adjacent pairs in,
-    ``[even | odd]`` out), else None (a variant file, or a config whose model writes the pairs in place)."""
+@dataclass(frozen=True)
+class Reading:
+    """What the declared model does beyond the rotary map the audit compares (a config's, read as
+    ``symproof check`` reads it)."""
+
+    #: ``out[i] = rotated[order[i]]``: the model writes its rotated block out permuted (DeepSeek-V3's
+    #: ``rope_interleave``, LongCat-Flash: adjacent pairs in, ``[even | odd]`` out), else None
+    output_order: tuple | None = None
+    #: the factor the model's attention multiplies the rotated query by (Ministral 3), stated, else None
+    query_scale: str | None = None
+
+
+def model_reading(like, variant: Variant, head_dim: int | None = None, regime: str | None = None) -> Reading:
+    """The :class:`Reading` of ``like`` for the audit of ``variant`` (its regime ``regime``): empty for a
+    variant file."""
     if isinstance(like, Mapping):
         data, source = dict(like), "<config>"
     elif isinstance(like, (str, os.PathLike)) and os.fspath(like).endswith(".json"):
         source = os.fspath(like)
         data = read_config_json(source)
         if not isinstance(data, Mapping):
-            return None  # load_like has refused it already
+            return Reading()  # load_like has refused it already
         data = dict(data)
     else:
-        return None
+        return Reading()
     if head_dim is not None:
         data["head_dim"] = head_dim  # as _config_at_head_dim reads it
-    order = parse_model(data, source).output_order
-    if order is None:
-        return None
-    if sorted(order) != list(range(variant.width)):
+    model = parse_model(data, source)
+    order = model.output_order
+    if order is not None and sorted(order) != list(range(variant.width)):
         raise InvalidInputError(f"{source}: the model writes its rotated block of {len(order)} coordinates out "
                                 f"permuted, and the audited head has {variant.width}: audit it at the model's own "
                                 "width (without --head-dim)")
-    return tuple(int(i) for i in order)
-
+    scaled = None
+    if regime is not None or len(model.regimes) == 1:
+        attention = model.regime(regime).attention
+        if attention is not None and attention.query_scale is not None:
+            scale = attention.query_scale  # a formula of the variant language, validated when it was read
+            values = ", ".join(f"{name} = {attention.params[name]}" for name in sorted(scale.names)
+                               if name in attention.params)
+            scaled = f"{scale.text} at its position m" + (f" ({values})" if values else "")
+    return Reading(None if order is None else tuple(int(i) for i in order), scaled)

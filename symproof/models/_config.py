@@ -48,7 +48,7 @@ from .._ground._text import did_you_mean
 from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, INERT_UNREAD, LAYER_PATTERN,
                         LAYER_THETA, MROPE, MROPE_DEFAULT, READ_BY_ATTENTION, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._json import read_config
-from ._model import QUERY_SCALE_SAID, _NOT_APPLY, _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
+from ._model import _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
 from ._rules import _frequencies, _positions
 from ..variants._spec import MAX_WIDTH, Variant, parse_variant
 
@@ -665,10 +665,10 @@ def _scale_query(doc, query_scale, prefix, notes, with_scale) -> None:
     """The attention's query scale (Ministral 3, Mistral 4: ``llama_4_scaling_beta``), noted; ``with_scale``:
     also in ``doc``, so that the properties are those of the scores the attention computes."""
     beta, length = query_scale
-    said = (f"{QUERY_SCALE_SAID} 1 + beta log(1 + floor(m / L)) at its position m "
+    said = ("HF's attention multiplies the rotated query by 1 + beta log(1 + floor(m / L)) at its position m "
             f"({prefix}llama_4_scaling_beta = {beta:g}, L = {prefix}original_max_position_embeddings = {length:g})")
     if not with_scale:
-        notes.append(said + f"{_NOT_APPLY}, which is the rotation (an exported module gives the factor as "
+        notes.append(said + ": not part of apply, which is the rotation (an exported module gives the factor as "
                             "query_scale(positions)); symproof check decides the properties with it")
         return
     doc["params"].update(scaling_beta=beta, scaling_length=length)

@@ -15,8 +15,7 @@ import sympy as sp
 from .._ground._errors import VariantFileError
 from ..variants._spec import Variant
 
-__all__ = ["ModelRope", "Regime", "attention_scaling", "scaling_note", "cfg_number_text", "query_scale_said",
-           "QUERY_SCALE_SAID"]
+__all__ = ["ModelRope", "Regime", "attention_scaling", "scaling_note", "cfg_number_text"]
 
 
 def _slug(text: str) -> str:
@@ -94,19 +93,6 @@ class ModelRope:
 
 
 _HALF_HOW = "rotate_half, half pairs (r, r + d/2)"
-
-#: how a rotation's notes say that the attention scales the rotated query after apply (see query_scale_said)
-QUERY_SCALE_SAID = "HF's attention multiplies the rotated query by"
-_NOT_APPLY = ": not part of apply"
-
-
-def query_scale_said(variant) -> str | None:
-    """What a config's rotation says of the query scale its attention applies after it (Ministral 3), else None."""
-    for note in getattr(variant, "notes", ()):
-        if note.startswith(QUERY_SCALE_SAID) and _NOT_APPLY in note:
-            return note.split(_NOT_APPLY)[0]
-    return None
-
 
 def _bands(section):
     lo = 0

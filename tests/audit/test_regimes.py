@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import sympy
 
 from pathlib import Path
 
@@ -122,5 +123,8 @@ def test_an_attention_that_scales_the_query_audits_the_rotation_and_says_so(tmp_
     path.write_text(config.to_json_string(), encoding="utf-8")
     result = audit("transformers.models.ministral3.modeling_ministral3:Ministral3RotaryEmbedding", str(path))
     assert result.verdict == "equivalent"
-    assert "HF's attention multiplies the rotated query by 1 + beta log(1 + floor(m / L))" in result.note
-    assert "llama_4_scaling_beta = 0.1" in result.note and "not audited here" in result.summary()
+    rope = config.rope_parameters
+    beta, length = sympy.nsimplify(rope["llama_4_scaling_beta"]), int(rope["original_max_position_embeddings"])
+    assert ("HF's attention multiplies the rotated query by 1 + scaling_beta * log(1 + floor(m / scaling_length)) at "
+            f"its position m (scaling_beta = {beta}, scaling_length = {length})") in result.note, result.note
+    assert "not audited here" in result.summary()
