@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._ground._errors import InvalidInputError
+from .._ground._errors import InvalidInputError, SymproofError
 from ..encodings import pair_indices, pairing_permutation
 from ..variants import Variant
 from ._diagnose import ANGLE_ATOL, ANGLE_REL, WHATS, Difference
@@ -108,6 +108,35 @@ class AxesModel:
         return tol
 
 
+def _model_bands(config: dict):
+    """The M-RoPE bands of the model ``config`` is read as (band k following axis k mod 3), or None when it is
+    not read (the caller then reads ``mrope_section`` as consecutive sections, or refuses)."""
+    from ..models._config import parse_model
+
+    try:
+        return parse_model(config, "<config>").mrope_section
+    except SymproofError:
+        return None
+
+
+def _layout(axis_of_pair) -> str:
+    """``pairs 0..59: t, h, w in turn; 60..63: t``-style words for a pair -> axis list."""
+    names = "thw"
+    cycle = next((r for r, a in enumerate(axis_of_pair) if a != r % 3), len(axis_of_pair))
+    if cycle % 3 and cycle < len(axis_of_pair) and len(set(axis_of_pair[cycle - cycle % 3:])) == 1:
+        cycle -= cycle % 3  # whole turns: "0..59 in turn; 60..63: t" rather than "0..60 ...; 61..63: t"
+    rest = set(axis_of_pair[cycle:])
+    if cycle >= 3 and len(rest) <= 1:
+        tail = f"; {cycle}..{len(axis_of_pair) - 1}: {names[rest.pop()]}" if rest else ""
+        return f"pairs 0..{cycle - 1}: t, h, w in turn{tail}"
+    spans, start = [], 0
+    runs = _runs(axis_of_pair)
+    for a, n in runs:
+        spans.append(f"{start}..{start + n - 1}: {names[a]}")
+        start += n
+    return "pairs " + "; ".join(spans)
+
+
 def _runs(values) -> list:
     """``[(value, length), ...]`` of consecutive equal values."""
     runs: list = []
@@ -148,6 +177,22 @@ def axes_model(variant: Variant, config: dict | None) -> AxesModel | None:
         return AxesModel(Model.of(variant), tuple(variant.axes), variant.axes_of_pairs(),
                          f"{variant.source} [position] axes and axis")
     found = _mrope_section(config)
+    bands = _model_bands(config)
+    if bands is not None:  # the layout as symproof check reads the model (transformers' code for a type without a row)
+        if variant.length_dependent or variant.transform is not None:
+            raise InvalidInputError(f"--like: an M-RoPE model with a length rule or a position transform is not "
+                                    "audited per axis")
+        axis_of_pair = [k % 3 for k, n in enumerate(bands) for _ in range(n)]
+        stated = f"{found[1]} {found[0].get('mrope_section')}" if found else "M-RoPE"
+        if len(axis_of_pair) != variant.n_pairs:
+            raise InvalidInputError(f"--like: {stated} is read as {len(axis_of_pair)} pairs; the head rotates "
+                                    f"{variant.n_pairs} (head width {variant.width})")
+        source = stated
+        if found is None or list(bands) != list(found[0].get("mrope_section") or ()):
+            source += (" as the model lays it out (" + _layout(axis_of_pair) + ")" if found else
+                       " as transformers' code lays it out, the config stating no sections (" + _layout(axis_of_pair)
+                       + ")")
+        return AxesModel(Model.of(variant), ("t", "h", "w"), axis_of_pair, source)
     if found is None:
         return None
     table, where = found

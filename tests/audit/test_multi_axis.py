@@ -321,3 +321,26 @@ def test_report_refuses_a_per_axis_result_rather_than_drop_its_differences(tmp_p
     assert "axes in the wrong order" in run.stdout  # the answer is printed first
     assert "--report: the report pages do not show a per-axis audit yet" in run.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+#: model types whose M-RoPE layout is their code's, not a config key (Cosmos3-Edge interleaves without
+#: `mrope_interleaved`): the audit reads the layout as `symproof check` reads the model
+INTERLEAVED = [
+    ("cosmos3_edge_text", "transformers.models.cosmos3_edge.modeling_cosmos3_edge:Cosmos3EdgeTextRotaryEmbedding"),
+    ("qwen3_vl_text", "transformers.models.qwen3_vl.modeling_qwen3_vl:Qwen3VLTextRotaryEmbedding"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model_type, target", INTERLEAVED, ids=[c[0] for c in INTERLEAVED])
+def test_an_interleaved_layout_is_audited_as_the_model_is_read(model_type, target, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    like = json.loads(transformers.AutoConfig.for_model(model_type).to_json_string())
+    run = _run(tmp_path, target, like)
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["verdict"] == "equivalent", run.stdout
+    assert "t, h, w in turn" in document["axes"]["model"], document["axes"]
+    # transformers' consecutive-sections module (Qwen2-VL's) against the same config: the split is named
+    wrong = json.loads(_run(tmp_path, f"{QWEN_MODULE}:Qwen2VLRotaryEmbedding", like).stdout)
+    assert wrong["verdict"] == "differs" and wrong["differences"][0]["what"] == "axes", wrong
