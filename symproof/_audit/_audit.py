@@ -511,9 +511,14 @@ def layer_type_of(config: dict | None, regime: str | None) -> str | None:
         if len(model.regimes) != 1:
             return None
         regime = model.regimes[0].name
-    if len(declared) == len(model.layer_regimes):
-        types = {t for t, r in zip(declared, model.layer_regimes) if r == regime}
-        return types.pop() if len(types) == 1 and isinstance(next(iter(types)), str) else None
+    tables = _scaling_table(config)
+    rotary = [t for t in declared if isinstance(t, str) and isinstance(tables.get(t), dict)]
+    # layer_types may list more than the attention layers (Dory: one mlp entry after each): the entries that
+    # have a rope table, in order, are then the layers the model reads, when they are as many
+    for listed in (declared, rotary):
+        if len(listed) == len(model.layer_regimes):
+            types = {t for t, r in zip(listed, model.layer_regimes) if r == regime}
+            return types.pop() if len(types) == 1 and isinstance(next(iter(types)), str) else None
     return regime if regime in model.names else None
 
 

@@ -128,3 +128,17 @@ def test_an_attention_that_scales_the_query_audits_the_rotation_and_says_so(tmp_
     assert ("HF's attention multiplies the rotated query by 1 + scaling_beta * log(1 + floor(m / scaling_length)) at "
             f"its position m (scaling_beta = {beta}, scaling_length = {length})") in result.note, result.note
     assert "not audited here" in result.summary()
+
+
+def test_a_layer_type_list_longer_than_the_attention_layers_is_read_through_its_rope_tables(tmp_path):
+    # Dory: layer_types lists an `mlp` entry after each attention layer; the entries with a rope table, in order,
+    # are the attention layers, so each regime is called with its own layer type (a regime name is no layer type)
+    config = transformers.AutoConfig.for_model("dory")
+    path = tmp_path / "dory.json"
+    path.write_text(config.to_json_string(), encoding="utf-8")
+    result = audit("transformers.models.dory.modeling_dory:DoryRotaryEmbedding", str(path))
+    assert result.verdict == "equivalent", result.summary()
+    called = {r.regime: r.convention["call"] for r in (result, *result.other_regimes)}
+    assert len(called) == 2 and {"layer_type='sliding_attention'", "layer_type='full_attention'"} == {
+        next(part for part in ("layer_type='sliding_attention'", "layer_type='full_attention'") if part in call)
+        for call in called.values()}
