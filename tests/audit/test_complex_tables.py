@@ -47,3 +47,16 @@ def test_a_conjugated_table_is_named(llama4, tmp_path):
     assert result.verdict == "differs"
     assert {d.what for d in result.differences} & {"direction", "sign", "rotation_direction"}, \
         [d.what for d in result.differences]
+
+
+def test_hf_deepseek_v2_rotary_with_heads_before_tokens_is_equivalent(tmp_path):
+    """DeepSeek-V2's apply_rotary_emb takes q as (B, H, T, D) and unsqueezes the table at axis 1."""
+    config = transformers.AutoConfig.for_model("deepseek_v2", hidden_size=64, num_attention_heads=4,
+                                               num_key_value_heads=4, qk_rope_head_dim=16, qk_nope_head_dim=16,
+                                               v_head_dim=16, kv_lora_rank=16, q_lora_rank=32,
+                                               max_position_embeddings=4096)
+    path = tmp_path / "deepseek_v2.json"
+    path.write_text(config.to_json_string(), encoding="utf-8")
+    result = audit("transformers.models.deepseek_v2.modeling_deepseek_v2:DeepseekV2RotaryEmbedding", str(path))
+    assert result.verdict == "equivalent", result.summary()
+    assert result.convention["name"] == "hf-rotary-cis" and result.convention["layout"] == "bhtd", result.convention
