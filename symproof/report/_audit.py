@@ -135,6 +135,7 @@ def _html(result: AuditResult) -> str:
     if result.relayout:
         relayout = (f"<p>Re-lay the weights with <code>{e(result.relayout['call'])}</code>, applied to "
                     f"{e(result.relayout['applies_to'])}.</p>")
+    said = "".join(f"<p>{e(text[0].upper() + text[1:])}.</p>\n" for text in _said(result))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>symproof audit: {e(result.function)}</title>
 <style>body{{font-family:sans-serif;max-width:60em;margin:2em auto}}table{{border-collapse:collapse}}
@@ -145,7 +146,7 @@ td,th{{border:1px solid #999;padding:0.2em 0.5em;font-size:90%}}</style></head>
 <p>Declared model: <code>{e(v.source)}</code>, head width {v.width}, {v.rotated_width} rotated coordinates,
 {e(v.pairing)} pairing. The function was probed with {e(str(result.backend))} inputs, every basis vector at
 positions {e(', '.join(str(p) for p in result.as_dict()['positions_probed']))}{e(_length_text(result))}.</p>
-<p><strong>Verdict: {e(result.verdict)}</strong> (max entry error {result.max_error:.3g}{e(angle_text)}).</p>
+{said}<p><strong>Verdict: {e(result.verdict)}</strong> (max entry error {result.max_error:.3g}{e(angle_text)}).</p>
 {relayout}
 <table><thead><tr><th>what</th><th>aspect</th><th>model</th><th>function</th><th>verdict</th><th>minimal input</th></tr></thead>
 <tbody>
@@ -175,10 +176,17 @@ def _length_text(result: AuditResult) -> str:
             f"(max position id + 1), the length of every probe call")
 
 
+def _said(result: AuditResult) -> list:
+    """How the model was read where that is not plain (the output order, an attention's query scale), as in
+    the text output: the report says what the verdict rests on."""
+    return [text for text in ((result.output_order or {}).get("said"), result.note) if text]
+
+
 def _latex(result: AuditResult) -> str:
     v = result.variant
     lines = [f"\\section{{Audit of \\texttt{{{_tex(result.function)}}} against {_tex(v.title)}}}",
              *([_tex(_length_text(result)[2:].capitalize() + ".")] if _length_text(result) else []),
+             *[_tex(text[0].upper() + text[1:]) + "." for text in _said(result)],
              f"Verdict: \\textbf{{{_tex(result.verdict)}}} (max entry error {_tex(f'{result.max_error:.3g}')}).",
              "", "\\begin{tabular}{llllll}", "what & aspect & model & function & verdict & minimal input \\\\ \\hline"]
     for row in comparison_rows(result):

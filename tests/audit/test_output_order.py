@@ -108,6 +108,19 @@ def test_transformers_module_with_its_interleave_apply_from_the_command(capsys):
     assert "the code writes the same order" in out
 
 
+def test_the_report_says_the_order_the_outputs_were_compared_in(tmp_path, capsys):
+    from symproof._face._cli import main
+
+    code = main(["audit", f"{DEEPSEEK}:DeepseekV3RotaryEmbedding", "--like", str(CONFIGS / "deepseek-v3.json"),
+                 "--apply", "apply_rotary_pos_emb_interleave", "--report", str(tmp_path / "report")])
+    capsys.readouterr()
+    assert code == 0
+    page = (tmp_path / "report" / "audit.html").read_text()
+    section = (tmp_path / "report" / "audit.tex").read_text()
+    assert "Output order: the model writes its rotated block out permuted" in page
+    assert "Output order: the model writes its rotated block out permuted" in section
+
+
 def test_a_model_writing_pairs_in_place_has_no_order_line():
     """Llama writes its pairs in place: nothing to say, and the JSON field is null."""
     result = audit("transformers.models.llama.modeling_llama:LlamaRotaryEmbedding", CONFIGS / "llama-3.1-8b.json")
