@@ -97,7 +97,7 @@ class AuditResult:
     own_verdict: str | None = None  # this regime's verdict, when ``verdict`` is the worst of several regimes'
     axes: dict | None = None  # a multi-axis audit: the model's axes, the probed position vectors (._axes)
     note: str | None = None  # how the model was read when that is not plain (M-RoPE audited on text positions)
-    #: a model writing its rotated block out permuted (DeepSeek-V3): its order and the order the code writes
+    #: the model's order and the code's, for a model that writes its rotated block out permuted, as DeepSeek-V3 does
     output_order: dict | None = None
 
     @property
