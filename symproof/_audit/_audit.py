@@ -93,8 +93,10 @@ class AuditResult:
     range_note: str | None = None  # why fewer positions were probed (a table shorter than the probes)
     key: dict | None = None  # the key output's own audit, for code returning (q, k)
     regime: str | None = None  # the config's rotary regime audited (a model whose layers use several)
-    other_regimes: tuple = ()  # the audits of the config's further regimes, one plain command auditing all
-    own_verdict: str | None = None  # this regime's verdict, when ``verdict`` is the worst of several regimes'
+    #: the HF layer type a module taking ``layer_type`` was called with, when a regime spans several
+    layer_type: str | None = None
+    other_regimes: tuple = ()  # the audits of the config's further regimes (or layer types): one plain command
+    own_verdict: str | None = None  # this part's verdict, when ``verdict`` is the worst of several parts'
     axes: dict | None = None  # a multi-axis audit: the model's axes, the probed position vectors (._axes)
     note: str | None = None  # how the model was read when that is not plain (M-RoPE audited on text positions)
     #: the model's order and the code's, for a model that writes its rotated block out permuted, as DeepSeek-V3 does
@@ -117,14 +119,22 @@ class AuditResult:
 
     def as_dict(self) -> dict:
         out = self._own_dict()
-        if self.other_regimes:  # the verdict above is the worst of every regime's
+        if self.other_regimes:  # the verdict above is the worst of every regime's (or layer type's)
             out["regimes"] = {}
             for r in (self, *self.other_regimes):
                 own = r._own_dict()
                 own["verdict"] = r.own_verdict or r.verdict
                 own["exit_code"] = 0 if own["verdict"] in ("equivalent", "equivalent_after_relayout") else 1
-                out["regimes"][r.regime] = own
+                out["regimes"][self._part_label(r)] = own
         return out
+
+    def _part_label(self, part: "AuditResult") -> str:
+        """A part's name: its regime, with its layer type when the regime was audited once per layer type."""
+        parts = (self, *self.other_regimes)
+        shared = sum(p.regime == part.regime for p in parts) > 1
+        if shared and part.layer_type:
+            return f"{part.regime} ({part.layer_type})" if part.regime is not None else part.layer_type
+        return str(part.regime)
 
     def _own_dict(self) -> dict:
         out = {
@@ -168,10 +178,17 @@ class AuditResult:
     def _lines(self) -> list:
         if not self.other_regimes:
             return self._regime_lines()
-        lines = [f"{len(self.other_regimes) + 1} rotary regimes of the config, each audited through the code's "
-                 f"layer_type: verdict {self.verdict.replace('_', ' ')} (the worst of them)"]
-        for result in (self, *self.other_regimes):
-            lines.append(f"-- regime {result.regime}")
+        parts = (self, *self.other_regimes)
+        if len({p.regime for p in parts}) == 1:
+            regime = f" of the regime {self.regime}" if self.regime is not None else ""
+            head = (f"{len(parts)} layer types{regime} (one rotary map, HF's module called once per layer type)")
+        else:
+            head = f"{len({p.regime for p in parts})} rotary regimes of the config"
+        lines = [f"{head}, each audited through the code's layer_type: verdict {self.verdict.replace('_', ' ')} "
+                 "(the worst of them)"]
+        for result in parts:
+            lines.append(f"-- regime {self._part_label(result)}" if len({p.regime for p in parts}) > 1
+                         else f"-- layer type {result.layer_type}")
             lines += result._regime_lines()
         return lines
 
@@ -497,19 +514,20 @@ def _scaling_table(config) -> dict:
     return table if isinstance(table, dict) else {}
 
 
-def layer_type_of(config: dict | None, regime: str | None) -> str | None:
-    """The HF layer type (``config.layer_types``) whose layers use ``regime``: the one type every layer of that
-    regime has, else ``None`` (no config, no regime named, or a regime spanning several layer types)."""
+def layer_types_of(config: dict | None, regime: str | None) -> tuple:
+    """The HF layer types (``config.layer_types``) whose layers use ``regime``, in the order they first appear:
+    ``()`` when none can be named (no config, no regime named and several, a layer list that does not match the
+    layers read); a config whose regimes are named by no layer list gives the regime's own name."""
     if config is None:
-        return None
+        return ()
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     declared = text.get("layer_types")
     if not isinstance(declared, list):
-        return regime  # the regimes are named by no layer list: a module taking layer_type gets the name itself
+        return (regime,)  # the regimes are named by no layer list: a module taking layer_type gets the name itself
     model = parse_model(config, "<config>")
     if regime is None:
         if len(model.regimes) != 1:
-            return None
+            return ()
         regime = model.regimes[0].name
     tables = _scaling_table(config)
     rotary = [t for t in declared if isinstance(t, str) and isinstance(tables.get(t), dict)]
@@ -517,9 +535,15 @@ def layer_type_of(config: dict | None, regime: str | None) -> str | None:
     # have a rope table, in order, are then the layers the model reads, when they are as many
     for listed in (declared, rotary):
         if len(listed) == len(model.layer_regimes):
-            types = {t for t, r in zip(listed, model.layer_regimes) if r == regime}
-            return types.pop() if len(types) == 1 and isinstance(next(iter(types)), str) else None
-    return regime if regime in model.names else None
+            types = tuple(dict.fromkeys(t for t, r in zip(listed, model.layer_regimes) if r == regime))
+            return types if all(isinstance(t, str) for t in types) else ()
+    return (regime,) if regime in model.names else ()
+
+
+def layer_type_of(config: dict | None, regime: str | None) -> str | None:
+    """The one HF layer type whose layers use ``regime``, else ``None`` (see :func:`layer_types_of`)."""
+    types = layer_types_of(config, regime)
+    return types[0] if len(types) == 1 else None
 
 
 def _config_of(like) -> dict | None:
@@ -576,7 +600,8 @@ _WORSE = {"equivalent": 0, "equivalent_after_relayout": 1, "differs": 2}
 def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | None = None, name: str | None = None,
           probe_seconds: float = PROBE_SECONDS, warmup_seconds: float | None = None, apply: str | None = None,
           table: str | None = None, call: str | None = None, layout: str | None = None,
-          dtype: str | None = None, cast_module: bool = False, regime: str | None = None) -> AuditResult:
+          dtype: str | None = None, cast_module: bool = False, regime: str | None = None,
+          layer_type: str | None = None) -> AuditResult:
     """Audit the user's rotary code ``fn`` against the declared model ``like``.
 
     ``fn`` is a target name, ``"FILE.py:NAME"`` or ``"package.module:NAME"``
@@ -600,7 +625,10 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     ``like`` is a :class:`~symproof.Variant`, a variant TOML path, or a model
     ``config.json`` path / dict; ``regime`` names one rotary regime of a config
     whose layers use several (Gemma 3's ``sliding_attention``), and a rotary
-    module taking ``layer_type`` is called with that regime's layer type.  A
+    module taking ``layer_type`` is called with that regime's layer type (with
+    each of them, one audit per layer type, when the regime's layers have
+    several, as OLMo 3's sliding and full layers share one map; ``layer_type``
+    names one).  A
     multi-axis model (a variant with ``[position] axes``, a config with
     ``mrope_section``) is audited per axis (:mod:`._axes`): positions are then
     vectors ``(T, A)``.  Returns an :class:`AuditResult` whose
@@ -627,15 +655,21 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
         # an empty expression would silently mean "no --call": the conventions would be tried instead
         raise InvalidInputError(f"--call expects a Python expression in x and positions giving the rotated x "
                                 f"(e.g. 'rotate(x, positions)'), got {call!r}")
+    options = dict(head_dim=head_dim, seq_len=seq_len, name=name, probe_seconds=probe_seconds,
+                   warmup_seconds=warmup_seconds, apply=apply, table=table, call=call, layout=layout, dtype=dtype,
+                   cast_module=cast_module)
+    if layer_type is not None and (not isinstance(layer_type, str) or not layer_type.strip()):
+        raise InvalidInputError(f"layer_type expects the name of one of the config's layer types, got {layer_type!r}")
     if regime is None and not isinstance(like, Variant):
         rotary = rotary_regimes(like)
         if len(rotary) == 1 and rotary != (None,):
             regime = rotary[0]  # the other regimes are NoPE layers: the code's map is this one's
         elif len(rotary) > 1:
-            return _audit_each_regime(rotary, fn, like, dict(
-                head_dim=head_dim, seq_len=seq_len, name=name, probe_seconds=probe_seconds,
-                warmup_seconds=warmup_seconds, apply=apply, table=table, call=call, layout=layout, dtype=dtype,
-                cast_module=cast_module))
+            return _audit_each_part(tuple((r, None) for r in rotary), fn, like, options)
+    if layer_type is None and not isinstance(like, Variant):
+        types = layer_types_of(_config_of(like), regime)
+        if len(types) > 1:  # one map, several layer types (OLMo 3): a module taking layer_type is called with each
+            return _audit_each_part(tuple((regime, t) for t in types), fn, like, options)
     variant = load_like(like, head_dim, regime, axes=True)
     if variant.width > MAX_AUDIT_WIDTH:
         raise InvalidInputError(f"head width {variant.width} is above {MAX_AUDIT_WIDTH}, the widest the audit probes")
@@ -654,7 +688,12 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
     hints["seq_len"] = seq_len
-    hints["layer_type"] = layer_type_of(config, regime)
+    if layer_type is not None:
+        named = layer_types_of(config, regime)
+        if named and layer_type not in named:
+            raise InvalidInputError(f"layer_type {printable(layer_type)!s}: the layers of regime {regime} are of the "
+                                    f"layer types {', '.join(named)}")
+    hints["layer_type"] = layer_type if layer_type is not None else layer_type_of(config, regime)
     reading = model_reading(like, variant, head_dim, regime) if config is not None and many is None else Reading()
     order = reading.output_order
     hints["output_order"] = None if order is None else list(order)
@@ -732,23 +771,36 @@ def rotary_regimes(like) -> tuple:
     return tuple(r.name for r in model.regimes if r.variant is not None)
 
 
-def _audit_each_regime(names: tuple, fn, like, options: dict) -> AuditResult:
-    """One plain command for a config whose layers use several rotary maps: code taking ``layer_type`` (HF's
-    per-layer-type module) is audited once per regime; other code implements one map, which only its
-    author can name (``--regime``)."""
-    first = audit(fn, like, regime=names[0], **options)
-    if not (first.convention or {}).get("layer_type"):
-        source = os.fspath(like) if isinstance(like, (str, os.PathLike)) else "<config>"
-        raise InvalidInputError(f"{printable(source)}: the config has {len(names)} rotary regimes "
-                                f"({', '.join(names)}) and {printable(first.function)} takes no layer_type: pass "
-                                "--regime NAME, the regime this code implements")
-    others = tuple(audit(fn, like, regime=other, **options) for other in names[1:])
-    first.own_verdict = first.verdict
-    for result in others:
+def _audit_each_part(parts: tuple, fn, like, options: dict) -> AuditResult:
+    """One plain command for a config whose layers use several rotary maps, or one map under several layer
+    types: ``parts`` are ``(regime, layer type or None)``.  Code taking ``layer_type`` (HF's per-layer-type
+    module) is audited once per part, each regime with its own layer types; other code implements one map,
+    which only its author can name among several regimes (``--regime``), and is the one map of a regime
+    whose layer types differ in name only."""
+    expanded = []
+    for regime, layer_type in parts:
+        types = (layer_type,) if layer_type is not None else layer_types_of(_config_of(like), regime)
+        expanded += [(regime, t) for t in (types if len(types) > 1 or layer_type is not None else (None,))]
+    results = []
+    for regime, layer_type in expanded:
+        result = audit(fn, like, regime=regime, layer_type=layer_type, **options)
+        results.append(result)
+        if (result.convention or {}).get("layer_type"):
+            result.layer_type = layer_type
+        elif len(results) == 1:
+            if len({r for r, _ in expanded}) == 1:
+                return result  # one regime: the code's one map is compared with it, whatever the layer types
+            source = os.fspath(like) if isinstance(like, (str, os.PathLike)) else "<config>"
+            names = tuple(dict.fromkeys(r for r, _ in expanded))
+            raise InvalidInputError(f"{printable(source)}: the config has {len(names)} rotary regimes "
+                                    f"({', '.join(names)}) and {printable(result.function)} takes no layer_type: "
+                                    "pass --regime NAME, the regime this code implements")
+    first, others = results[0], tuple(results[1:])
+    for result in results:
         result.own_verdict = result.verdict
-    first.verdict = max((first, *others), key=lambda r: _WORSE[r.own_verdict]).own_verdict
+    first.verdict = max(results, key=lambda r: _WORSE[r.own_verdict]).own_verdict
     first.other_regimes = others
-    first.seconds = sum(r.seconds for r in (first, *others))
+    first.seconds = sum(r.seconds for r in results)
     return first
 
 

@@ -142,3 +142,60 @@ def test_a_layer_type_list_longer_than_the_attention_layers_is_read_through_its_
     assert len(called) == 2 and {"layer_type='sliding_attention'", "layer_type='full_attention'"} == {
         next(part for part in ("layer_type='sliding_attention'", "layer_type='full_attention'") if part in call)
         for call in called.values()}
+
+
+# OLMo 3: one rotary map for its sliding and its full layers, and a module that takes layer_type all the same
+OLMO3_FULL_LAYERS_WRONG = '''
+from transformers.models.olmo3.modeling_olmo3 import Olmo3RotaryEmbedding, apply_rotary_pos_emb  # noqa: F401
+
+
+class Rotary(Olmo3RotaryEmbedding):
+    def forward(self, x, position_ids, layer_type):
+        cos, sin = super().forward(x, position_ids, layer_type)
+        return (cos, -sin) if layer_type == "full_attention" else (cos, sin)
+'''
+
+ONE_MAP_NO_LAYER_TYPE = '''
+import torch
+
+def rope(x, positions):
+    d = x.shape[-1]
+    inv = 1.0 / 500000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angle = positions.to(torch.float64)[:, None] * inv[None]
+    cos, sin = torch.cos(angle).repeat(1, 2), torch.sin(angle).repeat(1, 2)
+    return x * cos + torch.cat((-x[..., d // 2:], x[..., :d // 2]), -1) * sin
+'''
+
+
+@pytest.fixture(scope="module")
+def olmo3(tmp_path_factory):
+    config = transformers.AutoConfig.for_model("olmo3", num_hidden_layers=4, **SMALL)
+    assert len(set(config.layer_types)) == 2
+    path = tmp_path_factory.mktemp("olmo3") / "olmo3.json"
+    path.write_text(config.to_json_string(), encoding="utf-8")
+    return str(path)
+
+
+def test_one_map_under_two_layer_types_is_audited_once_per_layer_type(olmo3):
+    result = audit("transformers.models.olmo3.modeling_olmo3:Olmo3RotaryEmbedding", olmo3)
+    assert result.verdict == "equivalent", result.summary()
+    assert [r.layer_type for r in (result, *result.other_regimes)] == ["sliding_attention", "full_attention"]
+    assert set(result.as_dict()["regimes"]) == {"sliding_attention", "full_attention"}
+
+
+def test_a_fault_under_one_layer_type_is_named_under_it(olmo3, tmp_path):
+    result = audit(f"{_code(tmp_path, OLMO3_FULL_LAYERS_WRONG)}:Rotary", olmo3)
+    assert result.verdict == "differs"
+    verdicts = {r.layer_type: r.own_verdict for r in (result, *result.other_regimes)}
+    assert verdicts == {"sliding_attention": "equivalent", "full_attention": "differs"}, result.summary()
+    assert "-- layer type full_attention" in result.summary()
+
+
+def test_code_without_layer_type_is_the_one_map_of_the_regime(olmo3, tmp_path):
+    result = audit(f"{_code(tmp_path, ONE_MAP_NO_LAYER_TYPE)}:rope", olmo3)
+    assert result.verdict == "equivalent" and not result.other_regimes and result.layer_type is None
+
+
+def test_a_layer_type_of_another_regime_is_refused(olmo3):
+    with pytest.raises(InvalidInputError, match="layer types sliding_attention, full_attention"):
+        audit("transformers.models.olmo3.modeling_olmo3:Olmo3RotaryEmbedding", olmo3, layer_type="chunked")
