@@ -397,8 +397,18 @@ def _build_config(cls, param, h: Hints):
 
 
 def _text_config(config):
-    """A multimodal config's text part (Qwen2-VL's ``text_config``): what its text model builds the rotary
-    module from (the length, the base and the M-RoPE sections are the text model's)."""
+    """A multimodal config's text part (Qwen2-VL's ``text_config``, Qwen2.5-Omni's
+    ``thinker_config.text_config``): what its text model builds the rotary module from (the length, the base
+    and the M-RoPE sections are the text model's).  transformers' own ``get_text_config(decoder=True)`` says
+    which, as the model reader asks it (:mod:`symproof.models._hf_read`)."""
+    finder = getattr(config, "get_text_config", None)
+    if callable(finder):
+        try:
+            text = finder(decoder=True)
+        except (TypeError, ValueError):  # an older transformers' signature, or several candidates
+            text = None
+        if text is not None and not isinstance(text, dict):
+            return text
     text = getattr(config, "text_config", None)
     return text if text is not None and not isinstance(text, dict) else config
 

@@ -344,3 +344,16 @@ def test_an_interleaved_layout_is_audited_as_the_model_is_read(model_type, targe
     # transformers' consecutive-sections module (Qwen2-VL's) against the same config: the split is named
     wrong = json.loads(_run(tmp_path, f"{QWEN_MODULE}:Qwen2VLRotaryEmbedding", like).stdout)
     assert wrong["verdict"] == "differs" and wrong["differences"][0]["what"] == "axes", wrong
+
+
+@pytest.mark.slow
+def test_a_text_config_nested_two_levels_down_builds_the_module(tmp_path):
+    """Qwen2.5-Omni keeps its text model's config under thinker_config.text_config: the module is built from it
+    (transformers' get_text_config), not from the top level, which has no max_position_embeddings."""
+    transformers = pytest.importorskip("transformers")
+    like = json.loads(transformers.AutoConfig.for_model("qwen2_5_omni").to_json_string())
+    run = _run(tmp_path, "transformers.models.qwen2_5_omni.modeling_qwen2_5_omni:Qwen2_5OmniRotaryEmbedding", like)
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["verdict"] == "equivalent", run.stdout
+    assert "Qwen2_5OmniTextConfig from --like" in document["convention"]["call"]
