@@ -37,10 +37,20 @@ TIMEOUT = 180
 
 
 def rotary_class(model_type: str) -> tuple[str, str] | None:
-    """``(module, class)`` of the type's text rotary module, or ``None`` when it defines none by that name."""
+    """``(module, class)`` of the type's text rotary module, or ``None`` when it defines none by that name.
+
+    The text model's own type decides where to look (MusicFlamingo's text model is a Qwen2: its module is
+    Qwen2's, not MusicFlamingo's audio rotary); an encoder type takes its module's encoder class."""
     import transformers
     from transformers.models.auto.configuration_auto import model_type_to_module_name
 
+    try:
+        text_type = transformers.AutoConfig.for_model(model_type).get_text_config(decoder=True).model_type
+    except Exception:  # noqa: BLE001 - text_model() reports a config class that fails
+        text_type = model_type
+    if text_type and text_type != model_type and model_type_to_module_name(text_type) != \
+            model_type_to_module_name(model_type):
+        model_type = text_type
     name = model_type_to_module_name(model_type)
     folder = os.path.join(os.path.dirname(transformers.models.__file__), name)
     modeling = os.path.join(folder, f"modeling_{name}.py")
@@ -48,6 +58,9 @@ def rotary_class(model_type: str) -> tuple[str, str] | None:
         return None
     with open(modeling, encoding="utf-8") as handle:
         classes = re.findall(r"^class (\w*RotaryEmbedding)\(", handle.read(), flags=re.MULTILINE)
+    if model_type.endswith("_encoder"):  # the type is the encoder: its rotary is the encoder's
+        encoder = [c for c in classes if "Encoder" in c]
+        return (f"transformers.models.{name}.modeling_{name}", sorted(encoder, key=len)[0]) if encoder else None
     text = [c for c in classes if not re.search(r"Vision|Audio|Image|Video|Visual|Encoder", c)]
     if not text:
         return None

@@ -402,6 +402,7 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
         except Exception:  # noqa: BLE001 - a base that needs more than the widths: the builders' default
             base = None
     max_position, factor = None, None
+    whole = config  # modules are built from the config as transformers reads it (the runner's _build_config)
     if isinstance(config, dict) and isinstance(config.get("text_config"), dict):
         # a multimodal config (Qwen2-VL, Gemma 3, Llama 4): the text model's values are under text_config
         config = {**{k: v for k, v in config.items() if k != "text_config"}, **config["text_config"]}
@@ -426,7 +427,7 @@ def hints_of(variant: Variant, config: dict | None) -> dict:
         factor = rope["factor"]
     return {"head_dim": variant.width, "rotated_dim": variant.rotated_width, "pairing": variant.pairing,
             "base": base, "max_position": max_position, "scaling_factor": factor,
-            "config": dict(config) if isinstance(config, dict) else None, "rope": rope}
+            "config": dict(whole) if isinstance(whole, dict) else None, "rope": rope}
 
 
 #: a config variant's parameters by the role the user's code names them with (the runner's ``_ROPE_ROLES``)

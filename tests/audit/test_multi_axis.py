@@ -357,3 +357,16 @@ def test_a_text_config_nested_two_levels_down_builds_the_module(tmp_path):
     document = json.loads(run.stdout)
     assert document["verdict"] == "equivalent", run.stdout
     assert "Qwen2_5OmniTextConfig from --like" in document["convention"]["call"]
+
+
+@pytest.mark.slow
+def test_a_wrappers_own_keys_do_not_reach_its_text_models_module(tmp_path):
+    """MusicFlamingo's top level holds its audio rotary's head_dim (1280) and length; its text model is a Qwen2,
+    whose module must be built from the text config alone (a merged dict gave the text module head_dim 1280)."""
+    transformers = pytest.importorskip("transformers")
+    like = json.loads(transformers.AutoConfig.for_model("musicflamingo").to_json_string())
+    assert like["head_dim"] != like["text_config"].get("head_dim", 128)
+    run = _run(tmp_path, "transformers.models.qwen2.modeling_qwen2:Qwen2RotaryEmbedding", like)
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["verdict"] == "equivalent" and document["head_dim"] == 128, run.stdout
