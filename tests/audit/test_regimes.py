@@ -24,17 +24,18 @@ GEMMA3 = "transformers.models.gemma3.modeling_gemma3:Gemma3RotaryEmbedding"
 SMALL = dict(head_dim=16, hidden_size=64, num_attention_heads=4, num_key_value_heads=1,
              max_position_embeddings=4096)
 
-# one map only: the sliding layers' (base 10000); Gemma 3's full layers turn with base 10^6
-SLIDING_ONLY = '''
+# one map only, half pairs at a base filled in: Gemma 3's sliding layers (10000; its full layers turn with base 10^6)
+ONE_MAP = '''
 import torch
 
 def rope(x, positions):
     d = x.shape[-1]
-    inv = 1.0 / 10000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    inv = 1.0 / {base} ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
     angle = positions.to(torch.float64)[:, None] * inv[None]
     cos, sin = torch.cos(angle).repeat(1, 2), torch.sin(angle).repeat(1, 2)
     return x * cos + torch.cat((-x[..., d // 2:], x[..., :d // 2]), -1) * sin
 '''
+SLIDING_ONLY = ONE_MAP.format(base=10000.0)
 
 # HF's module with its layer_type ignored: every layer gets the sliding layers' frequencies
 IGNORES_LAYER_TYPE = '''
@@ -155,16 +156,7 @@ class Rotary(Olmo3RotaryEmbedding):
         return (cos, -sin) if layer_type == "full_attention" else (cos, sin)
 '''
 
-ONE_MAP_NO_LAYER_TYPE = '''
-import torch
-
-def rope(x, positions):
-    d = x.shape[-1]
-    inv = 1.0 / 500000.0 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angle = positions.to(torch.float64)[:, None] * inv[None]
-    cos, sin = torch.cos(angle).repeat(1, 2), torch.sin(angle).repeat(1, 2)
-    return x * cos + torch.cat((-x[..., d // 2:], x[..., :d // 2]), -1) * sin
-'''
+ONE_MAP_NO_LAYER_TYPE = ONE_MAP.format(base=500000.0)  # OLMo 3's one map, by code taking no layer_type
 
 
 @pytest.fixture(scope="module")
