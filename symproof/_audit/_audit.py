@@ -524,7 +524,8 @@ def layer_types_of(config: dict | None, regime: str | None) -> tuple:
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     declared = text.get("layer_types")
     if not isinstance(declared, list):
-        return (regime,)  # the regimes are named by no layer list: a module taking layer_type gets the name itself
+        # the regimes are named by no layer list: a module taking layer_type gets the name itself
+        return (regime,) if regime is not None else ()
     model = parse_model(config, "<config>")
     if regime is None:
         if len(model.regimes) != 1:
