@@ -384,24 +384,21 @@ def _config_class(cls, param):
 
 def _build_config(cls, param, h: Hints):
     """The config object a module's ``config`` parameter takes: the declared config as transformers builds it
-    (its text part for a multimodal one, as its text model takes it), or the class the parameter is annotated
-    with, built from the config's keys (the text model's over the others)."""
+    (its text part for a multimodal one, as its text model passes it) when the parameter takes a transformers
+    config, whatever class it is annotated with (transformers' modules share annotations across models: the
+    Qwen3-Omni talker's code predictor passes its own config where the annotation names the whole model's);
+    else the class the parameter is annotated with, built from the config's keys (the text model's first)."""
     data = _config_dict(h)
     config_cls = _config_class(cls, param)
-    if data.get("model_type"):
+    if data.get("model_type") and (config_cls is None or _is_transformers_config(config_cls)):
         from transformers import AutoConfig
 
         rest = dict(data)
         try:
-            whole = AutoConfig.for_model(rest.pop("model_type"), **rest)
+            return _text_config(AutoConfig.for_model(rest.pop("model_type"), **rest))
         except Exception:  # noqa: BLE001 - transformers refuses it as a whole: the annotated class is tried below
             if config_cls is None:
                 raise
-            whole = None
-        if whole is not None:
-            text = _text_config(whole)
-            if config_cls is None or isinstance(text, config_cls) or isinstance(whole, config_cls):
-                return text
     if config_cls is None:
         raise RunnerError(f"{cls.__name__} takes a config whose class is not annotated; pass --like CONFIG.json "
                           "with a model_type")
@@ -409,6 +406,11 @@ def _build_config(cls, param, h: Hints):
         data = {**{k: v for k, v in data.items() if k != "text_config"}, **data["text_config"]}
     data.pop("model_type", None)
     return _text_config(config_cls(**data))
+
+
+def _is_transformers_config(config_cls) -> bool:
+    return any(base.__module__.startswith("transformers.") and base.__name__ in ("PretrainedConfig", "PreTrainedConfig")
+               for base in getattr(config_cls, "__mro__", ()))
 
 
 def _text_config(config):

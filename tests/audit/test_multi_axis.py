@@ -370,3 +370,17 @@ def test_a_wrappers_own_keys_do_not_reach_its_text_models_module(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     document = json.loads(run.stdout)
     assert document["verdict"] == "equivalent" and document["head_dim"] == 128, run.stdout
+
+
+@pytest.mark.slow
+def test_a_module_annotated_with_another_config_class_takes_the_declared_config(tmp_path):
+    """transformers' Qwen3OmniMoeRotaryEmbedding is annotated with the whole model's config class, and the
+    talker's code predictor passes its own config (head 128): built from the annotation, the module read the
+    thinker's defaults (head 2048 / 28 = 73) and correct code was declared different."""
+    transformers = pytest.importorskip("transformers")
+    like = json.loads(transformers.AutoConfig.for_model("qwen3_omni_moe_talker_code_predictor").to_json_string())
+    run = _run(tmp_path, "transformers.models.qwen3_omni_moe.modeling_qwen3_omni_moe:Qwen3OmniMoeRotaryEmbedding",
+               like)
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["verdict"] == "equivalent" and document["head_dim"] == 128, run.stdout
