@@ -834,12 +834,10 @@ def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, s
                          positions=probed, seq_len=seq_len)
     result.convention = info
     result.range_note = "; ".join(n for n in (probe.range_note, memory_note) if n) or None
-    compared = _compare(variant, model, found, expected, tol, positions, nonlinear)
     if order is not None:
-        found, key_found, compared, result.output_order = _in_model_order(
-            order, variant, model, found, key_found, expected, tol, positions, nonlinear, compared)
+        found, key_found, result.output_order = _in_model_order(order, found, key_found, expected, positions)
     (result.verdict, result.max_error, result.relayout, result.analysis, result.differences,
-     result.max_angle_error) = compared
+     result.max_angle_error) = _compare(variant, model, found, expected, tol, positions, nonlinear)
     _contiguous_offset(result)
     if key_found is not None:
         result.key = _key_result(variant, model, found, key_found, expected, tol, positions, probe)
@@ -857,9 +855,8 @@ def _audit(probe: Probe, variant: Variant, probed: tuple, seq_len, label: str, s
     return result
 
 
-def _in_model_order(order: tuple, variant, model, found, key_found, expected, tol, positions, nonlinear,
-                    compared: tuple) -> tuple:
-    """``(found, key_found, compared, said)`` for a model that writes its rotated block out permuted:
+def _in_model_order(order: tuple, found, key_found, expected, positions) -> tuple:
+    """``(found, key_found, said)`` for a model that writes its rotated block out permuted:
     ``out[i] = rotated[order[i]]`` (DeepSeek-V3's and LongCat-Flash's ``rope_interleave``).  The code may write
     the model's order or the pairs in place: either gives the model's scores, since queries and keys are
     written alike.  Its outputs are compared in whichever of the two fits (at position 0 when probed, where
@@ -872,15 +869,13 @@ def _in_model_order(order: tuple, variant, model, found, key_found, expected, to
     if permuted:
         found = in_pairs
         key_found = None if key_found is None else key_found[:, back, :]
-        compared = _compare(variant, model, found, expected, tol, positions, nonlinear)
     shown = ", ".join(map(str, order)) if len(order) <= 8 else (", ".join(map(str, order[:3])) + ", ..., "
                                                                   + ", ".join(map(str, order[-3:])))
     said = (f"output order: the model writes its rotated block out permuted (out[i] = rotated[order[i]], order "
             f"[{shown}]); " + ("the code writes the same order: compared in it" if permuted else
                                "the code's outputs fit the pairs' own order better: compared in that order, "
                                "which gives the same scores q.k (queries and keys are permuted alike)"))
-    return found, key_found, compared, {"model": list(order), "code": "model" if permuted else "pairs",
-                                        "said": said}
+    return found, key_found, {"model": list(order), "code": "model" if permuted else "pairs", "said": said}
 
 
 def _contiguous_offset(result: AuditResult) -> None:
