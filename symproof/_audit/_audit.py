@@ -179,16 +179,16 @@ class AuditResult:
         if not self.other_regimes:
             return self._regime_lines()
         parts = (self, *self.other_regimes)
-        if len({p.regime for p in parts}) == 1:
+        regimes = len({p.regime for p in parts})
+        if regimes == 1:
             regime = f" of the regime {self.regime}" if self.regime is not None else ""
             head = (f"{len(parts)} layer types{regime} (one rotary map, HF's module called once per layer type)")
         else:
-            head = f"{len({p.regime for p in parts})} rotary regimes of the config"
+            head = f"{regimes} rotary regimes of the config"
         lines = [f"{head}, each audited through the code's layer_type: verdict {self.verdict.replace('_', ' ')} "
                  "(the worst of them)"]
         for result in parts:
-            lines.append(f"-- regime {self._part_label(result)}" if len({p.regime for p in parts}) > 1
-                         else f"-- layer type {result.layer_type}")
+            lines.append(f"-- regime {self._part_label(result)}" if regimes > 1 else f"-- layer type {result.layer_type}")
             lines += result._regime_lines()
         return lines
 
@@ -696,7 +696,9 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
             raise InvalidInputError(f"layer_type {printable(layer_type)!s}: the layers of regime {regime} are of the "
                                     f"layer types {', '.join(named)}")
     hints["layer_type"] = layer_type if layer_type is not None else layer_type_of(config, regime)
-    reading = model_reading(like, variant, head_dim, regime) if config is not None and many is None else Reading()
+    source = os.fspath(like) if isinstance(like, (str, os.PathLike)) else "<config>"
+    reading = (model_reading(config, source, variant, head_dim, regime) if config is not None and many is None
+               else Reading())
     order = reading.output_order
     hints["output_order"] = None if order is None else list(order)
     options = {"hints": hints, "apply": apply, "table": table, "call": call, "layout": layout,

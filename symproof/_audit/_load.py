@@ -175,19 +175,11 @@ class Reading:
     query_scale: str | None = None
 
 
-def model_reading(like, variant: Variant, head_dim: int | None = None, regime: str | None = None) -> Reading:
-    """The :class:`Reading` of ``like`` for the audit of ``variant`` (its regime ``regime``): empty for a
-    variant file."""
-    if isinstance(like, Mapping):
-        data, source = dict(like), "<config>"
-    elif isinstance(like, (str, os.PathLike)) and os.fspath(like).endswith(".json"):
-        source = os.fspath(like)
-        data = read_config_json(source)
-        if not isinstance(data, Mapping):
-            return Reading()  # load_like has refused it already
-        data = dict(data)
-    else:
-        return Reading()
+def model_reading(config: Mapping, source: str, variant: Variant, head_dim: int | None = None,
+                  regime: str | None = None) -> Reading:
+    """The :class:`Reading` of the model config ``config`` (read from ``source``, as :func:`load_like` read it)
+    for the audit of ``variant``, its regime ``regime``."""
+    data = dict(config)
     if head_dim is not None:
         data["head_dim"] = head_dim  # as _config_at_head_dim reads it
     model = parse_model(data, source)
