@@ -188,7 +188,8 @@ class AuditResult:
         lines = [f"{head}, each audited through the code's layer_type: verdict {self.verdict.replace('_', ' ')} "
                  "(the worst of them)"]
         for result in parts:
-            lines.append(f"-- regime {self._part_label(result)}" if regimes > 1 else f"-- layer type {result.layer_type}")
+            lines.append(f"-- regime {self._part_label(result)}" if regimes > 1
+                         else f"-- layer type {result.layer_type}")
             lines += result._regime_lines()
         return lines
 
