@@ -17,6 +17,7 @@ from .._export import Kernel, check_target_name, kernel_files, module_name, writ
 from .._ground._provenance import call_length_provenance
 from .._ground._text import one_line
 from ..variants._check import DEFAULT_STEPS, check_variant
+from ._config import with_model_notes
 from ._model import ModelRope, attention_scaling
 
 __all__ = ["check_model", "format_model", "model_as_dict", "model_exit_code", "model_kernel", "export_model",
@@ -51,7 +52,7 @@ def format_model(model: ModelRope, checked, seconds: float) -> str:
 
     if model.plain:  # one map over the whole head: the variant's own table, as before regimes existed
         regime, results = checked[0]
-        return format_results(regime.checked, results, seconds)
+        return format_results(with_model_notes(model, regime.checked), results, seconds)
     lines = [f"{model.model_type} config: {len(model.regimes)} rotary regime(s) ({model.source})"]
     lines += [f"  {note}" for note in model.notes]
     for regime, results in checked:
@@ -72,7 +73,7 @@ def model_as_dict(model: ModelRope, checked, seconds: float | None = None) -> di
 
     if model.plain:
         regime, results = checked[0]
-        return results_as_dict(regime.checked, results, seconds)
+        return results_as_dict(with_model_notes(model, regime.checked), results, seconds)
     out = {"model_type": model.model_type, "source": model.source, "head_width": model.head_width,
            "rotary_offset": model.offset, "notes": list(model.notes),
            "mrope_section": None if model.mrope_section is None else list(model.mrope_section),

@@ -48,7 +48,7 @@ from .._ground._text import did_you_mean
 from ._families import (CLASS_DEFAULT_KEYS, CLASS_DEFAULTS, COMMON_READS, FAMILIES, HEAD_KEYS, INERT_UNREAD, LAYER_PATTERN,
                         LAYER_THETA, MROPE, MROPE_DEFAULT, READ_BY_ATTENTION, ROPE_LIKE, TABLE_KEYS, TEXT_CONFIGS, Family)
 from ._json import read_config
-from ._model import _HALF_HOW, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
+from ._model import _HALF_HOW, LAYERS_NOTE, ModelRope, Regime, _bands, _ranges, _slug, scaling_note
 from ._rules import _frequencies, _positions
 from ..variants._spec import MAX_WIDTH, Variant, parse_variant
 
@@ -149,11 +149,18 @@ def reads_through_transformers(path_or_dict) -> bool:
 
 def parse_model_config(data: Mapping, source: str = "<config>", regime: str | None = None) -> Variant:
     """The :class:`Variant` of one regime of a parsed config (see :func:`load_model_config`)."""
-    chosen = parse_model(data, source).regime(regime)
+    model = parse_model(data, source)
+    chosen = model.regime(regime)
     if chosen.variant is None:
         raise VariantFileError(f"{source}: regime {chosen.name!r} has no positional encoding (NoPE layers): no "
                                "rotary map to read")
-    return chosen.variant
+    return with_model_notes(model, chosen.variant)
+
+
+def with_model_notes(model: ModelRope, variant: Variant) -> Variant:
+    """``variant``, a regime of ``model``, with the model's notes it lacks after its own: what the config
+    left to defaults or the family states is said wherever the variant is printed."""
+    return _noted(variant, model.notes_beyond(variant))
 
 
 def _text_config(cfg: _Config, model_type: str):
@@ -341,7 +348,7 @@ class _Reader:
                 + " (coordinates r and r + d/2 of pair r); text positions (t = h = w) give every pair the same "
                   "position, so on text the map is the regime's plain RoPE, which is what is checked")
         if len(self.layer_names):
-            notes.append("layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
+            notes.append(LAYERS_NOTE + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes))
         return ModelRope(self.model_type, cfg.source, self.stem, head_width, offset, order, mrope, tuple(regimes),
                          tuple(self.layer_names), tuple(notes))
 
@@ -740,7 +747,7 @@ def model_from_identified(identified, source: str) -> ModelRope:
         regimes.append(Regime(names[m], layers, variant, attention=attention))
     if "nope" in layer_names:
         regimes.append(Regime("nope", tuple(i for i, n in enumerate(layer_names) if n == "nope"), None))
-    notes = (origin, "layers: " + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes)) + mrope_note
+    notes = (origin, LAYERS_NOTE + "; ".join(f"{r.name}: {_ranges(r.layers)}" for r in regimes)) + mrope_note
     notes += tuple(identified.notes)
     if identified.filled:
         notes += ("filled to build the model: " + ", ".join(f"{k} = {v}" for k, v in identified.filled)

@@ -65,6 +65,11 @@ class ModelRope:
     notes: tuple = ()
     regime_widths: tuple = ()
 
+    def notes_beyond(self, variant) -> tuple:
+        """The model's notes ``variant`` (one of its regimes) lacks: class defaults filled in, facts of the family,
+        how the type was identified; all but the layer list, which a regime's own output states."""
+        return tuple(n for n in self.notes if n not in variant.notes and not n.startswith(LAYERS_NOTE))
+
     def width_of(self, name: str) -> int:
         """The head width of regime ``name``'s layers."""
         return dict(self.regime_widths).get(name, self.head_width)
@@ -91,6 +96,9 @@ class ModelRope:
         return (len(self.regimes) == 1 and self.regimes[0].variant is not None and self.offset == 0
                 and self.output_order is None and self.mrope_section is None)
 
+
+#: how the note listing each regime's layers starts
+LAYERS_NOTE = "layers: "
 
 _HALF_HOW = "rotate_half, half pairs (r, r + d/2)"
 

@@ -14,7 +14,7 @@ import pytest
 
 from symproof import VariantFileError
 from symproof._face._cli import main
-from symproof.models import load_model_config
+from symproof.models import load_model, load_model_config
 from symproof.variants import check_variant
 from symproof.models._config import FAMILIES, ROPE_TYPES
 from symproof.models._json import MAX_CONFIG_BYTES
@@ -344,3 +344,30 @@ def test_check_refuses_a_bad_config_with_exit_2(tmp_path, capsys):
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'model_type'" in err and "supported" in err
+
+
+# -- a plain model prints every note of the model, not only its one variant's -------------------------------
+# (a model of one regime prints the variant's own table; the class defaults it filled in, the family's facts
+# and the keys it accepted unread were in the model's notes only, and went unsaid)
+
+PLAIN_NOTES = [
+    ({"model_type": "qwen2"}, "absent from the config, HF's qwen2 config class defaults: hidden_size 4096"),
+    ({"model_type": "gemma2"}, "gemma2: sliding and full layers alternate but share one rotary map"),
+    ({"model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14, "num_hidden_layers": 24,
+      "max_position_embeddings": 32768, "use_mrope": False}, "use_mrope = false: not read by HF's qwen2"),
+]
+
+
+@pytest.mark.parametrize("config, words", PLAIN_NOTES, ids=[w.split(":")[0][:30] for _, w in PLAIN_NOTES])
+def test_a_plain_model_prints_every_note_of_the_model(tmp_path, capsys, config, words):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model(str(path))
+    assert model.plain and any(words in note for note in model.notes)
+    assert sum(words in note for note in load_model_config(str(path)).notes) == 1  # the Python API says it too
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count(words) == 1 and "layers: " not in out
+    assert main(["check", str(path), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["variant"]["notes"]
+    assert sum(words in note for note in notes) == 1
