@@ -50,7 +50,9 @@ class RopeConfig:
                     "the two give different frequencies with identical shapes",
                     head_dim=self.head_dim, rotary_dim=rotary)
             object.__setattr__(self, "denominator", rotary)
-        check_width(self.denominator, "denominator")
+        if isinstance(self.denominator, bool) or not isinstance(self.denominator, int) or self.denominator < 1:
+            raise InvalidInputError(f"denominator must be a positive integer (the width in the exponent "
+                                    f"base^(-2r/denominator)), got {self.denominator!r}")
         if self.pairing not in PAIRINGS:
             raise InvalidInputError(f"unknown pairing {self.pairing!r}; expected one of {PAIRINGS}")
         if not self.base > 1:

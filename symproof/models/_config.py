@@ -570,6 +570,15 @@ class _Reader:
             rotary_dim, turning, width_note = self.proportional_width(rope, prefix, head)
         else:
             rotary_dim, width_note = self.rotary_dim(rope, prefix, head)
+        exponent_width = rotary_dim
+        if rotary_dim % 2 and family.odd_width and 3 <= rotary_dim < head:
+            if rope_type != "default":
+                raise cfg.fail(prefix + "rope_type", f"{rope_type!r} with an odd rotated width {rotary_dim}: HF then "
+                                                     f"rotates {rotary_dim + 1} coordinates, which only the default "
+                                                     "rule is read with; expected an even width or rope_type default")
+            rotary_dim += 1
+            width_note += (f"; odd, so HF's {rotary_dim // 2} frequencies theta^(-2r/{exponent_width}) give cos and "
+                           f"sin of {rotary_dim} coordinates and apply rotates that many (cos.shape[-1])")
         if rotary_dim < 2 or rotary_dim % 2:
             raise cfg.fail(family.partial or "partial_rotary_factor",
                            f"gives a rotated width of {rotary_dim} of head_dim {head}; expected an even width >= 2")
@@ -584,7 +593,7 @@ class _Reader:
         doc["title"] = (f"{model_type} config{' ' + regime_name if regime_name else ''}, rope_type {rope_type} "
                         f"(head_dim {head}, rotated {rotary_dim}, {pairing} pairs)")
         if rotary_dim < head and doc["frequencies"]["rule"] == "geometric":
-            doc["frequencies"]["denominator"] = rotary_dim  # HF: the exponent's width is the rotated width
+            doc["frequencies"]["denominator"] = exponent_width  # HF: the exponent's width is int(head * factor)
         if negated:
             _negate(cfg, doc, type_key, notes)
         if query_scale is not None:
@@ -725,7 +734,8 @@ def model_from_identified(identified, source: str) -> ModelRope:
         family = Family(identified.class_name, pairing=m.pairing,
                         how=_HALF_HOW if m.pairing == "half" else "adjacent pairs (2r, 2r+1), as recorded" + (
                             "" if order is None else ", written out as [even | odd]"),
-                        partial=None if whole else "partial_rotary_factor", default_partial=1.0)
+                        partial=None if whole else "partial_rotary_factor", default_partial=1.0,
+                        odd_width=True)  # the width recorded is compared with the reading's below
         head = m.head or identified.head
         data = {"head_dim": head, "rope_parameters": table, "partial_rotary_factor": m.partial,
                 "max_position_embeddings": text.get("max_position_embeddings") or 2048}

@@ -86,6 +86,9 @@ class Family:
     default_theta: float = 10000.0
     partial: str | None = None
     default_partial: float = 1.0
+    #: HF's apply rotates as many coordinates as cos has (``rotary_dim = cos.shape[-1]``): an odd
+    #: ``int(head * factor)`` gives ``(w + 1) / 2`` frequencies of exponent width ``w``, so ``w + 1`` rotate
+    odd_width: bool = False
     head: str = "explicit"
     default_head_dim: int | None = None
     scaling: bool = True  # whether the family reads rope scaling at all
@@ -137,17 +140,17 @@ FAMILIES: dict = {
                     layers="cohere2", reads=_WINDOWS | {"sliding_window_pattern"}),
     "glm": _row("GlmRotaryEmbedding", pairing="adjacent",
                 how="first half of cos/sin repeat_interleaved, every-other rotate_half, " + _ADJ,
-                partial="partial_rotary_factor", default_partial=0.5, default_head_dim=128),
+                partial="partial_rotary_factor", default_partial=0.5, default_head_dim=128, odd_width=True),
     "glm4": _row("Glm4RotaryEmbedding", pairing="adjacent",
                  how="first half of cos/sin repeat_interleaved, every-other rotate_half, " + _ADJ,
-                 partial="partial_rotary_factor", default_partial=0.5, default_head_dim=128),
+                 partial="partial_rotary_factor", default_partial=0.5, default_head_dim=128, odd_width=True),
     "deepseek_v2": _row("DeepseekV2RotaryEmbedding", pairing="adjacent",
                         how="complex multiplication of view_as_complex pairs, " + _ADJ, head="mla",
                         reads=frozenset({"v_head_dim"}), notes=(_MLA_SOFTMAX,)),
     "deepseek_v3": _row("DeepseekV3RotaryEmbedding", head="mla", rope_interleave=True,
                         reads=frozenset({"v_head_dim", "rope_interleave"}), notes=(_MLA_SOFTMAX,)),
     "phi": _row("PhiRotaryEmbedding", partial="partial_rotary_factor", default_partial=0.5),
-    "phi3": _row("Phi3RotaryEmbedding", partial="partial_rotary_factor", reads=_WINDOWS),
+    "phi3": _row("Phi3RotaryEmbedding", partial="partial_rotary_factor", reads=_WINDOWS, odd_width=True),
     "phimoe": _row("PhimoeRotaryEmbedding", default_theta=1e6, reads=_WINDOWS,
                    refused_types="HF's phimoe recomputes its frequencies from the short factors on every call and "
                                  "switches the attention scaling between short_mscale and long_mscale with the call "
@@ -172,7 +175,7 @@ FAMILIES: dict = {
     "smollm3": _row("SmolLM3RotaryEmbedding", default_theta=2e6, layers="no_rope",
                     reads=_WINDOWS | {"no_rope_layers", "no_rope_layer_interval"}),
     "gpt_neox": _row("GPTNeoXRotaryEmbedding", theta=("rotary_emb_base",), partial="rotary_pct",
-                     default_partial=0.25),
+                     default_partial=0.25, odd_width=True),
     "gptj": _row("GPTJRotaryEmbedding", pairing="adjacent", how="rotate_every_two, " + _ADJ, theta=(),
                  partial="rotary_dim", head="gptj", scaling=False, reads=frozenset({"n_positions", "rotary"})),
     "persimmon": _row("PersimmonRotaryEmbedding", partial="partial_rotary_factor", default_partial=0.5),

@@ -92,6 +92,14 @@ _KEEP = re.compile(r"head|rope|rotary|position|window|^hidden_size$")  # hidden_
 _EXPERTS = re.compile(r"(^|_)(num|n)_\w*experts$|(^|_)experts?_num$")
 #: config keys read as the experts a token is routed to (a router's top-k), filled with 2 when left None
 _TOP_K = re.compile(r"^(top_?k|num_experts_per_tok)(_experts)?$")
+#: inputs some text models' forward needs besides token ids or hidden states, none of them entering the
+#: rotary map (every rotary call is recorded and compared, whatever the inputs): (parameter of a module's
+#: forward, what is passed). Tried only when the model does not run without them.
+_EXTRA_INPUTS = (
+    ("encoder_hidden_states", "states"),  # a decoder's cross-attention source (T5Gemma 2's decoder)
+    ("t_cond", "condition"),  # a time conditioning of the norms (Voxtral Realtime)
+    ("num_patches", "count"),  # how many inputs are image patches (DeepSeek-OCR-2's encoder)
+)
 
 
 def transformers_available() -> bool:
@@ -568,6 +576,8 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
         if isinstance(hidden, int):
             inputs.append({"inputs_embeds": torch.randn((1, T, hidden), dtype=torch.float64,
                                                         generator=torch.Generator().manual_seed(0))})
+        extra = _extra_inputs(model, hidden, T, torch)
+        inputs += [{**given, **extra} for given in inputs if extra]
         first = None
         for given in inputs:
             recorder.calls.clear()
@@ -590,7 +600,24 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
         if substitute is not None:
             axes = drive(substitute, lambda: model(**given, position_ids=positions, use_cache=False), recorder,
                          PROBE_POSITIONS, lambda what: _fail(source, model_type, what))
-    return type(model).__name__, count, recorder, axes, filled
+    return type(model).__name__, count, recorder, axes, filled, tuple(k for k in given if k in dict(_EXTRA_INPUTS))
+
+
+def _extra_inputs(model, hidden, length: int, torch) -> dict:
+    """The inputs of :data:`_EXTRA_INPUTS` that a forward of ``model`` or of one of its modules names, with
+    random values (a fixed seed: every run is the same)."""
+    import inspect
+
+    named = set()
+    for sub in model.modules():
+        with contextlib.suppress(TypeError, ValueError):
+            named |= set(inspect.signature(sub.forward).parameters)
+    random = torch.Generator().manual_seed(1)
+    values = {"count": lambda: max(1, length // 2)}
+    if isinstance(hidden, int):
+        values["states"] = lambda: torch.randn((1, 5, hidden), dtype=torch.float64, generator=random)
+        values["condition"] = lambda: torch.randn((1, 1, hidden), dtype=torch.float64, generator=random)
+    return {name: values[kind]() for name, kind in _EXTRA_INPUTS if name in named and kind in values}
 
 
 def _same_map(a, b) -> bool:
@@ -741,7 +768,8 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
     inner = data.get("text_config")
     stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
-    class_name, count, recorder, (axis_count, axis_runs), filled = _run(text, head, source, model_type, stated)
+    class_name, count, recorder, (axis_count, axis_runs), filled, given = _run(text, head, source, model_type,
+                                                                               stated)
     layer_heads = _layer_heads(text, count)
     if layer_heads is not None and any(h is None or h < 2 for h in layer_heads):
         raise fail(f"the per-layer config ({varying}) gives a layer no head width")
@@ -837,6 +865,9 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         nope = [i for i, m in enumerate(maps) if m.width == 0]
         raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
                    "refused rather than read as NoPE")
+    if given:
+        notes.append(f"HF's forward needs {', '.join(given)} besides the token ids: given random values (inputs of "
+                     "the attention or norms, not of the rotary map; every rotary call was recorded and compared)")
     return Identified(model_type, text_type, class_name, transformers.__version__, head, text.to_dict(),
                       tuple(maps), recorded_maps, axis_count, axis_maps, filled, tuple(dict.fromkeys(notes)))
 

@@ -302,6 +302,15 @@ def _even_width(reader: _Reader, value, key: str) -> int:
     return value
 
 
+def _exponent_width(reader: _Reader, value, key: str) -> int:
+    """The width in the exponent ``base^(-2r/d)``: any positive integer (HF's odd ``int(head * factor)``
+    is one), not a count of coordinates, which come in pairs."""
+    if value < 1 or value > MAX_WIDTH:
+        raise reader.fail(key, f"expected an integer between 1 and {MAX_WIDTH} (the width in the exponent "
+                               f"base^(-2r/d)), got {value}")
+    return value
+
+
 def _names(key: str, params) -> set:
     """The names ``key``'s formula may use (:data:`FORMULA_NAMES`), with the params."""
     fixed, widths, _ = FORMULA_NAMES[key]
@@ -407,7 +416,7 @@ def _parse_frequencies(reader: _Reader, data: Mapping, fields: dict) -> None:
     if rule == "geometric":
         fields["base"] = reader.formula(table["base"], "frequencies.base", known)
         if "denominator" in table:
-            fields["denominator"] = _even_width(reader, table["denominator"], "frequencies.denominator")
+            fields["denominator"] = _exponent_width(reader, table["denominator"], "frequencies.denominator")
         elif rotated is not None and rotated != fields["width"]:
             raise reader.fail("frequencies.denominator",
                               f"is required for partial rotation (rotated_width {rotated} < width "

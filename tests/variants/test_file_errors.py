@@ -1,9 +1,11 @@
 """Malformed descriptions are refused with a VariantFileError naming the file, the key and what was expected."""
 
 import pytest
+import sympy as sp
 
 from symproof import VariantFileError
 from symproof.variants import load_variant
+from symproof.variants._spec import loads_variant
 
 GOOD = """name = "ok"
 kind = "rotary"
@@ -27,6 +29,9 @@ CASES = [
     (GOOD + "rotated_width = 4\n", "frequencies.rotated_width", "unknown key"),
     (GOOD.replace("width = 8", "width = 8\nrotated_width = 4"), "frequencies.denominator", "partial rotation"),
     (GOOD.replace("width = 8", "width = 8\nrotated_width = 16"), "rotated_width", "<= width"),
+    # the exponent's width may be odd (HF's int(head * factor)), but it is a width: 1 or more
+    (GOOD.replace("width = 8", "width = 8\nrotated_width = 4") + "denominator = 0\n", "frequencies.denominator",
+     "expected an integer between 1 and"),
     (GOOD.replace('pairing = "adjacent"', 'pairing = "diagonal"'), "pairing", "expected one of"),
     # a rotary file that leaves the pairing out would silently get one of two different kernels
     (GOOD.replace('pairing = "adjacent"\n', ""), "pairing", "'half' = pairs (r, r + d/2)"),
@@ -158,3 +163,12 @@ def test_a_percent_sign_is_refused_with_the_mod_form():
 
     with pytest.raises(VariantFileError, match=r"write a % b as mod\(a, b\)"):
         parse_formula("r % 2", names={"r"})
+
+
+def test_an_odd_denominator_is_read_as_the_exponent_s_width():
+    # GLM-4.5's class defaults: 11 frequencies 10000^(-2r/21) on 22 rotated coordinates of a 42-wide head
+    document = GOOD.replace("width = 8", "width = 42\nrotated_width = 22") + "denominator = 21\n"
+    variant = loads_variant(document, "<odd>")
+    frequencies = variant.frequencies()
+    assert variant.freq_denominator == 21 and len(frequencies) == 11
+    assert all(sp.expand(w**21) == sp.Rational(1, 10000**(2 * r)) for r, w in enumerate(frequencies))

@@ -90,7 +90,7 @@ TYPES = {
     "deepseek_v32": _every_layer_rotates,  # the indexer's own rotation (a second call) is set aside, named
     "axk2": _every_layer_rotates,  # the same
     "longcat_flash": _every_layer_rotates,  # two attention sublayers per decoder layer: layer_idx 0..55 are the layers
-    "glm4_moe": None,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates with exponent width 21
+    "glm4_moe": _every_layer_rotates,  # head 4096 // 96 = 42, partial 0.5: HF rotates 22 coordinates of exponent width 21
     "helium": _every_layer_rotates,
     "hunyuan_v1_dense": _every_layer_rotates,  # head_dim left None by the class, as ministral
     "gemma4_text": _every_layer_rotates,  # full layers: proportional rope, pairs (r, r + 256) of which r < 64 turn
@@ -106,7 +106,15 @@ TYPES = {
     "beam": _beam_nope,  # a rope table of None for a layer type: its layers are NoPE
     "nanochat": _every_layer_rotates,  # its rotate_half gives (x2, -x1): every pair turns by the negative angle
     "dots1": _every_layer_rotates,  # n_routed_experts left None by the class, which HF's code uses: filled, named
+    # forwards that need an input besides token ids (_hf_read._EXTRA_INPUTS), given random values, named
+    "t5gemma2": _every_layer_rotates,  # its decoder: the encoder's hidden states its cross-attention reads
+    "voxtral_realtime_text": _every_layer_rotates,  # the time conditioning of its norms (t_cond)
+    "deepseek_ocr2_encoder": _every_layer_rotates,  # inputs_embeds and how many of them are patches
 }
+
+#: the inputs each of those types' forward was given besides token ids or hidden states, as the output names them
+EXTRA_INPUTS = {"t5gemma2": "encoder_hidden_states", "voxtral_realtime_text": "t_cond",
+                "deepseek_ocr2_encoder": "num_patches"}
 
 
 #: what a refusal names, for the refused types whose reason this reading states itself
@@ -180,6 +188,10 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
     if getattr(first, "qk_nope_head_dim", None) is not None:  # multi-head latent attention: which part is read
         assert any(f"the head read is the qk_rope_head_dim = {model.head_width} coordinates" in note
                    for note in model.notes)
+    given = [note for note in model.notes if note.startswith("HF's forward needs ")]
+    assert given == ([f"HF's forward needs {EXTRA_INPUTS[model_type]} besides the token ids: given random values "
+                      "(inputs of the attention or norms, not of the rotary map; every rotary call was recorded and "
+                      "compared)"] if model_type in EXTRA_INPUTS else [])
     nope = [i for r in model.regimes if r.variant is None for i in r.layers]
     assert nope == expected_nope(text)
     assert len(model.layer_regimes) == text.num_hidden_layers
@@ -197,6 +209,38 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
         # 8 ulps of the largest float32 angle of each position, and 8 ulps of the values
         bound = scale * np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] * np.abs(w).max() + 16) * ULP
         assert np.all(np.abs(ours - theirs) <= bound), f"{model_type} {regime.name}"
+
+
+#: rows whose apply rotates cos's width, each with an odd int(head_dim * factor) = int(42 * 0.5) = 21: HF's 11
+#: frequencies theta^(-2r/21) rotate 22 coordinates; a row slicing int(head_dim * factor) itself (phi) is refused
+ODD_WIDTH = {
+    "glm4": {"hidden_size": 168, "num_attention_heads": 4, "head_dim": 42, "partial_rotary_factor": 0.5},
+    "gpt_neox": {"hidden_size": 168, "num_attention_heads": 4, "rotary_pct": 0.5},
+    "phi3": {"hidden_size": 168, "num_attention_heads": 4, "partial_rotary_factor": 0.5},
+    "phi": {"hidden_size": 168, "num_attention_heads": 4, "partial_rotary_factor": 0.5},
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(ODD_WIDTH))
+def test_an_odd_partial_width_rotates_as_hf_does(model_type, tmp_path):
+    config = {"model_type": model_type, "num_hidden_layers": 1, "max_position_embeddings": 65536,
+              **ODD_WIDTH[model_type]}
+    if model_type == "phi":  # its attention slices query_states[..., :rotary_ndims] = 21: not cos's width
+        with pytest.raises(VariantFileError, match="gives a rotated width of 21 of head_dim 42; expected an even"):
+            load_model(config)
+        return
+    model = load_model(config)
+    (regime,) = model.regimes
+    assert regime.variant.rotated_width == 22 and regime.variant.freq_denominator == 21
+    text = transformers.AutoConfig.for_model(**config)
+    x = np.random.default_rng(3).standard_normal((1, POSITIONS.shape[1], 42)).astype(np.float32)
+    theirs = _hf_rotate(text, x, POSITIONS, 0)
+    ours = _module(model, tmp_path, model_type).apply(x.astype(np.float64), POSITIONS)
+    bound = np.max(np.abs(x)) * (16 * POSITIONS[0, :, None] + 16) * ULP
+    assert np.all(np.abs(ours - theirs) <= bound) and np.array_equal(ours[..., 22:], x[..., 22:].astype(np.float64))
+    with pytest.raises(VariantFileError, match="' with an odd rotated width 21: HF then rotates 22 coordinates"):
+        load_model({**config, "rope_scaling": {"rope_type": "yarn", "factor": 2.0,
+                                               "original_max_position_embeddings": 4096}})
 
 
 def test_an_identification_one_ulp_off_is_refused_naming_the_layer(monkeypatch):
