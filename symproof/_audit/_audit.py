@@ -691,6 +691,7 @@ def audit(fn: Any, like: Any, *, head_dim: int | None = None, seq_len: int | Non
     # an explicit call length beyond the trained one (dynamic NTK's long regime): the config does not bound it
     hints["bound_by_config"] = seq_len is None or hints["max_position"] is None or seq_len <= hints["max_position"]
     hints["seq_len"] = seq_len
+    hints["probe_end"] = max(probed) + 1 if probed else None
     if layer_type is not None:
         named = layer_types_of(config, regime)
         if named and layer_type not in named:

@@ -343,6 +343,7 @@ class Hints:
     scaling_factor: float | None = None
     rope: dict | None = None  # the model's rope values by role (rule, factor, original length...): hints_of
     seq_len: int | None = None  # the call length audited (--seq-len)
+    probe_end: int | None = None  # the largest position probed + 1 (a table of these rows holds every probe)
     layer_type: str | None = None  # the HF layer type of the audited regime (--regime), for layer_type=
     axes_dim: list | None = None  # a multi-axis model's width of each axis's block, in axis order (or None)
     #: the model's order of the rotated block's outputs when it writes them permuted (DeepSeek-V3), or None
@@ -351,8 +352,8 @@ class Hints:
     @classmethod
     def of(cls, data: dict) -> "Hints":
         return cls(**{k: data.get(k) for k in ("head_dim", "rotated_dim", "pairing", "base", "max_position",
-                                                 "config", "scaling_factor", "rope", "seq_len", "layer_type",
-                                                 "axes_dim", "output_order")}
+                                                 "config", "scaling_factor", "rope", "seq_len", "probe_end",
+                                                 "layer_type", "axes_dim", "output_order")}
                    | {"heads": 1})
 
 
@@ -616,11 +617,13 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         # a code with no separate original length whose rule reads it (vLLM's YaRN) takes the original there
         if rope.get("length_is_original") and rope.get("original_max_position") and where == "no-original":
             return int(rope["original_max_position"])
-        if name in _TABLE_LEN and h.seq_len and h.seq_len > (h.max_position or 0):
-            return int(h.seq_len)  # a table for the calls audited (--seq-len beyond the trained length)
+        if _is_table_length(name) and _table_rows(h) is not None:
+            return _table_rows(h)
         if h.max_position is not None:
             return int(h.max_position)
         return 32768 if required else _UNFILLED
+    if _is_table_length(name) and _table_rows(h) is not None:  # a cache's size (cache_max_seq_len)
+        return _table_rows(h)
     if name == "is_neox_style":
         return h.pairing == "half"
     if name == "rotate_half" and isinstance(param.default, bool):  # timm: the half layout instead of adjacent pairs
@@ -665,6 +668,9 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
         if value is not _UNFILLED:
             out.kwargs[p.name] = value
             out.shown.append(f"{p.name}={_shown_value(value)}")
+            if _is_table_length(p.name.lower()) and isinstance(value, int) and value < (h.max_position or 0):
+                out.shown[-1] += (f" (rows for the positions probed: max_position_embeddings {h.max_position} "
+                                  f"would exceed {MAX_TABLE_ROWS} rows)")
             continue
         if p.default is p.empty:
             raise RunnerError(f"cannot call {owner or getattr(fn, '__name__', 'the code')}: no value for its "
@@ -673,6 +679,8 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
                             f"{p.name}={_shown_value(p.default)}")
         concern = _concern(p)
         has = _model_has(concern, h)
+        if concern == "length" and p.default == h.max_position:
+            has = None  # the default is the model's own length: nothing to pass
         if concern and has and where == "build":
             # a switch left off while the model scales: the value to pass is plain
             value = "True" if p.default is False and concern == "scaling" else "<the model's value>"
@@ -682,6 +690,28 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
                                 f"{p.name} yourself with --call (an expression in x and positions that builds "
                                 f"{owner or 'the code'} with {p.name}={value})")
     return out
+
+
+#: the most rows a table-sizing parameter is given from max_position_embeddings: beyond, the positions probed
+#: (Llama 4's 10485760 rows of 128 float64 angles would take 10 GB for 18 positions)
+MAX_TABLE_ROWS = 1 << 17
+
+
+def _is_table_length(name: str) -> bool:
+    """Whether a parameter named ``name`` sizes a table or a cache (not a property of the model)."""
+    return name in _TABLE_LEN or ("cache" in name and any(w in name for w in ("len", "size", "seq", "position")))
+
+
+def _table_rows(h: "Hints") -> int | None:
+    """The rows a table-sizing parameter is given: ``--seq-len`` beyond the trained length, the model's
+    length, or, when that is beyond :data:`MAX_TABLE_ROWS`, the positions probed."""
+    if h.seq_len and h.seq_len > (h.max_position or 0):
+        return int(h.seq_len)  # a table for the calls audited (--seq-len beyond the trained length)
+    if h.max_position is None:
+        return None
+    if h.max_position > MAX_TABLE_ROWS and h.probe_end is not None:
+        return max(int(h.probe_end), MAX_TABLE_ROWS)
+    return int(h.max_position)
 
 
 def _model_has(concern: str | None, h: "Hints") -> str | None:
@@ -904,9 +934,11 @@ class _Attempt:
     def describe(self) -> dict:
         call = self.shown or self.row.call
         extra = self._fill() if self.row.entry != "expr" else {}
-        if extra:  # what the apply is given beyond the row's arguments, from the model (Gemma's base_frequency)
-            call += " with " + ", ".join(f"{k}={_shown_value(v)}" for k, v in extra.items()
-                                         if k != "position_ids")
+        # what the apply is given beyond the row's arguments, from the model (Gemma's base_frequency), and the
+        # position ids an apply gathering rows of whole tables takes (transformers before 4.38)
+        given = [f"{k}={'positions' if k == 'position_ids' else _shown_value(v)}" for k, v in extra.items()]
+        if given:
+            call += " with " + ", ".join(given)
         return {"name": self.row.name, "call": call, "layout": self.layout,
                 "layout_shape": LAYOUTS[self.layout],
                 "positions": {"leading": "(A, B, T) position ids", "ids": "(T, A) ids",
@@ -1014,7 +1046,7 @@ class _Attempt:
             return self.maker(self.s.arrays.values(positions.astype(np.float64)))
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
             names = [n.lower() for n in _names(getattr(self.maker, "forward", self.maker))]
-            if "seq_len" in names and not set(names) & set(_POS):
+            if _makes_whole_tables(self.maker):
                 # transformers before 4.38: rotary(x, seq_len=) gives whole tables, apply(..., position_ids) gathers
                 self.full_tables = True
                 out = self.maker(xin, seq_len=int(positions.max()) + 1)
@@ -1436,7 +1468,8 @@ class Session:
                     elif row.needs == "length":
                         yield (fn, inst, None, None, f"freqs = {made}(n); {name}(x, freqs[positions])")
                     else:
-                        takes = "seq_len=n" if row.positions == "contiguous" else "position_ids"
+                        takes = ("seq_len=n" if row.positions == "contiguous" or _makes_whole_tables(maker)
+                                 else "position_ids")
                         made_of = "freqs_cis" if "freqs" in row.args else "cos, sin"
                         yield (fn, inst, None, None, f"{made}(x, {takes}) -> {made_of}; "
                                                      f"{name}({', '.join(self_args(row))}{_extra_text(fn)})")
@@ -1813,6 +1846,13 @@ def self_args(row) -> list:
     prefix = {"x": "q" if "k" in row.args else "x", "k": "k", "cos": "cos", "sin": "sin"}
     text = [prefix.get(r, r) for r in row.args]
     return [f"{t}[..., :r]" if row.split and t in ("q", "k", "x") else t for t in text]
+
+
+def _makes_whole_tables(maker) -> bool:
+    """A rotary module of transformers before 4.38: ``forward(x, seq_len)`` gives the whole tables of positions
+    ``0..n-1`` (no position ids), which the apply function gathers by ``position_ids``."""
+    names = [n.lower() for n in _names(getattr(maker, "forward", maker))]
+    return "seq_len" in names and not set(names) & set(_POS)
 
 
 def _extra_text(fn) -> str:

@@ -102,6 +102,59 @@ def test_a_scaling_default_the_audit_cannot_fill_refuses(tmp_path):
     assert "\n" not in message and "Traceback" not in message and "--call" in message
 
 
+# -- lengths: a cache's size is filled, a length default that is the model's is no assumption -------------------
+
+#: a module whose table is sized by ``NAME`` (default DEFAULT), the rows it needs computed when it is too short
+SIZED = """
+import torch
+
+
+class Rope(torch.nn.Module):
+    def __init__(self, dim, theta=10000.0, NAME=DEFAULT):
+        super().__init__()
+        self.rows = NAME
+        self.register_buffer("inv_freq", 1.0 / theta ** (torch.arange(0, dim, 2).double() / dim))
+
+    def forward(self, x, positions):
+        rows = max(self.rows, int(positions.max()) + 1)
+        angles = torch.outer(torch.arange(rows, dtype=torch.float64), self.inv_freq)[positions]
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), -1).flatten(-2)
+"""
+
+# (parameter, its default, config, what "called as" shows or None for "left at its default")
+LENGTHS = [
+    ("cache_max_seq_len", 8192, LLAMA2, "cache_max_seq_len=4096"),  # a cache's size: the model's length
+    ("cache_max_seq_len", 8192, dict(LLAMA2, max_position_embeddings=8192), "cache_max_seq_len=8192"),
+    ("context_len", 4096, LLAMA2, None),  # a length not filled whose default is the model's own: listed, no stop
+    # a table sized by Llama 4's 10485760 positions would take 10 GB: the rows of the positions probed
+    ("max_seq_len", 2048, dict(LLAMA2, max_position_embeddings=10485760),
+     "max_seq_len=131072 (rows for the positions probed: max_position_embeddings 10485760 would exceed"),
+]
+
+
+@pytest.mark.parametrize("name, default, config, shown", LENGTHS, ids=[f"{c[0]}-{c[2]['max_position_embeddings']}"
+                                                                         for c in LENGTHS])
+def test_a_length_parameter_is_filled_or_its_default_is_the_model_s(name, default, config, shown, tmp_path):
+    source = SIZED.replace("NAME", name).replace("DEFAULT", str(default))
+    code, like = _files(tmp_path, source, config)
+    result = audit(load_target(f"{code}:Rope")[0], str(like))
+    assert result.verdict == "equivalent_after_relayout", result.summary()
+    if shown is None:
+        assert f"Rope: {name}={default}" in result.as_dict()["left_at_default"]
+    else:
+        assert shown in result.convention["call"], result.convention["call"]
+
+
+def test_a_length_default_that_is_not_the_model_s_still_stops_the_audit(tmp_path):
+    source = SIZED.replace("NAME", "context_len").replace("DEFAULT", "2048")
+    code, like = _files(tmp_path, source, LLAMA2)
+    with pytest.raises(InvalidInputError, match="parameter context_len is left at its default 2048, but it concerns "
+                                                "length and the model has max_position_embeddings 4096"):
+        audit(load_target(f"{code}:Rope")[0], str(like))
+
+
 # -- every scaling rule, every parameter -------------------------------------------------------------------
 
 GENERATED = '''

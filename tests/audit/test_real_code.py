@@ -284,6 +284,14 @@ def test_a_cache_that_grows_when_called_is_no_bound(tmp_path):
     assert max(result.positions) == 32767 and result.range_note is None
 
 
+def test_the_call_shown_is_the_call_made_for_whole_tables(tmp_path):
+    """transformers 4.31's module is called with seq_len=n (whole tables) and its apply gathers them by
+    position_ids: the "called as" line says so, not the current form (x, position_ids)."""
+    result = audit(_in_process(tmp_path, ref.HF_431_DYNAMIC, "LlamaRotaryEmbedding"), _like(tmp_path, HF64))
+    call = result.convention["call"]
+    assert "(x, seq_len=n) -> cos, sin" in call and call.endswith(" with position_ids=positions"), call
+
+
 def test_seq_len_sizes_the_tables_the_audit_builds(tmp_path):
     """--seq-len beyond the config's length: the table builder is given the audited length, not the config's."""
     result = audit(_in_process(tmp_path, ref.META, "apply_rotary_emb"), _like(tmp_path, LLAMA2_CONFIG | {
