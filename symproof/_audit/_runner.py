@@ -292,13 +292,36 @@ def _params(fn) -> list:
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return []
+        return _script_params(fn)
     if inspect.isclass(fn) and params and all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
         # a metaclass's __call__(*args, **kwargs) hides the class's own (flax nnx): read its __init__
         init = getattr(fn, "__init__", None)
         if inspect.isfunction(init):
             params = list(inspect.signature(init).parameters.values())[1:]
     return params
+
+
+def _script_params(fn) -> list:
+    """The parameters of a TorchScript function (``@torch.jit.script``: ChatGLM's apply), which Python's
+    ``inspect`` cannot read, from its schema; ``[]`` for any other object without a signature."""
+    schema = getattr(fn, "schema", None) if type(fn).__name__ == "ScriptFunction" else None
+    if schema is None:
+        return []
+    P = inspect.Parameter
+    return [P(a.name, P.KEYWORD_ONLY if a.kwarg_only else P.POSITIONAL_OR_KEYWORD,
+              default=a.default_value if a.has_default_value() else P.empty) for a in schema.arguments]
+
+
+def _is_function(value) -> bool:
+    """A Python function, or a TorchScript one (``@torch.jit.script``)."""
+    return inspect.isfunction(value) or type(value).__name__ == "ScriptFunction"
+
+
+def _fn_name(fn, default: str = "fn") -> str:
+    """A function's name (a TorchScript function's own ``name``: its ``__name__`` is its class's)."""
+    if type(fn).__name__ == "ScriptFunction":
+        return str(getattr(fn, "name", default))
+    return getattr(fn, "__name__", default)
 
 
 def _names(fn) -> list:
@@ -1146,7 +1169,7 @@ class _Attempt:
         passed |= set(self.s.extra_kwargs(self.apply, self.layout)) | set(self._fill())
         if self.keyword:
             passed.add(self.keyword)
-        owner = getattr(self.apply, "__qualname__", getattr(self.apply, "__name__", ""))
+        owner = getattr(self.apply, "__qualname__", _fn_name(self.apply, ""))
         return [f"{owner}: {p.name}={_shown_value(p.default)}" for p in _params(self.apply)
                 if p.name not in passed and p.name != "self" and p.default is not p.empty
                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -1276,7 +1299,8 @@ class Session:
                     or key.lower().startswith(("precompute", "build_rope", "rope_init", "compute_freqs"))
                     or "rotary_pos_emb" in key.lower() and not key.lower().startswith("apply")):
                 found.append((key, value))
-            if kind == "apply" and inspect.isfunction(value) and key.lower().startswith(("apply_rotary", "apply_rope", "apply_rot_embed")):
+            if kind == "apply" and _is_function(value) and key.lower().startswith(("apply_rotary", "apply_rope",
+                                                                                      "apply_rot_embed")):
                 found.append((key, value))
             if kind == "ids" and inspect.isclass(value) and _takes_ids(value):
                 found.append((key, value))
@@ -1435,7 +1459,7 @@ class Session:
         for how, fn in applies:
             if not _fits(fn, row):
                 continue
-            name = getattr(fn, "__name__", "fn")
+            name = _fn_name(fn)
             if row.needs is None:
                 if fn is not obj:
                     continue

@@ -1,7 +1,7 @@
 """Calling conventions of real projects, each audited with one plain command: upstream code, copied verbatim.
 
-``upstream/`` holds the rotary code of litgpt, Megatron-LM, diffusers, Gemma, MaxText, ESM and
-transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
+``upstream/`` holds the rotary code of litgpt, Megatron-LM, diffusers, Gemma, MaxText, ESM, ChatGLM2 (a
+TorchScript apply function) and transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
 convention the audit has to find by itself -- no ``--call``, no ``--apply`` -- on the code as it is (the
 verdict is the model's) and on the same code with a known bug planted (the diagnosis names it).  The
 rows run the command as a user types it: a child process, ``--json``.
@@ -36,6 +36,9 @@ PHI3 = {"model_type": "phi3", "hidden_size": 512, "num_attention_heads": 8, "hea
         "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
         "rope_scaling": {"type": "longrope", "short_factor": [1.0 + r / 32 for r in range(32)],
                          "long_factor": [1.5 + r / 4 for r in range(32)]}}
+# ChatGLM2: the first half of a 128-wide head rotates, in adjacent pairs (GLM's HF config)
+GLM_HALF = {"model_type": "glm", "hidden_size": 512, "num_attention_heads": 4, "head_dim": 128,
+            "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 8192}
 # Qwen2-VL style: the text model's values are under text_config (none at top level)
 QWEN2_VL = {"model_type": "qwen2_vl", "text_config": {
     "hidden_size": 512, "num_attention_heads": 8, "rope_theta": 1000000.0, "max_position_embeddings": 8192,
@@ -71,6 +74,11 @@ CASES = [
      "equivalent", ("        (-tensor[..., tensor.shape[-1] // 2 :], tensor[..., : tensor.shape[-1] // 2]), axis=-1",
                     "        (tensor[..., tensor.shape[-1] // 2 :], -tensor[..., : tensor.shape[-1] // 2]), axis=-1"),
      ["direction"], ("jax", "flax")),
+    ("torchscript-apply", "chatglm2_rope.py:RotaryEmbedding", GLM_HALF, "length-module",
+     ["RotaryEmbedding(dim=64)(n)", "apply_rotary_pos_emb(x, freqs[positions])"], "equivalent",
+     ("            self, seq_len: int, n_elem: int, dtype: torch.dtype, device: torch.device, base: int = 10000",
+      "            self, seq_len: int, n_elem: int, dtype: torch.dtype, device: torch.device, base: int = 1000"),
+     ["frequency"], ()),
     ("config-text-config", "litgpt_rope.py:apply_rope", QWEN2_VL, "table-cos-sin-batch",
      ["seq_len=8192", "base=1000000.0"], "equivalent",
      ("    theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))",
