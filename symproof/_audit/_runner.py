@@ -58,12 +58,14 @@ LAYOUTS = {
 # parameter names by role (signature inspection)
 _X = ("x", "t", "q", "xq", "query", "input", "inputs", "tensor", "hidden_states", "vec", "qk")
 _K = ("k", "xk", "key")
-_POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions")
+_POS = ("positions", "position_ids", "input_pos", "pos_ids", "pos", "position", "positions_ids", "token_positions",
+        "seqpos")
 _OFFSET = ("offset", "start_pos", "start", "start_index_pos", "seq_start", "past_len", "cache_position",
            "seqlen_offset", "seqlen_offsets")
 _COS, _SIN = ("cos", "cos_cached", "freqs_cos", "cos_emb"), ("sin", "sin_cached", "freqs_sin", "sin_emb")
 _FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis", "sincos", "cos_sin")
-_DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims")
+_DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims",
+        "dim_model")
 _LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_position", "max_len",
         "max_positions", "seqlen", "n_positions", "max_seq_length", "length")
 _BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
@@ -72,6 +74,9 @@ _BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
 #: extra parameters an apply may require, filled from the declared model (llama2.c's head_size...)
 _FILLED = ("head_size", "head_dim", "dim", "rotary_dim", "rot_dim", "n_elem", "theta", "base", "rope_theta",
            "kv_dim", "position_ids")
+#: a table's size an apply function may require (EasyLM's apply_rotary_emb(xq, xk, position_ids, max_pos)):
+#: filled with the rows of the table the audit's positions need (never a length the model's rule reads)
+_APPLY_TABLE_LEN = ("max_pos", "max_position", "max_positions", "max_seq_len", "max_len", "max_seq_length")
 
 
 #: said after a MemoryError of the audited code (set when the child starts under a memory limit)
@@ -459,15 +464,16 @@ def _text_config(config):
 #: parameter names (lower case) by the model value that fills them; ``rope`` keys of :class:`Hints`
 _ROPE_ROLES = {
     "factor": ("scaling_factor", "factor", "scale_factor", "rope_scaling_factor", "rope_factor",
-               "rotary_scaling_factor"),
+               "rotary_scaling_factor", "dynamic_scale_factor"),
     "linear_factor": ("condense_ratio", "interpolate_factor", "interpolation_factor", "seq_len_interpolation_factor",
                       "position_interpolation_factor", "rope_condense_ratio", "linear_factor",
-                      "rope_linear_scaling_factor", "linear_scaling_factor"),
-    "low_freq_factor": ("low_freq_factor",),
-    "high_freq_factor": ("high_freq_factor",),
+                      "rope_linear_scaling_factor", "linear_scaling_factor", "linear_scale"),
+    # xformers' use_dynamic_scaling is Llama 3's rule, its parameters named dynamic_*
+    "low_freq_factor": ("low_freq_factor", "dynamic_low_freq_factor"),
+    "high_freq_factor": ("high_freq_factor", "dynamic_high_freq_factor"),
     "original_max_position": ("original_max_position_embeddings", "old_context_len", "original_max_seq_len",
                               "original_context_len", "original_max_position", "orig_max_position",
-                              "original_seq_len"),
+                              "original_seq_len", "dynamic_old_context_len"),
     "beta_fast": ("beta_fast",),
     "beta_slow": ("beta_slow",),
     "mscale": ("mscale",),
@@ -477,7 +483,7 @@ _ROPE_ROLES = {
     "longrope_mscale": ("short_mscale", "long_mscale"),
     "extrapolation_factor": ("extrapolation_factor",),
     "attn_factor": ("attn_factor",),
-    "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled"),
+    "scaled": ("use_scaled", "use_scaled_rope", "scaled", "use_rope_scaling", "rope_scaled", "use_dynamic_scaling"),
     "rope_scaling": ("rope_scaling", "rope_scaling_args", "rope_scaling_config", "scaling_args", "scaling_config",
                      "extra_config", "rope_parameters"),
 }
@@ -488,6 +494,8 @@ _BASES = _BASE + ("base_frequency", "rotary_emb_base", "rope_freq_base", "rotary
 _DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtype", "freqs_dtype", "fprop_dtype")
 #: the whole head's width (the rotated part is a fraction of it, given separately)
 _HEAD = ("head_size", "head_dim", "kv_channels", "head_dims")
+#: the number of attention heads (one: every layout the audit probes carries a single head)
+_HEAD_COUNT = ("num_heads", "n_heads", "n_head", "num_attention_heads", "nheads", "n_heads_q")
 #: the rotated fraction of the head: rotated width / head width
 _PROPORTION = ("rotary_percent", "rotary_pct", "rope_proportion", "partial_rotary_factor", "rotary_fraction",
                "rope_pct")
@@ -622,6 +630,8 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         return h.head_dim
     if name in _AXES_DIM:
         return list(h.axes_dim) if h.axes_dim else _UNFILLED
+    if name in _HEAD_COUNT:  # the probes' layouts carry one head: a module reshaping by it sees what it is given
+        return h.heads
     if name in _PROPORTION:  # a proportional rule's factor counts turning pairs; else the rotated fraction
         return rope["proportion"] if "proportion" in rope else h.rotated_dim / h.head_dim
     if name in _TIMESCALE:
@@ -700,19 +710,29 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
                               f"parameter {p.name!r} from the declared model")
         out.defaults.append(f"{owner}: {p.name}={_shown_value(p.default)}" if owner else
                             f"{p.name}={_shown_value(p.default)}")
-        concern = _concern(p)
-        has = _model_has(concern, h)
-        if concern == "length" and p.default == h.max_position:
-            has = None  # the default is the model's own length: nothing to pass
-        if concern and has and where == "build":
-            # a switch left off while the model scales: the value to pass is plain
-            value = "True" if p.default is False and concern == "scaling" else "<the model's value>"
-            out.refusals.append(f"{owner or 'the code'}'s parameter {p.name} is left at its default "
-                                f"{_shown_value(p.default)}, but it concerns {concern} and the model has {has}: "
-                                f"the audit would compare the code at a value the model does not have; pass "
-                                f"{p.name} yourself with --call (an expression in x and positions that builds "
-                                f"{owner or 'the code'} with {p.name}={value})")
+        refusal = _default_refusal(p, h, owner, "builds") if where == "build" else None
+        if refusal:
+            out.refusals.append(refusal)
     return out
+
+
+def _default_refusal(p, h: "Hints", owner: str, verb: str) -> str | None:
+    """Why leaving ``p`` at its default would audit another model (a parameter about scaling, precision or
+    length while the model has such a value), or None."""
+    concern = _concern(p)
+    has = _model_has(concern, h)
+    if concern == "length" and p.default == h.max_position:
+        has = None  # the default is the model's own length: nothing to pass
+    if _ROLE_OF.get(p.name.lower()) and not (h.rope or {}).get("scaled"):
+        has = None  # a scaling rule's own parameter (an original length) while the model has no scaling rule
+    if not (concern and has):
+        return None
+    # a switch left off while the model scales: the value to pass is plain
+    value = "True" if p.default is False and concern == "scaling" else "<the model's value>"
+    return (f"{owner or 'the code'}'s parameter {p.name} is left at its default {_shown_value(p.default)}, but it "
+            f"concerns {concern} and the model has {has}: the audit would compare the code at a value the model "
+            f"does not have; pass {p.name} yourself with --call (an expression in x and positions that {verb} "
+            f"{owner or 'the code'} with {p.name}={value})")
 
 
 #: the most rows a table-sizing parameter is given from max_position_embeddings: beyond, the positions probed
@@ -855,6 +875,8 @@ CONVENTIONS = (
                split=True),
     Convention("angles-module", "freqs = module(positions); apply(freqs, x)", "apply", ("freqs", "x"),
                ("td", "bhtd", "bthd"), needs="angles"),
+    Convention("angles-scale-module", "freqs, scale = module(positions); apply(x, freqs, scale) (x-transformers: "
+               "the scale 1 unless xpos)", "apply", ("x", "freqs", "scale"), ("td", "bhtd"), needs="angles"),
     Convention("table-freqs-qk", "table = build(dim, end, theta); apply(xq, xk, table[positions])", "apply",
                ("x", "k", "freqs"), ("bthd", "bhtd", "td", "tbhd"), needs="table", returns="qk"),
     Convention("table-freqs", "table = build(dim, end, theta); apply(x, table[positions])", "apply",
@@ -886,6 +908,9 @@ CONVENTIONS = (
                "longer call", "module", ("x",), ("td", "bhtd", "bthd"), positions="prefix"),
     Convention("module-offset", "module(x, offset=start): contiguous positions, one call per position", "module",
                ("x", "offset"), ("td", "bthd", "bhtd"), positions="contiguous"),
+    Convention("module-qk-offset", "module(q, k, offset=start) -> (q, k): contiguous positions, one call per "
+               "position (xformers' historical RotaryEmbedding, open_lm)", "module", ("x", "k", "offset"),
+               ("bthd", "td", "bhtd"), positions="contiguous", returns="qk"),
     Convention("module-qkv-offset", "module(qkv, seqlen_offset=start) -> qkv, q, k, v packed as (B, T, 3, H, D), "
                "tables built by a method of the module: contiguous positions, one call per position (flash-attn)",
                "module", ("x", "offset"), ("qkv",), positions="contiguous", returns="qkv"),
@@ -960,6 +985,8 @@ class _Attempt:
         # what the apply is given beyond the row's arguments, from the model (Gemma's base_frequency), and the
         # position ids an apply gathering rows of whole tables takes (transformers before 4.38)
         given = [f"{k}={'positions' if k == 'position_ids' else _shown_value(v)}" for k, v in extra.items()]
+        if self.row.entry != "expr":
+            given = [f"{name}={self.row.args[i]} (keyword-only)" for i, name in self._keyword_only().items()] + given
         if given:
             call += " with " + ", ".join(given)
         return {"name": self.row.name, "call": call, "layout": self.layout,
@@ -1043,7 +1070,9 @@ class _Attempt:
         if role in ("offset", "position"):
             return int(positions[0])
         if role == "freqs":
-            return rows
+            return rows[0] if "scale" in self.row.args else rows
+        if role == "scale":  # x-transformers: the module's (freqs, scale), the scale 1 unless xpos
+            return rows[1]
         if role in ("cos", "sin"):
             if not isinstance(rows, (tuple, list)) or len(rows) != 2:
                 raise RunnerError("the table is not a pair (cos, sin)")
@@ -1058,7 +1087,12 @@ class _Attempt:
 
     def _rows_of(self, positions, xin):
         if self.row.needs == "length":  # Megatron: module(n) -> the angles of positions 0..n-1, rows gathered
-            return self.s.arrays.gather(self.maker(int(positions.max()) + 1), positions)
+            table = self.maker(int(positions.max()) + 1)
+            shape = getattr(table, "shape", ())
+            if len(shape) >= 3 and shape[0] == 1 and shape[1] > 1:
+                # Qwen's (1, n, 1, D): positions on the second axis, the batch axis kept for the apply to broadcast
+                return self.s.arrays.gather(table[0], positions)[None]
+            return self.s.arrays.gather(table, positions)
         if self.row.needs == "positions-table":  # diffusers: build(dim, pos=positions) -> rows of those positions
             return self.maker(self.s.arrays.ints(positions))
         if self.row.needs == "grid":  # timm: each position vector's row in the tables of the smallest grid holding it
@@ -1066,7 +1100,11 @@ class _Attempt:
         if self.row.needs == "ids":  # Flux: module(ids of (T, A)) -> the tables of those positions
             return self.maker(self.s.arrays.ints(positions))
         if self.row.needs == "angles":  # rotary-embedding-torch: module(positions) -> angles of every coordinate
-            return self.maker(self.s.arrays.values(positions.astype(np.float64)))
+            out = self.maker(self.s.arrays.values(positions.astype(np.float64)))
+            if ("scale" in self.row.args) != (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise RunnerError(f"the module returned {type(out).__name__}; expected "
+                                  + ("(freqs, scale)" if "scale" in self.row.args else "the angles"))
+            return out
         if self.maker is not None:  # a rotary module: rotary(x, position_ids) -> (cos, sin)
             names = [n.lower() for n in _names(getattr(self.maker, "forward", self.maker))]
             if _makes_whole_tables(self.maker):
@@ -1131,6 +1169,15 @@ class _Attempt:
             self.swap = bool(np.allclose(second[t0:t0 + 1], 1.0) and not np.allclose(first[t0:t0 + 1], 1.0))
         return (pair[1], pair[0]) if getattr(self, "swap", False) else pair
 
+    def _keyword_only(self) -> dict:
+        """``{index: name}``: the row's arguments the apply takes by keyword only (``fn(x, *, seqpos)``)."""
+        if self.keyword is not None or self.row.entry == "expr":
+            return {}
+        params = [p for p in _params(self.apply) if p.name != "self"
+                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        return {i: params[i].name for i in range(min(len(self.row.args), len(params)))
+                if params[i].kind == params[i].KEYWORD_ONLY}
+
     def _fill(self):
         """Required parameters beyond the row's, filled from the declared model (``head_size``...)."""
         h = self.s.hints
@@ -1145,6 +1192,8 @@ class _Attempt:
                 extra[name] = h.rotated_dim
             elif key in _BASES:
                 extra[name] = float(h.base if h.base is not None else 10000.0)
+            elif key in _APPLY_TABLE_LEN:
+                extra[name] = _table_rows(h) or h.probe_end or 32768
         # an apply's own rule parameters with defaults (Gemma's scale_factor, rope_proportion): the model's values
         positional = set([n for n in _names(self.apply) if n != "self"][:len(self.row.args)])
         for p in _params(self.apply):
@@ -1154,7 +1203,7 @@ class _Attempt:
             if key in ("half", "rotate_half") and isinstance(p.default, bool):  # timm's apply: the pairing's layout
                 extra[p.name] = h.pairing == "half"
                 continue
-            if not (key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) in ("factor", "linear_factor")):
+            if not (key in _PROPORTION or key in _BASES or _ROLE_OF.get(key) not in (None, "rope_scaling")):
                 continue
             value = _model_value(p, h, self.s.fill_dtype, "apply")
             if value is not _UNFILLED:
@@ -1163,16 +1212,26 @@ class _Attempt:
             extra["position_ids"] = self.s.arrays.ints(self._positions[None, :])
         return extra
 
-    def left_at_default(self) -> list:
-        """The parameters of the apply this convention's call leaves at their defaults (``NAME=VALUE``)."""
+    def _defaulted(self) -> list:
+        """The parameters of the apply this convention's call leaves at their defaults."""
         passed = set(_names(self.apply)[:len(self.row.args) + (1 if _names(self.apply)[:1] == ["self"] else 0)])
         passed |= set(self.s.extra_kwargs(self.apply, self.layout)) | set(self._fill())
         if self.keyword:
             passed.add(self.keyword)
-        owner = getattr(self.apply, "__qualname__", _fn_name(self.apply, ""))
-        return [f"{owner}: {p.name}={_shown_value(p.default)}" for p in _params(self.apply)
-                if p.name not in passed and p.name != "self" and p.default is not p.empty
-                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        return [p for p in _params(self.apply) if p.name not in passed and p.name != "self"
+                and p.default is not p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def _owner(self) -> str:
+        return getattr(self.apply, "__qualname__", _fn_name(self.apply, ""))
+
+    def left_at_default(self) -> list:
+        """The parameters of the apply this convention's call leaves at their defaults (``NAME=VALUE``)."""
+        return [f"{self._owner()}: {p.name}={_shown_value(p.default)}" for p in self._defaulted()]
+
+    def default_refusals(self) -> list:
+        """The apply's parameters about scaling, precision or length left at a default the model does not have."""
+        refusals = [_default_refusal(p, self.s.hints, self._owner(), "calls") for p in self._defaulted()]
+        return [r for r in refusals if r]
 
     def _call(self, x, positions):
         n, d = x.shape[0], x.shape[-1]
@@ -1191,6 +1250,8 @@ class _Attempt:
         self._positions = positions
         args = [self._arg(role, xin, kin, positions, n, rows) for role in self._roles()]
         kwargs = dict(self.s.extra_kwargs(self.apply, self.layout))
+        for index, name in sorted(self._keyword_only().items(), reverse=True):  # xformers' _slow_rope(x, *, seqpos)
+            kwargs[name] = args.pop(index)
         kwargs.update(self._fill())
         if self.keyword is not None:  # positions passed under the name the code uses
             kwargs[self.keyword] = args.pop(self.row.args.index("positions" if "positions" in self.row.args
@@ -1431,6 +1492,11 @@ class Session:
                 keyword = _has(sig_of, _OFFSET)
                 if keyword is None:
                     return
+                if ("k" in row.args) != bool(_has(sig_of, _K) and _required_count(sig_of) >= 2):
+                    return  # a key is given to code that takes one (and requires both), and only to it
+                if "k" in row.args:
+                    yield (target, None, None, keyword, self._called(obj, target, f"q, k, {keyword}=start"))
+                    return
                 if (row.layouts == ("qkv",)) != ([n for n in _names(sig_of) if n != "self"][:1] == ["qkv"]):
                     return  # a packed qkv is given to code that names it so, and only to it
                 packed = "qkv" if row.layouts == ("qkv",) else "x"
@@ -1484,7 +1550,9 @@ class Session:
                     made = self.built_text(inst, mname)
                     if row.needs == "ids" and not _takes_ids(maker):
                         continue
-                    if row.needs == "angles":
+                    if row.needs == "angles" and "scale" in row.args:
+                        yield (fn, inst, None, None, f"freqs, scale = {made}(positions); {name}(x, freqs, scale)")
+                    elif row.needs == "angles":
                         yield (fn, inst, None, None, f"freqs = {made}(positions); {name}(freqs, x)")
                     elif row.needs == "ids":
                         yield (fn, inst, None, None, f"freqs = {made}(ids of (T, {self.options['axes']})); "
@@ -1695,13 +1763,14 @@ class Session:
             first.setdefault((row, library), text)
         shown = "; ".join(f"{row} ({library}): {text}" for (row, library), text in list(first.items())[:10])
         more = f" (and {len(first) - 10} more)" if len(first) > 10 else ""
-        shown = shown or "none: no row of the table fits its signature"
+        shown = shown or f"none: no row of the table fits {_signature_problem(self.obj)}"
         raise RunnerError(f"no calling convention fits {self.label}: tried {shown}{more}; name the pieces with "
                           "--apply/--table, or give --call EXPR")
 
     def _accept(self, attempt, library, k) -> dict:
         fillings = [self.fillings[id(obj)][1] for obj in self._pieces(attempt) if id(obj) in self.fillings]
-        refusals = [r for f in fillings for r in f.refusals]
+        refusals = [r for f in fillings for r in f.refusals] + (
+            attempt.default_refusals() if attempt.row.entry != "expr" else [])
         if refusals:
             raise DefaultRefused(f"cannot audit {self.label} without an assumption: {refusals[0]}")
         self.attempt = attempt
@@ -1895,6 +1964,28 @@ def _table_kind(table) -> str:
     return "array" if getattr(table, "shape", None) is not None else "other"
 
 
+def _signature_problem(obj) -> str:
+    """The target's signature, as the rows read it, and the required parameters none of them fills."""
+    if inspect.isclass(obj) and not hasattr(obj, "forward") and not _is_linen_class(obj):
+        calls = " (a Keras layer's call is not read)" if hasattr(obj, "call") else ""
+        return f"the class: {obj.__name__} has no forward method to call{calls}"
+    fn = getattr(obj, "forward", obj)
+    params = [p for p in _params(fn) if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if not params:
+        calls = " (a Keras layer's call is not read)" if hasattr(obj, "call") else ""
+        return f"the signature: {_fn_name(fn, type(obj).__name__)} names no parameter Python can read{calls}"
+    known = set(_POS + _K + _OFFSET + _COS + _SIN + _FREQS + _FILLED + _BASES + _APPLY_TABLE_LEN + _DIM + _LEN
+                + _HEAD + _HEAD_COUNT + _PROPORTION + tuple(_ROLE_OF))
+    unknown = [p.name for p in params[1:] if p.default is p.empty and p.name.lower() not in known]
+    text = ", ".join(("*, " if p.kind == p.KEYWORD_ONLY and i == next(
+        j for j, q in enumerate(params) if q.kind == q.KEYWORD_ONLY) else "") + p.name
+        + ("" if p.default is p.empty else "=...") for i, p in enumerate(params))
+    what = "the forward method" if fn is not obj else "the signature"
+    if unknown:
+        return f"{what} ({text}): no row fills its required {', '.join(unknown)}"
+    return f"{what} ({text}): no row takes its arguments in this order"
+
+
 def _fits(fn, row) -> bool:
     """Does ``fn``'s signature take ``row``'s arguments (names where they say something)?"""
     names = [n.lower() for n in _names(fn)]
@@ -1904,7 +1995,7 @@ def _fits(fn, row) -> bool:
     n_args = len(row.args)
     if len(names) < n_args and not any(p.kind == p.VAR_POSITIONAL for p in _params(fn)):
         return False
-    if len([n for n in required[n_args:] if n not in _FILLED + _BASES]) > 0:
+    if len([n for n in required[n_args:] if n not in _FILLED + _BASES + _APPLY_TABLE_LEN]) > 0:
         return False
     head = names[:n_args]
     for role, name in zip(row.args, head):
@@ -1915,6 +2006,8 @@ def _fits(fn, row) -> bool:
         if role == "positions" and row.name == "vllm" and name not in _POS:
             return False
         if role == "offset" and name not in _OFFSET:
+            return False
+        if role == "scale" and name not in ("scale", "xpos_scale", "scales"):
             return False
         if role == "position" and name not in _POS + _OFFSET:
             return False

@@ -164,12 +164,20 @@ def test_an_index_error_beyond_a_hidden_table_shrinks_the_range(tmp_path):
     assert max(result.positions) < 1000 and "IndexError" in result.range_note
 
 
-def test_nothing_fits_is_one_line_listing_what_was_tried(tmp_path):
-    source = "def rope(a, b, c, d, e, f):\n    return a\n"
+@pytest.mark.parametrize("source, name, why", [
+    ("def rope(a, b, c, d, e, f):\n    return a\n", "rope",
+     "the signature (a, b, c, d, e, f): no row fills its required b, c, e, f"),
+    ("def rope(x, freqs, scale=1):\n    return x\n", "rope",  # x-transformers' order: x, then the angles
+     "the signature (x, freqs, scale=...): no row takes its arguments in this order"),
+    ("class Rope:\n    def __init__(self, dim):\n        pass\n\n    def call(self, x):\n        return x\n", "Rope",
+     "the class: Rope has no forward method to call (a Keras layer's call is not read)"),
+])
+def test_nothing_fits_is_one_line_naming_what_blocked_it(tmp_path, source, name, why):
     with pytest.raises(InvalidInputError) as info:
-        audit(_in_process(tmp_path, source, "rope"), _like(tmp_path, HF64))
+        audit(_in_process(tmp_path, source, name), _like(tmp_path, HF64))
     message = str(info.value)
     assert "no calling convention fits" in message and "\n" not in message and "--call" in message
+    assert why in message, message
 
 
 #: GPT-J style: one table of [sin | cos], consumed by apply(tensor, sin, cos)
@@ -298,3 +306,32 @@ def test_seq_len_sizes_the_tables_the_audit_builds(tmp_path):
         "model_type": "llama"}), seq_len=10000)
     assert "end=10000" in result.convention["call"], result.convention["call"]
     assert max(result.positions) == 9999
+
+
+# (1, n, 1, D) tables made from a length, as Qwen (v1) makes them; a module that takes a head count it never uses
+QWEN_LIKE = '''
+import torch
+
+
+class RotaryEmbedding(torch.nn.Module):
+    def __init__(self, dim, num_heads, base=10000):
+        super().__init__()
+        self.inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).double() / dim))
+
+    def forward(self, max_seq_len, offset=0):
+        freqs = torch.outer(torch.arange(max_seq_len, dtype=torch.float64), self.inv_freq)
+        return torch.cat((freqs, freqs), dim=-1)[None, :, None, :][:, offset:offset + max_seq_len]
+
+
+def apply_rotary_pos_emb(t, freqs):
+    half = t.shape[-1] // 2
+    rotated = torch.cat((-t[..., half:], t[..., :half]), dim=-1)
+    return t * freqs.cos() + rotated * freqs.sin()
+'''
+
+
+def test_a_length_table_with_a_leading_batch_axis(tmp_path):
+    result = audit(_in_process(tmp_path, QWEN_LIKE, "RotaryEmbedding"), _like(tmp_path, HF64))
+    assert result.verdict == "equivalent", result.summary()
+    assert result.convention["name"] == "length-module"
+    assert "RotaryEmbedding(dim=64, num_heads=1, base=10000.0)(n)" in result.convention["call"]

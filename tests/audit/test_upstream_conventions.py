@@ -1,7 +1,7 @@
 """Calling conventions of real projects, each audited with one plain command: upstream code, copied verbatim.
 
 ``upstream/`` holds the rotary code of litgpt, Megatron-LM, diffusers, Gemma, MaxText, ESM, ChatGLM2 (a
-TorchScript apply function) and transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
+TorchScript apply function), open_lm, xformers, EasyLM, x-transformers and transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
 convention the audit has to find by itself -- no ``--call``, no ``--apply`` -- on the code as it is (the
 verdict is the model's) and on the same code with a known bug planted (the diagnosis names it).  The
 rows run the command as a user types it: a child process, ``--json``.
@@ -36,6 +36,12 @@ PHI3 = {"model_type": "phi3", "hidden_size": 512, "num_attention_heads": 8, "hea
         "max_position_embeddings": 131072, "original_max_position_embeddings": 4096,
         "rope_scaling": {"type": "longrope", "short_factor": [1.0 + r / 32 for r in range(32)],
                          "long_factor": [1.5 + r / 4 for r in range(32)]}}
+# Llama 3.1's scaling, at a head width of 64
+LLAMA31 = dict(_LLAMA, rope_theta=500000.0, max_position_embeddings=131072,
+               rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 8192})
+# GPT-J's layout: the first 32 of 64 coordinates rotate, in adjacent pairs (x-transformers' Decoder, dim_head // 2)
+GPTJ_SMALL = {"model_type": "gptj", "n_embd": 512, "n_head": 8, "n_layer": 2, "n_positions": 1024, "rotary_dim": 32}
 # ChatGLM2: the first half of a 128-wide head rotates, in adjacent pairs (GLM's HF config)
 GLM_HALF = {"model_type": "glm", "hidden_size": 512, "num_attention_heads": 4, "head_dim": 128,
             "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "max_position_embeddings": 8192}
@@ -79,6 +85,21 @@ CASES = [
      ("            self, seq_len: int, n_elem: int, dtype: torch.dtype, device: torch.device, base: int = 10000",
       "            self, seq_len: int, n_elem: int, dtype: torch.dtype, device: torch.device, base: int = 1000"),
      ["frequency"], ()),
+    ("module-q-k-offset", "openlm_rotary.py:RotaryEmbedding", LLAMA, "module-qk-offset",
+     ["dim_model=64", "seq_len=4096", "(q, k, offset=start)"], "equivalent",
+     ("        self.inv_freq = 1.0 / (10000 ** (", "        self.inv_freq = 1.0 / (1000 ** ("), ["frequency"], ()),
+    ("keyword-only-positions", "xformers_slow_rope.py:_slow_rope", LLAMA31, "x-positions",
+     ["seqpos=positions (keyword-only)", "use_dynamic_scaling=True", "dynamic_scale_factor=8.0",
+      "dynamic_high_freq_factor=4", "dynamic_old_context_len=8192"], "equivalent_after_relayout",
+     ("            freqs[idx] = freq / dynamic_scale_factor", "            freqs[idx] = freq"), ["pairing", "frequency"],
+     ()),
+    ("a-table-size-the-apply-requires", "easylm_rope.py:apply_rotary_emb", ADJACENT_1M, "qk-positions-full",
+     ["max_pos=32768", "theta=1000000.0"], "equivalent",
+     ("        freqs = 1.0 / (theta ** (", "        freqs = 1.0 / (500000 ** ("), ["frequency"], ("jax",)),
+    ("angles-and-a-scale", "xtransformers_rope.py:RotaryEmbedding", GPTJ_SMALL, "angles-scale-module",
+     ["freqs, scale = RotaryEmbedding(dim=32", "apply_rotary_pos_emb(x, freqs, scale)"], "equivalent",
+     ("        base *= base_rescale_factor ** (dim / (dim - 2))",
+      "        base *= 10 * base_rescale_factor ** (dim / (dim - 2))"), ["frequency"], ()),
     ("config-text-config", "litgpt_rope.py:apply_rope", QWEN2_VL, "table-cos-sin-batch",
      ["seq_len=8192", "base=1000000.0"], "equivalent",
      ("    theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))",
@@ -205,3 +226,25 @@ def test_flash_attn_qkv_packed_with_a_table_built_by_a_method(planted, verdict, 
     assert document["convention"]["name"] == "module-qkv-offset"
     assert "(qkv, seqlen_offset=start)" in document["convention"]["call"]
     assert [d["what"] for d in document["differences"]] == whats
+
+
+def test_an_apply_parameter_about_scaling_left_at_its_default_stops_the_audit(tmp_path):
+    """xformers' switch under a name the audit does not know: the apply would run unscaled against a Llama 3
+    model, so the audit names the parameter and stops (it used to compare, and call correct code wrong)."""
+    source = (UPSTREAM / "xformers_slow_rope.py").read_text().replace("use_dynamic_scaling", "use_l3_scaling")
+    run = _audit(tmp_path, "xformers_slow_rope.py:_slow_rope", LLAMA31, source)
+    assert run.returncode == 2, run.stdout + run.stderr
+    message = run.stderr.strip()
+    assert "_slow_rope's parameter use_l3_scaling is left at its default False, but it concerns scaling" in message
+    assert "\n" not in message and "that calls _slow_rope with use_l3_scaling=True" in message
+
+
+def test_a_rule_switched_off_needs_none_of_its_parameters(tmp_path):
+    """Against a model without scaling, xformers' Llama 3 switch is off and its dynamic_* parameters stay at
+    their defaults, listed: the original length 8192 is no length of this model's (no stop)."""
+    run = _audit(tmp_path, "xformers_slow_rope.py:_slow_rope", LLAMA)
+    assert run.returncode == 0, run.stdout + run.stderr
+    document = json.loads(run.stdout)
+    assert document["verdict"] == "equivalent_after_relayout"
+    assert "use_dynamic_scaling=False" in document["convention"]["call"]
+    assert "_slow_rope: dynamic_old_context_len=8192.0" in document["left_at_default"]
