@@ -44,6 +44,27 @@ def test_numpy_export_imports_only_numpy_and_the_standard_library_and_matches(tm
     np.testing.assert_allclose(module.backward(x, positions), _expected(options, x, positions, True), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("calls", [
+    [[0], [2**31]],  # a far position after a near one: the table must not span both
+    [[-1], [10**6], [4 * 10**6], [2**40]],
+    [list(range(100)), [100], [101], [2**31 - 1]],  # a decoding loop, then a jump
+])
+def test_the_numpy_table_cache_stays_bounded_whatever_the_positions(tmp_path, load_module, calls):
+    """The cached table of angles grows with head-room for nearby positions, but never spans more than its
+    limit or the current call's own positions: a call at 2**31 after one at 0 used to tabulate 2**31 rows."""
+    (path,) = export_kernel("rope", "numpy", tmp_path, verify=False, head_dim=8, pairing="half")
+    module = load_module(path, f"exported_cache_{abs(hash(path))}")
+    x = np.ones((1, 8))
+    for positions in calls:
+        p = np.array(positions)
+        got = module.apply(np.ones((p.size, 8)), p)
+        np.testing.assert_allclose(got, _expected(dict(head_dim=8, pairing="half"), np.ones((p.size, 8)), p),
+                                   rtol=0, atol=1e-12 * (1 + float(np.abs(p).max())))
+        first, last = module._cache["range"][:2]
+        assert last - first + 1 <= max(module.TABLE_SPAN_LIMIT, 2 * (int(p.max()) - int(p.min()) + 1))
+    assert module.apply(x, np.array([5])).shape == (1, 8)
+
+
 @pytest.mark.parametrize("dtype, atol", [("float64", 1e-12), ("float32", 1e-5)])
 @pytest.mark.parametrize("options", CONFIGS)
 def test_c_export_compiles_and_matches(tmp_path, options, dtype, atol, compile_rope):
