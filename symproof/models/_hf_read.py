@@ -98,7 +98,9 @@ _TOP_K = re.compile(r"^(top_?k|num_experts_per_tok)(_experts)?$")
 _EXTRA_INPUTS = (
     ("encoder_hidden_states", "states"),  # a decoder's cross-attention source (T5Gemma 2's decoder)
     ("t_cond", "condition"),  # a time conditioning of the norms (Voxtral Realtime)
-    ("num_patches", "count"),  # how many inputs are image patches (DeepSeek-OCR-2's encoder)
+    ("num_patches", "count"),  # how many inputs are image patches (DeepSeek-OCR-2's encoder), patches (BLT's)
+    ("patch_ids", "patch ids"),  # the patch of each token (BLT's local encoder)
+    ("patch_embeds", "global states"),  # the global model's patch states (BLT's local decoder)
 )
 
 
@@ -290,6 +292,11 @@ class _Recorder:
         self.scales: dict = {}  # layer: [(position ids, beta, L)] of each call of HF's query-scale function
         self.callers: dict = {}  # layer: the class name of the module that made each recorded call, in order
         self.depth = 0
+
+    def clear(self):
+        """Forget the calls of an earlier forward."""
+        for recorded in (self.calls, self.inline, self.scales, self.callers):
+            recorded.clear()
 
     def _probe(self, original, args, kwargs):
         torch = self.torch
@@ -566,7 +573,9 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
     T = len(PROBE_POSITIONS)
     ids = torch.arange(1, T + 1).reshape(1, T) % small.vocab_size
     positions = torch.tensor([PROBE_POSITIONS])
-    with recorder.patched() as found, torch.no_grad(), substituting(multi_axis) as substitute:
+    numbering = _Numbering([m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")
+                            and all(m is not a for a in multi_axis)], positions, torch)
+    with recorder.patched() as found, torch.no_grad(), substituting(multi_axis) as substitute, numbering.patched():
         if not found:
             raise _fail(source, model_type, f"{module.__name__} has no apply_rotary* function to record")
         # token ids, else hidden states (an encoder or a depth decoder takes inputs_embeds only): the rotary
@@ -576,16 +585,22 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
         if isinstance(hidden, int):
             inputs.append({"inputs_embeds": torch.randn((1, T, hidden), dtype=torch.float64,
                                                         generator=torch.Generator().manual_seed(0))})
-        extra = _extra_inputs(model, hidden, T, torch)
+        extra = _extra_inputs(model, hidden, T, torch, getattr(small, "hidden_size_global", None))
         inputs += [{**given, **extra} for given in inputs if extra]
+        # each input set with the position ids given; then, for a forward that takes none (Dia's encoder numbers
+        # its tokens itself), without them, the single-axis rotary classes given the probed positions instead
+        calls = [(given, {"position_ids": positions}) for given in inputs] + [(given, {}) for given in inputs]
+
+        def forward():
+            numbering.substitute = "position_ids" not in passed or numbering.renumbered
+            model(**given, **passed, use_cache=False)
+
         first = None
-        for given in inputs:
-            recorder.calls.clear()
-            recorder.inline.clear()
-            recorder.scales.clear()
-            recorder.callers.clear()
+        for given, passed in calls:
+            recorder.clear()
+            numbering.received.clear()
             try:
-                model(**given, position_ids=positions, use_cache=False)
+                forward()
                 first = None
                 break
             except Exception as err:  # noqa: BLE001
@@ -595,17 +610,68 @@ def _run_once(text, head: int, source: str, model_type: str, stated, fill: bool)
         if first is not None:
             raise _fail(source, model_type, f"HF's forward failed on the shrunk model ({type(first).__name__}: "
                                             f"{str(first).splitlines()[0][:160] if str(first) else ''})") from None
+        if "position_ids" in passed and numbering.ignored():
+            # the forward took the position ids and gave its rotary classes others (CSM's depth decoder: 0..T-1)
+            numbering.renumbered = True
+            recorder.clear()
+            forward()
         # M-RoPE: the same forward with the position ids of the multi-axis classes replaced, one axis at a time
         axes = (0, [])
         if substitute is not None:
-            axes = drive(substitute, lambda: model(**given, position_ids=positions, use_cache=False), recorder,
-                         PROBE_POSITIONS, lambda what: _fail(source, model_type, what))
-    return type(model).__name__, count, recorder, axes, filled, tuple(k for k in given if k in dict(_EXTRA_INPUTS))
+            axes = drive(substitute, forward, recorder, PROBE_POSITIONS, lambda what: _fail(source, model_type, what))
+    numbered = "position_ids" not in passed or numbering.renumbered
+    return (type(model).__name__, count, recorder, axes, filled, tuple(k for k in given if k in dict(_EXTRA_INPUTS)),
+            numbered)
 
 
-def _extra_inputs(model, hidden, length: int, torch) -> dict:
+class _Numbering:
+    """The ``forward`` of single-axis rotary modules wrapped: the position ids they receive recorded and, while
+    ``substitute`` is set, replaced by the probed ``positions`` (for a model that numbers its tokens itself)."""
+
+    def __init__(self, modules, positions, torch):
+        self.modules, self.positions, self.torch = modules, positions, torch
+        self.received: list = []
+        self.substitute = False
+        self.renumbered = False
+
+    def ignored(self) -> bool:
+        """Whether a rotary class received position ids of the probed length other than the probed ones."""
+        return any(p.shape[-1] == self.positions.shape[-1] and not bool((p == self.positions).all())
+                   for p in self.received)
+
+    @contextlib.contextmanager
+    def patched(self):
+        for module in self.modules:
+            module.forward = self._wrap(module.forward)
+        try:
+            yield self
+        finally:
+            for module in self.modules:
+                with contextlib.suppress(AttributeError):
+                    del module.forward  # the instance attribute set above: the class's forward again
+
+    def _wrap(self, original):
+        def forward(x, *args, **kwargs):
+            key = "position_ids" if "position_ids" in kwargs else None
+            given = kwargs[key] if key else (args[0] if args else None)
+            if isinstance(given, self.torch.Tensor) and given.ndim == 2:
+                self.received.append(given.detach().clone())
+                if self.substitute and given.shape[-1] == self.positions.shape[-1]:
+                    replaced = self.positions.to(given.device, given.dtype).expand(given.shape)
+                    if key:
+                        kwargs[key] = replaced
+                    else:
+                        args = (replaced,) + tuple(args[1:])
+            return original(x, *args, **kwargs)
+
+        return forward
+
+
+
+def _extra_inputs(model, hidden, length: int, torch, global_width=None) -> dict:
     """The inputs of :data:`_EXTRA_INPUTS` that a forward of ``model`` or of one of its modules names, with
-    random values (a fixed seed: every run is the same)."""
+    random values (a fixed seed: every run is the same); ``global_width`` the width of a global model's states
+    (BLT's ``hidden_size_global``)."""
     import inspect
 
     named = set()
@@ -613,7 +679,12 @@ def _extra_inputs(model, hidden, length: int, torch) -> dict:
         with contextlib.suppress(TypeError, ValueError):
             named |= set(inspect.signature(sub.forward).parameters)
     random = torch.Generator().manual_seed(1)
-    values = {"count": lambda: max(1, length // 2)}
+    patches = max(1, length // 2)
+    values = {"count": lambda: patches,
+              "patch ids": lambda: torch.clamp(torch.arange(length) // 2, max=patches - 1)[None]}
+    if isinstance(global_width, int):
+        values["global states"] = lambda: torch.randn((1, patches, global_width), dtype=torch.float64,
+                                                      generator=random)
     if isinstance(hidden, int):
         values["states"] = lambda: torch.randn((1, 5, hidden), dtype=torch.float64, generator=random)
         values["condition"] = lambda: torch.randn((1, 1, hidden), dtype=torch.float64, generator=random)
@@ -768,8 +839,8 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         raise fail("the text config has no rope_parameters: not a rotary model HF's config class describes")
     inner = data.get("text_config")
     stated = set(data) | (set(inner) if isinstance(inner, Mapping) else set())
-    class_name, count, recorder, (axis_count, axis_runs), filled, given = _run(text, head, source, model_type,
-                                                                               stated)
+    class_name, count, recorder, (axis_count, axis_runs), filled, given, numbered = _run(
+        text, head, source, model_type, stated)
     layer_heads = _layer_heads(text, count)
     if layer_heads is not None and any(h is None or h < 2 for h in layer_heads):
         raise fail(f"the per-layer config ({varying}) gives a layer no head width")
@@ -865,6 +936,10 @@ def identify(data: Mapping, source: str, model_type: str) -> Identified:
         nope = [i for i, m in enumerate(maps) if m.width == 0]
         raise fail(f"layers {_short(nope)} apply no rotation and the config states no per-layer pattern; "
                    "refused rather than read as NoPE")
+    if numbered:
+        notes.append(f"HF's {class_name} numbers its tokens itself (its rotary classes were not given the position "
+                     "ids of the forward): they were given the probed positions, so the map identified is the one "
+                     "its rotary classes apply at each position")
     if given:
         notes.append(f"HF's forward needs {', '.join(given)} besides the token ids: given random values (inputs of "
                      "the attention or norms, not of the rotary map; every rotary call was recorded and compared)")

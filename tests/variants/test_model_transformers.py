@@ -110,11 +110,20 @@ TYPES = {
     "t5gemma2": _every_layer_rotates,  # its decoder: the encoder's hidden states its cross-attention reads
     "voxtral_realtime_text": _every_layer_rotates,  # the time conditioning of its norms (t_cond)
     "deepseek_ocr2_encoder": _every_layer_rotates,  # inputs_embeds and how many of them are patches
+    "blt_local_encoder": _every_layer_rotates,  # num_patches and each token's patch (patch_ids)
+    "blt_local_decoder": _every_layer_rotates,  # the global model's patch states (patch_embeds)
+    # models that number their tokens themselves: their rotary classes given the probed positions, named
+    "dia_encoder": _every_layer_rotates,  # its forward takes no position ids
+    "csm_depth_decoder_model": _every_layer_rotates,  # it takes them and gives its rotary class 0..T-1
 }
+
+#: the types whose rotary classes the reading had to give the probed positions
+NUMBERED = {"dia_encoder", "csm_depth_decoder_model"}
 
 #: the inputs each of those types' forward was given besides token ids or hidden states, as the output names them
 EXTRA_INPUTS = {"t5gemma2": "encoder_hidden_states", "voxtral_realtime_text": "t_cond",
-                "deepseek_ocr2_encoder": "num_patches"}
+                "deepseek_ocr2_encoder": "num_patches", "blt_local_encoder": "num_patches, patch_ids, patch_embeds",
+                "blt_local_decoder": "patch_embeds"}
 
 
 #: what a refusal names, for the refused types whose reason this reading states itself
@@ -188,6 +197,8 @@ def test_a_type_without_a_row_is_read_through_transformers_or_refused(model_type
     if getattr(first, "qk_nope_head_dim", None) is not None:  # multi-head latent attention: which part is read
         assert any(f"the head read is the qk_rope_head_dim = {model.head_width} coordinates" in note
                    for note in model.notes)
+    numbered = [note for note in model.notes if "numbers its tokens itself" in note]
+    assert len(numbered) == (model_type in NUMBERED), numbered
     given = [note for note in model.notes if note.startswith("HF's forward needs ")]
     assert given == ([f"HF's forward needs {EXTRA_INPUTS[model_type]} besides the token ids: given random values "
                       "(inputs of the attention or norms, not of the rotary map; every rotary call was recorded and "
