@@ -66,6 +66,23 @@ def _python_source(variant, target: str) -> str:
             return text
         return f'{indent}with numpy.errstate(divide="ignore", invalid="ignore"):\n    {text}'
 
+    def finite_bias(expr, tail):
+        """The bias computed, then a one-line FloatingPointError naming the first head and positions where it
+        is not finite (a value beyond float64, or exp overflowing on the way to a finite one): never an inf
+        or a nan returned as a bias."""
+        body = f"values = {code(expr)}{tail}"
+        isfinite, first = (("numpy.isfinite", "numpy.argwhere(bad)[0]") if target == "numpy"
+                           else ("torch.isfinite", "torch.nonzero(bad)[0]"))
+        lines = [f'    with numpy.errstate(all="ignore"):\n        {body}' if target == "numpy" else f"    {body}",
+                 f"    bad = ~{isfinite}(values)",
+                 "    if bad.any():",
+                 f"        k, a, b = (int(v) for v in {first})",
+                 '        raise FloatingPointError(f"bias_at: the bias of head {k} at query position {float(i[0, a, 0]):.17g}, "',
+                 '                                 f"key position {float(j[0, 0, b]):.17g} is not finite in float64 (its "',
+                 '                                 "formula overflows there)")',
+                 "    return values"]
+        return lines
+
     per_head = getattr(variant, "per_head", False)  # a table per head, apply(..., head=h): see head_lines
     freqs = head_frequencies(variant) if per_head else variant.frequencies_digits(30)
     last = getattr(variant, "last_position", None)
@@ -88,8 +105,8 @@ def _python_source(variant, target: str) -> str:
                 *check("i", "i"), *check("j", "j"),
                 f"    slope = {table}[:, None, None]",
                 f"    h = {lib}.arange(len({table}), dtype={lib}.float64)[:, None, None]",
-                returned(variant.bias_at(_i, _j, _slope, _h),
-                         tail=f" + {lib}.zeros((len({table}), i.shape[1], j.shape[2]), dtype={lib}.float64)"),
+                *finite_bias(variant.bias_at(_i, _j, _slope, _h),
+                             f" + {lib}.zeros((len({table}), i.shape[1], j.shape[2]), dtype={lib}.float64)"),
                 "", "", "def bias(n_queries, n_keys):",
                 '    """b[h, i, j] for query positions 0..n_queries-1 and key positions 0..n_keys-1."""',
                 f"    return bias_at({lib}.arange(n_queries, dtype={lib}.float64), "
