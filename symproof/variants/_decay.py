@@ -825,8 +825,9 @@ def _bias(variant, proof) -> None:
     names = ", ".join(str(h) for h, _ in open_heads[:8]) + (", ..." if len(open_heads) > 8 else "")
     more = f" (searched in the first {len(searched)} of them)" if len(searched) < len(open_heads) else ""
     proof.undecided("check", "b(i, i - D - 1) <= b(i, i - D) for every D >= 0, query i and head",
-                    f"the monotonicity rules do not decide it ({failure or 'the bias rises with D'}; head by head "
-                    f"not in heads {names}) and no rise was certified in those heads{more} at D = 0..{SMALL_OFFSETS}, "
+                    f"the monotonicity rules do not decide it ({failure or 'the bias rises with D'}; taken head "
+                    f"by head, not in heads {names}) and no rise was certified in those heads{more} at D = "
+                    f"0..{SMALL_OFFSETS}, "
                     f"near the formula's numbers or at powers of two{undefined}", method="witness")
 
 
