@@ -32,7 +32,7 @@ from typing import Iterable, Iterator
 import sympy as sp
 
 from .._ground._budget import cpu_time_limit
-from .._ground._errors import InvalidInputError
+from .._ground._errors import InvalidInputError, UndefinedExpressionError
 from ..claims import Claim, ClaimResult, Proof, run_claim
 from ..encodings import rotation, sin_shift, sinusoidal_vector
 from ..prover import PROVED, REFUTED, UNKNOWN, Verdict, prove_equal
@@ -365,16 +365,23 @@ def _derive_identity(variant: Variant, prop: Property):
         _scope_notes(variant, proof)
         sym, _ = _generic(variant)
         lhs, rhs = prop.sides(*_generic(variant))
-        generic = prove_equal(lhs, rhs)
-        if generic.proved:
+        try:
+            generic = prove_equal(lhs, rhs)
+        except UndefinedExpressionError as err:
+            # undefined for a symbolic head or pair (0**P(h): a table entry's sign is not known there), perhaps
+            # defined for every concrete one: the instances decide, each undefined one stopping the claim
+            proof.note(f"The generic {_name(variant)} is undefined ({err}); trying the concrete values.")
+            generic = None
+        if generic is not None and generic.proved:
             proof.record(f"generic {_name(variant)} (symbolic {sym})", generic)
             if variant.length_dependent:
                 _every_length_is_an_instance(variant, proof)
                 return
             _check_instances(variant, proof, sym)
             return
-        proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: {generic.reason or 'witness'}); "
-                   "trying the concrete values.")
+        if generic is not None:
+            proof.note(f"The generic {_name(variant)} is not proved ({generic.status}: "
+                       f"{generic.reason or 'witness'}); trying the concrete values.")
         # every head of a bias, every pair of a rotary file (a per-head or per-pair table may break one of
         # many): the property holds when each distinct instance is proved
         seen = set()
@@ -602,8 +609,14 @@ def _derive_sensitivity(variant: Variant, prop: Property):
     def derive(proof: Proof):
         sym, _ = _generic(variant)
         lhs, rhs = prop.sides(*_generic(variant))
-        generic = prove_equal(lhs, rhs)
-        if generic.proved:
+        try:
+            generic = prove_equal(lhs, rhs)
+        except UndefinedExpressionError as err:
+            # undefined for a symbolic head or pair (0**P(h): a table entry's sign is not known there), perhaps
+            # defined for every concrete one: the instances decide, each undefined one stopping the claim
+            proof.note(f"The generic {_name(variant)} is undefined ({err}); trying the concrete values.")
+            generic = None
+        if generic is not None and generic.proved:
             proof.record(f"the two sides are identical for the generic {_name(variant)} (symbolic {sym})",
                          generic)
             proof.check("the sign of the offset is visible", False,

@@ -447,24 +447,29 @@ def _compare_bias(variant, written, reference, positions, tally, cache):
     # large and negative ones against each other
     far = [p for p in positions if abs(p) >= 1024]
     queries, keys = list(range(6)) + far, list(range(9)) + far
+    heads = probed_indices(variant.heads)
+    for i, j in itertools.product(queries, keys):
+        for h in heads:
+            if (h, i, j) not in cache:
+                cache[(h, i, j)] = _safe(reference.bias, max(abs(i), abs(j)), h, i, j)
     try:
         got = written.bias_at(queries, keys)
     except FloatingPointError:  # a bias beyond float64 somewhere in the grid: the file refuses it, pair by pair
         got = None
-    for h in probed_indices(variant.heads):
-        for (a, i), (b, j) in itertools.product(enumerate(queries), enumerate(keys)):
-            if (h, i, j) not in cache:
-                cache[(h, i, j)] = _safe(reference.bias, max(abs(i), abs(j)), h, i, j)
-            value = cache[(h, i, j)]
-            if got is None:
-                try:
-                    written_value = written.bias_at([i], [j])[h, 0, 0]
-                except FloatingPointError:
-                    # refused: right where the definition is beyond float64 (no reference), wrong elsewhere
-                    written_value = math.inf
-            else:
-                written_value = got[h, a, b]
-            if value is None:
+    for (a, i), (b, j) in itertools.product(enumerate(queries), enumerate(keys)):
+        values = [cache[(h, i, j)] for h in heads]
+        if got is not None:
+            row = [got[h, a, b] for h in heads]
+        else:
+            try:
+                pair = written.bias_at([i], [j])
+                row = [pair[h, 0, 0] for h in heads]
+            except FloatingPointError:
+                # the pair refused (every head's value with it): right where a head's definition is undefined or
+                # beyond float64 there, wrong where every head's is a finite float64
+                row = [None if any(v is None for v in values) else math.inf] * len(heads)
+        for h, written_value, value in zip(heads, row, values):
+            if value is None or written_value is None:
                 tally.skipped.add((i, j))
                 continue
             tally.add(written_value, value, max(abs(i), abs(j)), f"head {h}, query {i}, key {j}", (i, j))

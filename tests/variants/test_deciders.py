@@ -271,3 +271,18 @@ def test_the_walk_over_the_pairs_stops_with_the_step_budget():
     assert full.status == "proved", full.reason
     (cut,) = check_variant(Variant.from_dict(data), only={"norm"}, steps=spent - 1)
     assert cut.status == "unknown" and "step budget" in cut.reason, cut.reason
+
+
+@pytest.mark.parametrize("exponents, verdict", [
+    ("[0.5, 1]", "proved"),  # |0|**p = 0 for every head's p > 0: decided head by head
+    ("[0.5, -1]", "unknown"),  # head 1's |0|**-1 is undefined: never proved
+])
+def test_a_head_table_exponent_undefined_for_a_symbolic_head_is_decided_head_by_head(exponents, verdict):
+    """0**P(h) is undefined for a symbolic head (the entry's sign is not known there): the concrete heads
+    decide, where the generic statement's undefinedness used to end the claim as unknown."""
+    from symproof.variants._spec import loads_variant
+
+    variant = loads_variant(f'name = "kerple-power"\nkind = "bias"\n[params]\nP = {exponents}\n[bias]\n'
+                            'formula = "-abs(j - i)**P(h)"\nheads = 2\nslope = "1"\n', "<kerple>")
+    (result,) = check_variant(variant, only=["plain_at_zero"])
+    assert result.status == verdict, result.reason

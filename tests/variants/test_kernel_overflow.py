@@ -36,11 +36,11 @@ CASES = [
 ]
 
 
-def _kernel(tmp_path, text, target):
+def _kernel(tmp_path, text, target, code=0):
     path = tmp_path / "variant.toml"
     path.write_text(text)
     out = tmp_path / f"out_{target}"
-    assert main(["check", str(path), "--export", str(out), "--target", target, "--json"]) == 0
+    assert main(["check", str(path), "--export", str(out), "--target", target, "--json"]) == code
     (file,) = out.glob("*.py")
     spec = importlib.util.spec_from_file_location(f"overflow_{target}_{abs(hash(str(tmp_path)))}", file)
     module = importlib.util.module_from_spec(spec)
@@ -62,3 +62,26 @@ def test_a_bias_beyond_float64_is_refused_in_one_line(tmp_path, capsys, target, 
     with pytest.raises(FloatingPointError) as info:
         module.bias_at([refused[0], 1], [refused[1], 2])
     assert words in str(info.value) and "\n" not in str(info.value)
+
+
+TWO_HEADS = '''name = "two-heads"
+kind = "bias"
+[params]
+P = [0.5, -1]
+[bias]
+formula = "-abs(j - i)**P(h)"
+heads = 2
+slope = "1"
+'''
+
+
+def test_a_pair_one_head_cannot_give_is_refused_for_every_head(tmp_path, capsys):
+    """Head 1's |0|**-1 is undefined at i = j: the kernel refuses the pair (every head), the property counts
+    that refusal as right (the definition is undefined there) and compares head 0 elsewhere."""
+    module = _kernel(tmp_path, TWO_HEADS, "numpy", code=1)  # exit 1: plain_at_zero is undefined, unknown
+    document = json.loads(capsys.readouterr().out.split("\nkernel written to")[0])
+    (kernel,) = [p for p in document["properties"] if p["property"] == "kernel"]
+    assert kernel["verdict"] == "tested", kernel
+    with pytest.raises(FloatingPointError, match="the bias of head 1 at query position 3, key position 3"):
+        module.bias_at([3], [3])
+    np.testing.assert_allclose(module.bias_at([3], [1])[:, 0, 0], [-(2**0.5), -0.5], rtol=1e-15)
