@@ -761,11 +761,14 @@ def angle_table(p, w):
 
 def _cos_sin(lo, hi):
     """``(first id, last id, cos, sin, tables built from them)`` covering the ids lo .. hi: float64,
-    cached and grown by doubling.  Callers keep to the entry they are given, so a call running
-    beside one that grows the range still pairs each table with its own first id."""
+    cached and grown by doubling up to TABLE_SPAN_LIMIT ids; a range the held one cannot grow to
+    within that limit replaces it, so the table never spans more than the limit or this call's own
+    range.  Callers keep to the entry they are given, so a call running beside one that grows the
+    range still pairs each table with its own first id."""
     held = _cache.get("range")
     if held is None or held[0] > lo or held[1] < hi:
-        if held is not None:  # grow with head-room, so a decoding loop does not rebuild every step
+        if held is not None and max(hi, held[1]) - min(lo, held[0]) < TABLE_SPAN_LIMIT:
+            # grow with head-room, so a decoding loop does not rebuild every step
             lo, hi = min(lo, held[0]), max(hi, held[1])
             span = hi - lo + 1
             hi = lo + max(span, min(2 * span, TABLE_SPAN_LIMIT)) - 1
