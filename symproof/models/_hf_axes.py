@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import contextlib
 
-__all__ = ["AXIS_NAMES", "describe", "drive", "multi_axis_modules", "pair_axes", "sections", "substituting"]
+__all__ = ["AXIS_NAMES", "describe", "drive", "forwards_wrapped", "multi_axis_modules", "pair_axes", "sections",
+           "substituting"]
 
 #: the engine's M-RoPE axes, in the order of the rows of the position ids
 AXIS_NAMES = ("t", "h", "w")
@@ -56,6 +57,20 @@ def axis_name(axis: int, count: int) -> str:
     return AXIS_NAMES[axis] if count == len(AXIS_NAMES) else f"axis {axis}"
 
 
+@contextlib.contextmanager
+def forwards_wrapped(modules, wrap, owner):
+    """``module.forward = wrap(module, module.forward)`` for each module for the duration, yielding ``owner``;
+    the class's own forward again afterwards."""
+    for module in modules:
+        module.forward = wrap(module, module.forward)
+    try:
+        yield owner
+    finally:
+        for module in modules:
+            with contextlib.suppress(AttributeError):
+                del module.forward  # the instance attribute set above: the class's forward again
+
+
 class _Substitute:
     """Wraps the ``forward`` of multi-axis rotary modules: records what they receive and, while ``rows`` is set,
     replaces their position ids by ``rows`` (one row per axis, broadcast over the batch)."""
@@ -65,16 +80,8 @@ class _Substitute:
         self.rows = None
         self.seen: list = []  # (module, x, position ids, output) of each call while rows is None
 
-    @contextlib.contextmanager
     def patched(self):
-        for module in self.modules:
-            module.forward = self._wrap(module, module.forward)
-        try:
-            yield self
-        finally:
-            for module in self.modules:
-                with contextlib.suppress(AttributeError):
-                    del module.forward  # the instance attribute set above: the class's forward again
+        return forwards_wrapped(self.modules, self._wrap, self)
 
     def _wrap(self, module, original):
         def forward(x, *args, **kwargs):

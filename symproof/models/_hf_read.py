@@ -639,18 +639,12 @@ class _Numbering:
         return any(p.shape[-1] == self.positions.shape[-1] and not bool((p == self.positions).all())
                    for p in self.received)
 
-    @contextlib.contextmanager
     def patched(self):
-        for module in self.modules:
-            module.forward = self._wrap(module.forward)
-        try:
-            yield self
-        finally:
-            for module in self.modules:
-                with contextlib.suppress(AttributeError):
-                    del module.forward  # the instance attribute set above: the class's forward again
+        from ._hf_axes import forwards_wrapped
 
-    def _wrap(self, original):
+        return forwards_wrapped(self.modules, self._wrap, self)
+
+    def _wrap(self, _module, original):
         def forward(x, *args, **kwargs):
             key = "position_ids" if "position_ids" in kwargs else None
             given = kwargs[key] if key else (args[0] if args else None)

@@ -360,18 +360,23 @@ def _scope_notes(variant: Variant, proof: Proof) -> None:
                    "the generic pair's m is that coordinate, so offsets are taken coordinate-wise.")
 
 
+def _generic_verdict(variant: Variant, proof: Proof, lhs, rhs):
+    """The prover's verdict on the generic statement, or ``None`` when it is undefined for a symbolic head or
+    pair (0**P(h): a table entry's sign is not known there) though perhaps defined for every concrete one:
+    the instances decide then, each undefined one stopping the claim."""
+    try:
+        return prove_equal(lhs, rhs)
+    except UndefinedExpressionError as err:
+        proof.note(f"The generic {_name(variant)} is undefined ({err}); trying the concrete values.")
+        return None
+
+
 def _derive_identity(variant: Variant, prop: Property):
     def derive(proof: Proof):
         _scope_notes(variant, proof)
         sym, _ = _generic(variant)
         lhs, rhs = prop.sides(*_generic(variant))
-        try:
-            generic = prove_equal(lhs, rhs)
-        except UndefinedExpressionError as err:
-            # undefined for a symbolic head or pair (0**P(h): a table entry's sign is not known there), perhaps
-            # defined for every concrete one: the instances decide, each undefined one stopping the claim
-            proof.note(f"The generic {_name(variant)} is undefined ({err}); trying the concrete values.")
-            generic = None
+        generic = _generic_verdict(variant, proof, lhs, rhs)
         if generic is not None and generic.proved:
             proof.record(f"generic {_name(variant)} (symbolic {sym})", generic)
             if variant.length_dependent:
@@ -609,13 +614,7 @@ def _derive_sensitivity(variant: Variant, prop: Property):
     def derive(proof: Proof):
         sym, _ = _generic(variant)
         lhs, rhs = prop.sides(*_generic(variant))
-        try:
-            generic = prove_equal(lhs, rhs)
-        except UndefinedExpressionError as err:
-            # undefined for a symbolic head or pair (0**P(h): a table entry's sign is not known there), perhaps
-            # defined for every concrete one: the instances decide, each undefined one stopping the claim
-            proof.note(f"The generic {_name(variant)} is undefined ({err}); trying the concrete values.")
-            generic = None
+        generic = _generic_verdict(variant, proof, lhs, rhs)
         if generic is not None and generic.proved:
             proof.record(f"the two sides are identical for the generic {_name(variant)} (symbolic {sym})",
                          generic)
