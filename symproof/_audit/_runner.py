@@ -67,7 +67,7 @@ _FREQS = ("freqs_cis", "freqs", "rope_cache", "freqs_cis_", "rotary_emb", "cis",
 _DIM = ("dim", "n_elem", "d", "embed_dim", "rotary_dim", "rot_dim", "head_dim", "head_size", "dims", "embedding_dims",
         "dim_model")
 _LEN = ("end", "seq_len", "max_seq_len", "max_position_embeddings", "max_position", "max_len",
-        "max_positions", "seqlen", "n_positions", "max_seq_length", "length")
+        "max_positions", "seqlen", "n_positions", "max_seq_length", "length", "max_sequence_length")
 _BASE = ("theta", "base", "rope_theta", "rotary_base", "rope_base", "freq_base")
 
 
@@ -424,7 +424,7 @@ def _build_config(cls, param, h: Hints):
 
         rest = dict(data)
         try:
-            return _text_config(AutoConfig.for_model(rest.pop("model_type"), **rest))
+            return _text_config(AutoConfig.for_model(rest.pop("model_type"), **rest)), []
         except Exception:  # noqa: BLE001 - transformers refuses it as a whole: the annotated class is tried below
             if config_cls is None:
                 raise
@@ -434,7 +434,47 @@ def _build_config(cls, param, h: Hints):
     if isinstance(data.get("text_config"), dict):  # another class than the model's: the text model's keys win
         data = {**{k: v for k, v in data.items() if k != "text_config"}, **data["text_config"]}
     data.pop("model_type", None)
-    return _text_config(config_cls(**data))
+    if _is_dataclass(config_cls) and not _is_transformers_config(config_cls):  # (transformers' are dataclasses too)
+        return _dataclass_config(config_cls, h, data)
+    return _text_config(config_cls(**data)), []
+
+
+def _config_text(config, left) -> str:
+    """How a built config is shown: a transformers config as taken from ``--like``, a project's dataclass by
+    the fields filled (``left``: those left at their defaults, listed with the other defaults)."""
+    import dataclasses
+
+    if not _is_dataclass(config) or isinstance(config, type) or _is_transformers_config(type(config)):
+        return f"<{type(config).__name__} from --like>"
+    unfilled = {entry.split(": ", 1)[1].split("=")[0] for entry in left}
+    filled = [f"{f.name}={_shown_value(getattr(config, f.name))}" for f in dataclasses.fields(config)
+              if f.init and f.name not in unfilled]
+    return f"{type(config).__name__}({', '.join(filled)})"
+
+
+def _dataclass_config(config_cls, h: "Hints", data: dict):
+    """A project's own config dataclass (OLMo's ``ModelConfig``): each field filled as a parameter of that name
+    would be (the base, the length, the head width, one head and the model width it makes), else from the
+    config's key of that name, else left at its default (the config.json's other keys are not its fields)."""
+    import dataclasses
+
+    values, left = {}, []
+    for field in dataclasses.fields(config_cls):
+        if not field.init:
+            continue
+        default = field.default if field.default is not dataclasses.MISSING else inspect.Parameter.empty
+        param = inspect.Parameter(field.name, inspect.Parameter.KEYWORD_ONLY, default=default)
+        value = _model_value(param, h, "float64", "build")
+        if value is not _UNFILLED:
+            values[field.name] = value
+        elif field.name in data:
+            values[field.name] = data[field.name]
+        elif default is not inspect.Parameter.empty:
+            left.append(f"{config_cls.__name__}: {field.name}={_shown_value(default)}")
+            refusal = _default_refusal(param, h, config_cls.__name__, "builds")
+            if refusal:
+                raise DefaultRefused(f"cannot build {config_cls.__name__} without an assumption: {refusal}")
+    return config_cls(**values), left
 
 
 def _is_transformers_config(config_cls) -> bool:
@@ -496,6 +536,8 @@ _DTYPE_NAMES = ("dtype", "precision", "rope_dtype", "cache_dtype", "compute_dtyp
 _HEAD = ("head_size", "head_dim", "kv_channels", "head_dims")
 #: the number of attention heads (one: every layout the audit probes carries a single head)
 _HEAD_COUNT = ("num_heads", "n_heads", "n_head", "num_attention_heads", "nheads", "n_heads_q")
+#: the model's hidden width, which a config dataclass divides by its head count (OLMo's d_model // n_heads)
+_MODEL_WIDTH = ("d_model", "hidden_size", "n_embd", "d_embed", "model_dim")
 #: the rotated fraction of the head: rotated width / head width
 _PROPORTION = ("rotary_percent", "rotary_pct", "rope_proportion", "partial_rotary_factor", "rotary_fraction",
                "rope_pct")
@@ -632,6 +674,8 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         return list(h.axes_dim) if h.axes_dim else _UNFILLED
     if name in _HEAD_COUNT:  # the probes' layouts carry one head: a module reshaping by it sees what it is given
         return h.heads
+    if name in _MODEL_WIDTH:  # the width of the model's hidden states: its heads (one, as probed) times their width
+        return h.head_dim * h.heads
     if name in _PROPORTION:  # a proportional rule's factor counts turning pairs; else the rotated fraction
         return rope["proportion"] if "proportion" in rope else h.rotated_dim / h.head_dim
     if name in _TIMESCALE:
@@ -706,6 +750,11 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
                                   f"would exceed {MAX_TABLE_ROWS} rows)")
             continue
         if p.default is p.empty:
+            container = _empty_container(fn, p)
+            if container is not None:  # a cache the code fills itself (OLMo's BufferCache): given empty
+                out.kwargs[p.name] = container
+                out.shown.append(f"{p.name}={type(container).__name__}()")
+                continue
             raise RunnerError(f"cannot call {owner or getattr(fn, '__name__', 'the code')}: no value for its "
                               f"parameter {p.name!r} from the declared model")
         out.defaults.append(f"{owner}: {p.name}={_shown_value(p.default)}" if owner else
@@ -714,6 +763,21 @@ def fill_parameters(fn, h: "Hints", dtype: str, skip=(), owner: str = "", where:
         if refusal:
             out.refusals.append(refusal)
     return out
+
+
+def _empty_container(fn, param):
+    """An empty instance of a required parameter's annotated class when that class is a mapping the code fills
+    itself (a cache: OLMo's ``BufferCache(dict)``), else ``None``."""
+    annotation = param.annotation
+    if isinstance(annotation, str):  # from __future__ import annotations
+        module = sys.modules.get(getattr(fn, "__module__", ""))
+        annotation = getattr(module, annotation.split("[")[0].split(".")[-1].strip("'\""), None)
+    if not (inspect.isclass(annotation) and issubclass(annotation, dict)):
+        return None
+    try:
+        return annotation()
+    except Exception:  # noqa: BLE001 -- a mapping that needs arguments is not an empty cache
+        return None
 
 
 def _default_refusal(p, h: "Hints", owner: str, verb: str) -> str | None:
@@ -782,16 +846,19 @@ def _shown_value(value) -> str:
 def instantiate(cls, h: Hints, hints_used: list, dtype: str = "float32"):
     """``cls`` built from the declared model: a ``config`` parameter, or every parameter by its role
     (:func:`fill_parameters`); returns ``(instance, filling)``."""
-    config = {}
+    config: dict = {}
+    config_left: list = []
     for p in _params(cls):
         name = p.name.lower()
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and (
                 name == "config" or name.endswith("_config") and name not in _ROLE_OF):
-            config[p.name] = _build_config(cls, p, h)
-            hints_used.append(f"{p.name}=<{type(config[p.name]).__name__} from --like>")
+            config[p.name], left = _build_config(cls, p, h)
+            config_left += left
+            hints_used.append(f"{p.name}={_config_text(config[p.name], left)}")
     # a linen module's own fields parent and name place it in a tree of modules: not the rotary's parameters
     framework = ("parent", "name") if _is_linen_class(cls) else ()
     filling = fill_parameters(cls, h, dtype, skip=tuple(config) + framework, owner=cls.__name__)
+    filling.defaults[:0] = config_left  # a config dataclass's fields left at their defaults, listed as the others
     hints_used += filling.shown
     kwargs = {**config, **filling.kwargs}
     try:

@@ -1,7 +1,7 @@
 """Calling conventions of real projects, each audited with one plain command: upstream code, copied verbatim.
 
 ``upstream/`` holds the rotary code of litgpt, Megatron-LM, diffusers, Gemma, MaxText, ESM, ChatGLM2 (a
-TorchScript apply function), open_lm, xformers, EasyLM, x-transformers and transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
+TorchScript apply function), open_lm, xformers, EasyLM, x-transformers, OLMo and transformers 4's Flax Llama (a flax linen module) as their packages ship it (each file says where it comes from, with its licence notice).  Each row is one
 convention the audit has to find by itself -- no ``--call``, no ``--apply`` -- on the code as it is (the
 verdict is the model's) and on the same code with a known bug planted (the diagnosis names it).  The
 rows run the command as a user types it: a child process, ``--json``.
@@ -100,6 +100,12 @@ CASES = [
      ["freqs, scale = RotaryEmbedding(dim=32", "apply_rotary_pos_emb(x, freqs, scale)"], "equivalent",
      ("        base *= base_rescale_factor ** (dim / (dim - 2))",
       "        base *= 10 * base_rescale_factor ** (dim / (dim - 2))"), ["frequency"], ()),
+    ("a-config-dataclass-and-a-cache", "olmo_rope.py:RotaryEmbedding", LLAMA, "module-qk-implicit",
+     ["config=ModelConfig(d_model=64, n_heads=1, rope_theta=10000.0, max_sequence_length=4096)",
+      "cache=BufferCache()", "(q, k)"], "equivalent",
+     ("                self.config.rope_theta ** (torch.arange(0, dim, 2, device=device, dtype=torch.float) / dim)",
+      "                (self.config.rope_theta / 10) ** (torch.arange(0, dim, 2, device=device, dtype=torch.float) / dim)"),
+     ["frequency"], ()),
     ("config-text-config", "litgpt_rope.py:apply_rope", QWEN2_VL, "table-cos-sin-batch",
      ["seq_len=8192", "base=1000000.0"], "equivalent",
      ("    theta = 1.0 / (base ** (torch.arange(0, n_elem, 2, device=device).float() / n_elem))",
@@ -248,3 +254,15 @@ def test_a_rule_switched_off_needs_none_of_its_parameters(tmp_path):
     assert document["verdict"] == "equivalent_after_relayout"
     assert "use_dynamic_scaling=False" in document["convention"]["call"]
     assert "_slow_rope: dynamic_old_context_len=8192.0" in document["left_at_default"]
+
+
+def test_a_config_dataclass_field_about_scaling_the_audit_cannot_fill_stops_it(tmp_path):
+    """OLMo's config dataclass with a scaling field under a name no role reads, against a scaled model: the
+    audit names the field and stops rather than build the module unscaled."""
+    source = (UPSTREAM / "olmo_rope.py").read_text().replace(
+        "    max_sequence_length: int = 1024\n", "    max_sequence_length: int = 1024\n    rope_stretch_factor: float = 1.0\n")
+    run = _audit(tmp_path, "olmo_rope.py:RotaryEmbedding", LLAMA31, source)
+    assert run.returncode == 2, run.stdout + run.stderr
+    message = run.stderr.strip()
+    assert "cannot build ModelConfig without an assumption: ModelConfig's parameter rope_stretch_factor is left at " \
+           "its default 1.0, but it concerns scaling" in message and "\n" not in message
