@@ -690,17 +690,17 @@ def _model_value(param, h: "Hints", dtype: str, where: str):
         if h.base is not None:
             return float(h.base)
         return 10000.0 if required else _UNFILLED
+    # a code with no separate original length whose rule reads it (vLLM's YaRN) takes the original there
+    if name in _LEN and rope.get("length_is_original") and rope.get("original_max_position") \
+            and where == "no-original":
+        return int(rope["original_max_position"])
+    rows = _table_rows(h) if _is_table_length(name) else None  # a table's or a cache's size (cache_max_seq_len)
+    if rows is not None:
+        return rows
     if name in _LEN:
-        # a code with no separate original length whose rule reads it (vLLM's YaRN) takes the original there
-        if rope.get("length_is_original") and rope.get("original_max_position") and where == "no-original":
-            return int(rope["original_max_position"])
-        if _is_table_length(name) and _table_rows(h) is not None:
-            return _table_rows(h)
         if h.max_position is not None:
             return int(h.max_position)
         return 32768 if required else _UNFILLED
-    if _is_table_length(name) and _table_rows(h) is not None:  # a cache's size (cache_max_seq_len)
-        return _table_rows(h)
     if name == "is_neox_style":
         return h.pairing == "half"
     if name == "rotate_half" and isinstance(param.default, bool):  # timm: the half layout instead of adjacent pairs
